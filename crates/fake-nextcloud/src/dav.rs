@@ -1,0 +1,211 @@
+//! The DAV entry point: `/remote.php/dav/*` (and the legacy
+//! `/remote.php/webdav/*`), authenticated once here and dispatched by the
+//! first path segment to files, calendars, address books or principals.
+//!
+//! After every request the storage's file events move to the webhook queue,
+//! so no protocol module has to remember to do it.
+
+use crate::auth::{self, Authenticated};
+use crate::{AppState, RequestId};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use http::{HeaderMap, Method, StatusCode};
+
+/// One authenticated DAV request.
+#[derive(Debug, Clone)]
+pub struct DavRequest {
+    pub method: Method,
+    /// The percent-encoded path below the handler's collection: for
+    /// `/remote.php/dav/files/alice/a%20b.md` the files handler sees
+    /// `alice/a%20b.md`.
+    pub path: String,
+    /// The full request path, for hrefs.
+    pub full_path: String,
+    pub query: Option<String>,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub user: Authenticated,
+    pub request_id: String,
+}
+
+impl DavRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+
+    /// `Depth` as 0, 1 or `None` for infinity; `default` when absent.
+    pub fn depth(&self, default: Depth) -> Depth {
+        match self.header("depth").map(str::trim) {
+            Some("0") => Depth::Zero,
+            Some("1") => Depth::One,
+            Some(value) if value.eq_ignore_ascii_case("infinity") => Depth::Infinity,
+            _ => default,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    Zero,
+    One,
+    Infinity,
+}
+
+pub const DAV_ROOT: &str = "/remote.php/dav";
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/remote.php/dav", any(dav))
+        .route("/remote.php/dav/", any(dav))
+        .route("/remote.php/dav/{*rest}", any(dav))
+        .route("/remote.php/webdav", any(webdav))
+        .route("/remote.php/webdav/", any(webdav))
+        .route("/remote.php/webdav/{*rest}", any(webdav))
+        .route("/.well-known/caldav", any(well_known))
+        .route("/.well-known/carddav", any(well_known))
+        .route("/status.php", get(status))
+}
+
+async fn status(State(shared): State<AppState>) -> Response {
+    let world = shared.world();
+    let version = world.server.version.clone();
+    let version_string = version.split('.').take(3).collect::<Vec<_>>().join(".");
+    axum::Json(serde_json::json!({
+        "installed": true,
+        "maintenance": false,
+        "needsDbUpgrade": false,
+        "version": version,
+        "versionstring": version_string,
+        "edition": "",
+        "productname": "Nextcloud",
+        "extendedSupport": false,
+    }))
+    .into_response()
+}
+
+async fn well_known() -> Response {
+    (StatusCode::MOVED_PERMANENTLY, [(http::header::LOCATION, "/remote.php/dav/")]).into_response()
+}
+
+async fn dav(State(shared): State<AppState>, request: Request) -> Response {
+    let Some(request) = read(&shared, request).await else {
+        return auth::dav_unauthorized();
+    };
+    let Ok(request) = request else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
+    };
+    let rest = request.full_path.strip_prefix(DAV_ROOT).unwrap_or("").trim_start_matches('/').to_string();
+    let (collection, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
+    let below = below.to_string();
+    let response = match collection {
+        "files" => crate::files::handle(&shared, DavRequest { path: below, ..request }).await,
+        "calendars" => crate::caldav::handle(&shared, DavRequest { path: below, ..request }).await,
+        "addressbooks" => crate::carddav::handle(&shared, DavRequest { path: below, ..request }).await,
+        "principals" => crate::caldav::handle_principals(&shared, DavRequest { path: below, ..request }).await,
+        "" if request.method.as_str() == "SEARCH" => crate::search::handle(&shared, request).await,
+        "" => crate::caldav::handle_root(&shared, request).await,
+        _ => not_found(),
+    };
+    after(&shared);
+    response
+}
+
+/// `/remote.php/webdav/x` is `/remote.php/dav/files/{uid}/x`.
+async fn webdav(State(shared): State<AppState>, request: Request) -> Response {
+    let Some(request) = read(&shared, request).await else {
+        return auth::dav_unauthorized();
+    };
+    let Ok(request) = request else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
+    };
+    let rest = request.full_path.strip_prefix("/remote.php/webdav").unwrap_or("").trim_start_matches('/');
+    let path = format!("{}/{rest}", request.user.uid);
+    let response = crate::files::handle(&shared, DavRequest { path, ..request }).await;
+    after(&shared);
+    response
+}
+
+fn after(shared: &crate::Shared) {
+    let mut world = shared.world();
+    world.flush_file_events();
+    if world.webhooks.has_pending() {
+        shared.webhook_wakeup.notify_one();
+    }
+}
+
+/// Authenticates and buffers the body. `None` = not authenticated.
+async fn read(shared: &crate::Shared, request: Request) -> Option<Result<DavRequest, ()>> {
+    let (parts, body) = request.into_parts();
+    let full_path = parts.uri.path().to_string();
+    let user = auth::authenticate(shared, &parts.headers, &full_path).ok()?;
+    let request_id = parts.extensions.get::<RequestId>().map(|id| id.0.clone()).unwrap_or_default();
+    let body = match axum::body::to_bytes(body, crate::REQUEST_BODY_LENGTH_MAX).await {
+        Ok(body) => body,
+        Err(_) => return Some(Err(())),
+    };
+    Some(Ok(DavRequest {
+        method: parts.method,
+        path: String::new(),
+        full_path,
+        query: parts.uri.query().map(str::to_string),
+        headers: parts.headers,
+        body,
+        user,
+        request_id,
+    }))
+}
+
+/// sabre/dav's 404.
+pub fn not_found() -> Response {
+    xml_error(StatusCode::NOT_FOUND, "Sabre\\DAV\\Exception\\NotFound", "File not found")
+}
+
+/// A sabre/dav error response.
+pub fn xml_error(status: StatusCode, exception: &str, message: &str) -> Response {
+    (
+        status,
+        [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")],
+        crate::xml::error_body(exception, message),
+    )
+        .into_response()
+}
+
+/// A 207 Multi-Status response from a body.
+pub fn multistatus(body: String) -> Response {
+    (
+        StatusCode::MULTI_STATUS,
+        [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+/// Percent-encodes one path segment the way sabre/dav writes hrefs.
+pub fn encode_segment(segment: &str) -> String {
+    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'(')
+        .remove(b')')
+        .remove(b'!')
+        .remove(b'$')
+        .remove(b'\'')
+        .remove(b'*')
+        .remove(b'+')
+        .remove(b',')
+        .remove(b';')
+        .remove(b'=')
+        .remove(b'@')
+        .remove(b':');
+    percent_encoding::utf8_percent_encode(segment, SEGMENT).to_string()
+}
+
+/// Percent-encodes a clean relative path, segment by segment.
+pub fn encode_path(path: &str) -> String {
+    path.split('/').map(encode_segment).collect::<Vec<_>>().join("/")
+}

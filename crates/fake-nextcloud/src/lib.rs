@@ -1,0 +1,235 @@
+//! A simulated Nextcloud that real clients accept.
+//!
+//! It speaks the real protocols on real sockets — OIDC (like the `oidc` app),
+//! bearer validation (like `user_oidc`), WebDAV files and SEARCH, CalDAV,
+//! CardDAV, OCS, Deck, webhook delivery and an OnlyOffice-style converter —
+//! with all state in memory, seeded from a [`fixture::Fixture`]. Faults are
+//! switchable per fixture and at run time (`/__fake/*`, used only by tests).
+//!
+//! The key design choice: one in-memory [`world::World`] behind one mutex,
+//! and one function ([`storage::Storage::resolve`]) deciding what a path means
+//! to a user, so every protocol agrees about who sees what. We rejected
+//! mocking per test (wiremock-style canned answers): canned answers cannot
+//! tell a client that forgot a permission check from one that did not, and
+//! scenarios need a server whose state changes as the agent acts.
+
+pub mod admin;
+pub mod auth;
+pub mod caldav;
+pub mod carddav;
+pub mod clock;
+pub mod converter;
+pub mod dav;
+pub mod deck;
+pub mod faults;
+pub mod files;
+pub mod fixture;
+pub mod mail;
+pub mod ocs;
+pub mod oidc;
+pub mod search;
+pub mod storage;
+pub mod webhooks;
+pub mod world;
+pub mod xml;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use fixture::Fixture;
+
+/// The largest request body accepted (PUT of a file included).
+pub const REQUEST_BODY_LENGTH_MAX: usize = 64 * 1024 * 1024;
+
+/// Everything the handlers share.
+pub struct Shared {
+    world: Mutex<World>,
+    pub clock: clock::Clock,
+    /// The OIDC provider's signing key.
+    pub signer: access_token::Signer,
+    /// `http://127.0.0.1:PORT` of the main listener.
+    pub base_url: String,
+    /// `http://127.0.0.1:PORT` of the converter listener.
+    pub converter_url: String,
+    /// Client for outgoing calls (webhook delivery, converter downloads).
+    pub http: reqwest::Client,
+    /// Wakes the webhook delivery task.
+    pub webhook_wakeup: tokio::sync::Notify,
+}
+
+pub use world::World;
+
+pub type AppState = Arc<Shared>;
+
+impl Shared {
+    /// Locks the world. Never hold the guard across an `.await`.
+    pub fn world(&self) -> MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn now(&self) -> i64 {
+        self.clock.now()
+    }
+}
+
+/// Where to listen.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub converter_listen: SocketAddr,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            converter_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot listen on {address}: {source}")]
+    Listen { address: SocketAddr, source: std::io::Error },
+    #[error("the fixture is inconsistent:\n  {}", .0.join("\n  "))]
+    Fixture(Vec<String>),
+}
+
+/// A running fake Nextcloud. Dropping it does not stop it; call [`shutdown`].
+///
+/// [`shutdown`]: FakeNextcloud::shutdown
+pub struct FakeNextcloud {
+    pub shared: AppState,
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl FakeNextcloud {
+    /// Binds both listeners, builds the world and starts serving.
+    pub async fn start(fixture: &Fixture, config: Config) -> Result<FakeNextcloud, StartError> {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| StartError::Listen { address: config.listen, source })?;
+        let converter_listener = TcpListener::bind(config.converter_listen)
+            .await
+            .map_err(|source| StartError::Listen { address: config.converter_listen, source })?;
+        let address = listener.local_addr().expect("bound address");
+        let converter_address = converter_listener.local_addr().expect("bound address");
+        let base_url = format!("http://{address}");
+
+        let clock = clock::Clock::default();
+        let mut world = World::from_fixture(fixture, clock.now()).map_err(StartError::Fixture)?;
+        if world.server.overwritehost.as_deref() == Some("self") {
+            world.server.overwritehost = Some(address.to_string());
+        }
+        let shared = Arc::new(Shared {
+            world: Mutex::new(world),
+            clock,
+            signer: access_token::Signer::generate("fake-nextcloud-1"),
+            base_url,
+            converter_url: format!("http://{converter_address}"),
+            http: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(30))
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("HTTP client"),
+            webhook_wakeup: tokio::sync::Notify::new(),
+        });
+
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let mut tasks = Vec::new();
+        tasks.push(serve(listener, router(shared.clone()), stopped.clone()));
+        tasks.push(serve(converter_listener, converter::router(shared.clone()), stopped.clone()));
+        tasks.push(tokio::spawn(webhooks::deliver_forever(shared.clone(), stopped)));
+        tracing::info!(url = %shared.base_url, converter = %shared.converter_url, "fake Nextcloud listening");
+        Ok(FakeNextcloud { shared, stop, tasks })
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    pub fn converter_url(&self) -> &str {
+        &self.shared.converter_url
+    }
+
+    /// Stops the listeners and the delivery task and waits for them.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+fn serve(
+    listener: TcpListener,
+    router: Router,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let shutdown = async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        };
+        if let Err(error) = axum::serve(listener, router).with_graceful_shutdown(shutdown).await {
+            tracing::error!(%error, "fake Nextcloud listener failed");
+        }
+    })
+}
+
+/// The main listener's routes.
+pub fn router(shared: AppState) -> Router {
+    Router::new()
+        .merge(oidc::routes())
+        .merge(dav::routes())
+        .merge(ocs::routes())
+        .merge(deck::routes())
+        .merge(admin::routes())
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), apply_route_faults))
+        .layer(axum::middleware::from_fn(request_id))
+        .layer(axum::extract::DefaultBodyLimit::max(REQUEST_BODY_LENGTH_MAX))
+        .with_state(shared)
+}
+
+/// Latency and injected statuses from [`faults::Faults::routes`].
+async fn apply_route_faults(State(shared): State<AppState>, request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_string();
+    if path.starts_with(admin::PREFIX) {
+        return next.run(request).await;
+    }
+    let verdict = shared.world().faults.route_verdict(request.method().as_str(), &path);
+    if verdict.latency_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(verdict.latency_ms)).await;
+    }
+    if let Some(status) = verdict.status {
+        let status = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        return (status, "Injected fault\n").into_response();
+    }
+    next.run(request).await
+}
+
+/// Nextcloud's id for one request; handlers read it from the extensions.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+/// Every response carries a request id, as Nextcloud's does.
+async fn request_id(mut request: Request, next: Next) -> Response {
+    let id: String = {
+        use rand::Rng as _;
+        let mut rng = rand::thread_rng();
+        (0..20).map(|_| rng.sample(rand::distributions::Alphanumeric) as char).collect()
+    };
+    request.extensions_mut().insert(RequestId(id.clone()));
+    let mut response = next.run(request).await;
+    if let Ok(value) = http::HeaderValue::from_str(&id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
+}

@@ -1,0 +1,1000 @@
+//! Files, folders and shares, and what each user sees of them.
+//!
+//! Every node has one owner and a path inside that owner's files. A user's
+//! view is their own tree plus the shares mounted into it; [`Storage::resolve`]
+//! is the single place that decides what a path means to a user, so every
+//! protocol (WebDAV, SEARCH, OCS shares, the converter) gets the same answer.
+//! A path that exists only for somebody else resolves to `NotFound`, never to
+//! `Forbidden`: a user cannot even learn that it exists.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub type FileId = u64;
+pub type ShareId = u64;
+
+/// OCS share permission bits.
+pub mod permission {
+    pub const READ: u8 = 1;
+    pub const UPDATE: u8 = 2;
+    pub const CREATE: u8 = 4;
+    pub const DELETE: u8 = 8;
+    pub const SHARE: u8 = 16;
+    pub const ALL: u8 = 31;
+    /// A shared file cannot grant create or delete (Nextcloud masks them).
+    pub const FILE_MASK: u8 = READ | UPDATE | SHARE;
+}
+
+/// A namespaced property name, as stored for PROPPATCH.
+pub type PropertyName = (String, String);
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub id: FileId,
+    pub owner: String,
+    /// Path inside the owner's files without leading or trailing slash; "" is
+    /// the root folder.
+    pub path: String,
+    pub kind: NodeKind,
+    pub mtime: i64,
+    pub ctime: i64,
+    pub etag: String,
+    pub favorite: bool,
+    /// Dead properties set by PROPPATCH, value as raw XML.
+    pub dead_properties: BTreeMap<PropertyName, String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum NodeKind {
+    Folder,
+    File { content: bytes::Bytes, mime: String },
+}
+
+impl Node {
+    pub fn is_folder(&self) -> bool {
+        matches!(self.kind, NodeKind::Folder)
+    }
+
+    pub fn name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or("")
+    }
+
+    pub fn mime(&self) -> &str {
+        match &self.kind {
+            NodeKind::Folder => "httpd/unix-directory",
+            NodeKind::File { mime, .. } => mime,
+        }
+    }
+
+    pub fn content(&self) -> Option<&bytes::Bytes> {
+        match &self.kind {
+            NodeKind::Folder => None,
+            NodeKind::File { content, .. } => Some(content),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShareType {
+    User = 0,
+    Group = 1,
+}
+
+#[derive(Debug, Clone)]
+pub struct Share {
+    pub id: ShareId,
+    /// Owner of the shared node.
+    pub owner: String,
+    /// Who created the share (the owner, or a resharer).
+    pub initiator: String,
+    pub node: FileId,
+    pub share_type: ShareType,
+    /// uid or gid.
+    pub share_with: String,
+    pub permissions: u8,
+    /// Mount path in each recipient's files.
+    pub target: String,
+    pub stime: i64,
+    /// Group members who declined (deleted the mount).
+    pub declined: BTreeSet<String>,
+}
+
+/// Who is looking: a uid and the groups it belongs to.
+#[derive(Debug, Clone, Copy)]
+pub struct Viewer<'a> {
+    pub uid: &'a str,
+    pub groups: &'a BTreeSet<String>,
+}
+
+/// A node as one user sees it.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    /// Path in the viewer's files.
+    pub path: String,
+    pub node: &'a Node,
+    pub permissions: u8,
+    /// The share it is seen through, if not the viewer's own.
+    pub share: Option<&'a Share>,
+    pub is_mount_root: bool,
+}
+
+impl Entry<'_> {
+    pub fn can(&self, bit: u8) -> bool {
+        self.permissions & bit == bit
+    }
+
+    /// Nextcloud's `oc:permissions` letters (DavUtil::getDavPermissions).
+    pub fn dav_permissions(&self) -> String {
+        let mut letters = String::new();
+        if self.share.is_some() {
+            letters.push('S');
+        }
+        if self.can(permission::SHARE) {
+            letters.push('R');
+        }
+        if self.share.is_some() {
+            letters.push('M');
+        }
+        if self.can(permission::READ) {
+            letters.push('G');
+        }
+        if self.can(permission::DELETE) || self.is_mount_root {
+            letters.push('D');
+        }
+        if self.can(permission::UPDATE) || self.is_mount_root {
+            letters.push_str("NV");
+        }
+        if self.node.is_folder() {
+            if self.can(permission::CREATE) {
+                letters.push_str("CK");
+            }
+        } else if self.can(permission::UPDATE) {
+            letters.push('W');
+        }
+        letters
+    }
+}
+
+/// What a storage operation refused, mapped to HTTP statuses by the DAV layer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StorageError {
+    #[error("not found")]
+    NotFound,
+    #[error("the parent folder does not exist")]
+    ParentMissing,
+    #[error("permission denied")]
+    Forbidden,
+    #[error("already exists")]
+    AlreadyExists,
+    #[error("destination exists and overwrite is off")]
+    DestinationExists,
+    #[error("invalid path")]
+    BadPath,
+    #[error("not a file")]
+    NotAFile,
+    #[error("source and destination are the same")]
+    SameSourceAndDestination,
+    #[error("cannot move a folder into itself")]
+    IntoItself,
+}
+
+/// A change a webhook may report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEvent {
+    pub kind: FileEventKind,
+    pub fileid: FileId,
+    /// Actor's view: `/{uid}/files/{path}`.
+    pub path: String,
+    pub uid: String,
+    pub time: i64,
+    pub is_folder: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileEventKind {
+    Created,
+    Written,
+    Deleted,
+    /// The path before the rename, in the same form as `path`.
+    Renamed { source_path: String },
+}
+
+#[derive(Debug, Default)]
+pub struct Storage {
+    nodes: HashMap<FileId, Node>,
+    by_path: BTreeMap<(String, String), FileId>,
+    shares: BTreeMap<ShareId, Share>,
+    next_fileid: FileId,
+    next_share_id: ShareId,
+    etag_counter: u64,
+    events: Vec<FileEvent>,
+}
+
+/// Splits a percent-encoded DAV path suffix into a clean relative path.
+/// Refuses `.` and `..` segments and encoded slashes, so no request can climb
+/// out of the tree it names.
+pub fn parse_dav_path(raw: &str) -> Result<String, StorageError> {
+    let mut segments = Vec::new();
+    for raw_segment in raw.split('/') {
+        if raw_segment.is_empty() {
+            continue;
+        }
+        let segment = percent_encoding::percent_decode_str(raw_segment)
+            .decode_utf8()
+            .map_err(|_| StorageError::BadPath)?;
+        if segment == "." || segment == ".." || segment.contains(['/', '\\', '\0']) {
+            return Err(StorageError::BadPath);
+        }
+        segments.push(segment.into_owned());
+    }
+    Ok(segments.join("/"))
+}
+
+/// Checks an already-decoded path (from a fixture or an OCS `path=`).
+pub fn clean_path(path: &str) -> Result<String, StorageError> {
+    let mut segments = Vec::new();
+    for segment in path.split('/') {
+        if segment.is_empty() {
+            continue;
+        }
+        if segment == "." || segment == ".." || segment.contains(['\\', '\0']) {
+            return Err(StorageError::BadPath);
+        }
+        segments.push(segment);
+    }
+    Ok(segments.join("/"))
+}
+
+pub fn parent_and_name(path: &str) -> (&str, &str) {
+    match path.rsplit_once('/') {
+        Some((parent, name)) => (parent, name),
+        None => ("", path),
+    }
+}
+
+fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() { name.to_string() } else { format!("{parent}/{name}") }
+}
+
+/// `path` equals `prefix` or lies below it; returns the rest.
+fn strip_under<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+    if prefix.is_empty() {
+        return Some(path);
+    }
+    let rest = path.strip_prefix(prefix)?;
+    if rest.is_empty() {
+        Some("")
+    } else {
+        rest.strip_prefix('/')
+    }
+}
+
+/// Nextcloud's mimetype for a file name, by extension.
+pub fn mime_for(name: &str) -> &'static str {
+    let extension = name.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("md" | "markdown") => "text/markdown",
+        Some("txt") => "text/plain",
+        Some("csv") => "text/csv",
+        Some("html" | "htm") => "text/html",
+        Some("json") => "application/json",
+        Some("xml") => "application/xml",
+        Some("pdf") => "application/pdf",
+        Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        Some("pptx") => {
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+        }
+        Some("odt") => "application/vnd.oasis.opendocument.text",
+        Some("ods") => "application/vnd.oasis.opendocument.spreadsheet",
+        Some("odp") => "application/vnd.oasis.opendocument.presentation",
+        Some("ics") => "text/calendar",
+        Some("vcf") => "text/vcard",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("svg") => "image/svg+xml",
+        Some("zip") => "application/zip",
+        _ => "application/octet-stream",
+    }
+}
+
+impl Storage {
+    pub fn new() -> Storage {
+        Storage { next_fileid: 100, next_share_id: 1, ..Storage::default() }
+    }
+
+    // ---- set-up -------------------------------------------------------
+
+    /// Creates a user's root folder (idempotent).
+    pub fn add_user_root(&mut self, uid: &str, now: i64) -> FileId {
+        if let Some(&id) = self.by_path.get(&(uid.to_string(), String::new())) {
+            return id;
+        }
+        self.insert_node(uid, "", NodeKind::Folder, now)
+    }
+
+    /// Creates a folder and its missing ancestors in `owner`'s tree.
+    pub fn ensure_folder(&mut self, owner: &str, path: &str, mtime: i64) -> FileId {
+        if let Some(&id) = self.by_path.get(&(owner.to_string(), path.to_string())) {
+            return id;
+        }
+        let (parent, _) = parent_and_name(path);
+        if !path.is_empty() {
+            self.ensure_folder(owner, parent, mtime);
+        }
+        self.insert_node(owner, path, NodeKind::Folder, mtime)
+    }
+
+    /// Writes a file into `owner`'s tree directly, for fixtures.
+    pub fn seed_file(
+        &mut self,
+        owner: &str,
+        path: &str,
+        content: Vec<u8>,
+        mime: Option<&str>,
+        mtime: i64,
+    ) -> FileId {
+        let (parent, name) = parent_and_name(path);
+        self.ensure_folder(owner, parent, mtime);
+        let mime = mime.unwrap_or_else(|| mime_for(name)).to_string();
+        let id = self.insert_node(
+            owner,
+            path,
+            NodeKind::File { content: content.into(), mime },
+            mtime,
+        );
+        self.events.clear();
+        id
+    }
+
+    pub fn set_favorite(&mut self, id: FileId, favorite: bool) {
+        if let Some(node) = self.nodes.get_mut(&id) {
+            node.favorite = favorite;
+        }
+    }
+
+    // ---- reading ------------------------------------------------------
+
+    pub fn node(&self, id: FileId) -> Option<&Node> {
+        self.nodes.get(&id)
+    }
+
+    pub fn node_at(&self, owner: &str, path: &str) -> Option<&Node> {
+        self.by_path.get(&(owner.to_string(), path.to_string())).map(|id| &self.nodes[id])
+    }
+
+    pub fn shares(&self) -> impl Iterator<Item = &Share> {
+        self.shares.values()
+    }
+
+    pub fn share(&self, id: ShareId) -> Option<&Share> {
+        self.shares.get(&id)
+    }
+
+    /// The shares mounted into the viewer's files.
+    pub fn mounts<'s>(&'s self, viewer: Viewer<'_>) -> Vec<&'s Share> {
+        self.shares
+            .values()
+            .filter(|share| share.owner != viewer.uid && Self::receives(share, viewer))
+            .collect()
+    }
+
+    fn receives(share: &Share, viewer: Viewer<'_>) -> bool {
+        match share.share_type {
+            ShareType::User => share.share_with == viewer.uid,
+            ShareType::Group => {
+                viewer.groups.contains(&share.share_with) && !share.declined.contains(viewer.uid)
+            }
+        }
+    }
+
+    /// What `path` (clean, relative) means to the viewer.
+    pub fn resolve<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Entry<'s>, StorageError> {
+        for share in self.mounts(viewer) {
+            let Some(rest) = strip_under(path, &share.target) else { continue };
+            let Some(root) = self.nodes.get(&share.node) else { continue };
+            let owner_path = if rest.is_empty() { root.path.clone() } else { join(&root.path, rest) };
+            let node = self.node_at(&root.owner, &owner_path).ok_or(StorageError::NotFound)?;
+            return Ok(Entry {
+                path: path.to_string(),
+                node,
+                permissions: Self::share_permissions(share, node),
+                share: Some(share),
+                is_mount_root: rest.is_empty(),
+            });
+        }
+        let node = self.node_at(viewer.uid, path).ok_or(StorageError::NotFound)?;
+        Ok(Entry {
+            path: path.to_string(),
+            node,
+            permissions: permission::ALL,
+            share: None,
+            is_mount_root: false,
+        })
+    }
+
+    fn share_permissions(share: &Share, node: &Node) -> u8 {
+        if node.is_folder() {
+            share.permissions
+        } else {
+            share.permissions & permission::FILE_MASK
+        }
+    }
+
+    /// The viewer's path of a file id, if they can see it.
+    pub fn path_of(&self, viewer: Viewer<'_>, id: FileId) -> Option<String> {
+        let node = self.nodes.get(&id)?;
+        if node.owner == viewer.uid {
+            return Some(node.path.clone());
+        }
+        for share in self.mounts(viewer) {
+            let Some(root) = self.nodes.get(&share.node) else { continue };
+            if root.owner != node.owner {
+                continue;
+            }
+            if let Some(rest) = strip_under(&node.path, &root.path) {
+                return Some(if rest.is_empty() {
+                    share.target.clone()
+                } else {
+                    join(&share.target, rest)
+                });
+            }
+        }
+        None
+    }
+
+    /// Direct children of a folder the viewer sees at `path`.
+    pub fn children<'s>(
+        &'s self,
+        viewer: Viewer<'_>,
+        path: &str,
+    ) -> Result<Vec<Entry<'s>>, StorageError> {
+        let folder = self.resolve(viewer, path)?;
+        if !folder.node.is_folder() {
+            return Ok(Vec::new());
+        }
+        let owner = folder.node.owner.clone();
+        let owner_prefix = folder.node.path.clone();
+        let mut entries = Vec::new();
+        let start = (owner.clone(), owner_prefix.clone());
+        // Strings sharing a prefix are contiguous in sort order.
+        let descendants = self
+            .by_path
+            .range(start..)
+            .take_while(|((node_owner, node_path), _)| {
+                node_owner == &owner && node_path.starts_with(owner_prefix.as_str())
+            });
+        for ((_, node_path), id) in descendants {
+            let Some(rest) = strip_under(node_path, &owner_prefix) else { continue };
+            if rest.is_empty() || rest.contains('/') {
+                continue;
+            }
+            let node = &self.nodes[id];
+            let visible_path = join(path, rest);
+            entries.push(Entry {
+                path: visible_path,
+                node,
+                permissions: match folder.share {
+                    Some(share) => Self::share_permissions(share, node),
+                    None => permission::ALL,
+                },
+                share: folder.share,
+                is_mount_root: false,
+            });
+        }
+        if folder.share.is_none() {
+            for share in self.mounts(viewer) {
+                let (parent, _) = parent_and_name(&share.target);
+                if parent == path {
+                    if let Ok(entry) = self.resolve(viewer, &share.target) {
+                        entries.push(entry);
+                    }
+                }
+            }
+        }
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(entries)
+    }
+
+    /// Every entry at or below `path`, depth first, the folder itself first.
+    pub fn walk<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Vec<Entry<'s>>, StorageError> {
+        let root = self.resolve(viewer, path)?;
+        let mut out = vec![root];
+        let mut index = 0;
+        while index < out.len() {
+            if out[index].node.is_folder() {
+                let children = self.children(viewer, &out[index].path.clone())?;
+                out.extend(children);
+            }
+            index += 1;
+        }
+        Ok(out)
+    }
+
+    /// Total size of the files at or below an owner path.
+    pub fn size(&self, node: &Node) -> u64 {
+        match &node.kind {
+            NodeKind::File { content, .. } => content.len() as u64,
+            NodeKind::Folder => self
+                .by_path
+                .range((node.owner.clone(), node.path.clone())..)
+                .take_while(|((owner, path), _)| owner == &node.owner && path.starts_with(node.path.as_str()))
+                .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
+                .filter_map(|(_, id)| self.nodes[id].content().map(|content| content.len() as u64))
+                .sum(),
+        }
+    }
+
+    /// Share types the owner has created on this node (for `oc:share-types`).
+    pub fn share_types_of(&self, viewer: Viewer<'_>, id: FileId) -> Vec<u8> {
+        let mut types: Vec<u8> = self
+            .shares
+            .values()
+            .filter(|share| share.node == id && share.initiator == viewer.uid)
+            .map(|share| share.share_type as u8)
+            .collect();
+        types.sort_unstable();
+        types.dedup();
+        types
+    }
+
+    /// Drains the events produced since the last call.
+    pub fn take_events(&mut self) -> Vec<FileEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    // ---- writing ------------------------------------------------------
+
+    /// PUT: creates or overwrites a file. Returns the entry's file id and
+    /// whether it was created.
+    pub fn put(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        content: Vec<u8>,
+        mtime: i64,
+    ) -> Result<(FileId, bool), StorageError> {
+        if path.is_empty() {
+            return Err(StorageError::NotAFile);
+        }
+        match self.resolve(viewer, path) {
+            Ok(entry) => {
+                if entry.node.is_folder() {
+                    return Err(StorageError::NotAFile);
+                }
+                if !entry.can(permission::UPDATE) {
+                    return Err(StorageError::Forbidden);
+                }
+                let id = entry.node.id;
+                let node = self.nodes.get_mut(&id).expect("resolved node");
+                let NodeKind::File { mime, .. } = &node.kind else { unreachable!() };
+                node.kind = NodeKind::File { content: content.into(), mime: mime.clone() };
+                node.mtime = mtime;
+                self.touch(id, mtime);
+                self.event(viewer, FileEventKind::Written, id, path, mtime);
+                Ok((id, false))
+            }
+            Err(StorageError::NotFound) => {
+                let (parent_path, name) = parent_and_name(path);
+                let parent = self.writable_folder(viewer, parent_path)?;
+                let owner_path = join(&parent.1, name);
+                let mime = mime_for(name).to_string();
+                let id = self.insert_node(
+                    &parent.0,
+                    &owner_path,
+                    NodeKind::File { content: content.into(), mime },
+                    mtime,
+                );
+                self.event(viewer, FileEventKind::Created, id, path, mtime);
+                Ok((id, true))
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// MKCOL.
+    pub fn mkcol(&mut self, viewer: Viewer<'_>, path: &str, now: i64) -> Result<FileId, StorageError> {
+        if path.is_empty() || self.resolve(viewer, path).is_ok() {
+            return Err(StorageError::AlreadyExists);
+        }
+        let (parent_path, name) = parent_and_name(path);
+        let parent = self.writable_folder(viewer, parent_path)?;
+        let id = self.insert_node(&parent.0, &join(&parent.1, name), NodeKind::Folder, now);
+        self.event(viewer, FileEventKind::Created, id, path, now);
+        Ok(id)
+    }
+
+    /// DELETE. Deleting a mount root declines the share for this viewer.
+    pub fn delete(&mut self, viewer: Viewer<'_>, path: &str, now: i64) -> Result<(), StorageError> {
+        if path.is_empty() {
+            return Err(StorageError::Forbidden);
+        }
+        let entry = self.resolve(viewer, path)?;
+        if entry.is_mount_root {
+            let share_id = entry.share.expect("mount root has a share").id;
+            let share = self.shares.get_mut(&share_id).expect("share");
+            match share.share_type {
+                ShareType::User => {
+                    self.shares.remove(&share_id);
+                }
+                ShareType::Group => {
+                    share.declined.insert(viewer.uid.to_string());
+                }
+            }
+            return Ok(());
+        }
+        if !entry.can(permission::DELETE) {
+            return Err(StorageError::Forbidden);
+        }
+        let id = entry.node.id;
+        let is_folder = entry.node.is_folder();
+        self.event_full(viewer, FileEventKind::Deleted, id, path, now, is_folder);
+        self.remove_subtree(id);
+        let (parent_path, _) = parent_and_name(path);
+        if let Ok(parent) = self.resolve(viewer, parent_path) {
+            let parent_id = parent.node.id;
+            self.touch(parent_id, now);
+        }
+        Ok(())
+    }
+
+    /// MOVE. A moved node keeps its file id.
+    pub fn rename(
+        &mut self,
+        viewer: Viewer<'_>,
+        source: &str,
+        destination: &str,
+        overwrite: bool,
+        now: i64,
+    ) -> Result<(FileId, bool), StorageError> {
+        let entry = self.resolve(viewer, source)?;
+        let id = entry.node.id;
+        if source == destination {
+            return Err(StorageError::SameSourceAndDestination);
+        }
+        if strip_under(destination, source).is_some() {
+            return Err(StorageError::IntoItself);
+        }
+        if entry.is_mount_root {
+            // Renaming a received share moves its mount point.
+            let share_id = entry.share.expect("mount root has a share").id;
+            let (parent_path, _) = parent_and_name(destination);
+            let parent = self.resolve(viewer, parent_path).map_err(|_| StorageError::ParentMissing)?;
+            if parent.share.is_some() || !parent.node.is_folder() {
+                return Err(StorageError::Forbidden);
+            }
+            let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
+            self.shares.get_mut(&share_id).expect("share").target = destination.to_string();
+            return Ok((id, !existed));
+        }
+        if !entry.can(permission::UPDATE) && !entry.can(permission::DELETE) {
+            return Err(StorageError::Forbidden);
+        }
+        let is_folder = entry.node.is_folder();
+        let (dest_parent_path, dest_name) = parent_and_name(destination);
+        // Check the destination parent before touching anything.
+        self.writable_folder(viewer, dest_parent_path)?;
+        let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
+        let (dest_owner, dest_parent_owner_path) = self.writable_folder(viewer, dest_parent_path)?;
+        let dest_owner_path = join(&dest_parent_owner_path, dest_name);
+        let old_parent = parent_and_name(source).0.to_string();
+        self.relocate_subtree(id, &dest_owner, &dest_owner_path);
+        self.touch(id, now);
+        if let Ok(parent) = self.resolve(viewer, &old_parent) {
+            let parent_id = parent.node.id;
+            self.touch(parent_id, now);
+        }
+        let source_path = format!("/{}/files/{}", viewer.uid, source);
+        self.event_full(
+            viewer,
+            FileEventKind::Renamed { source_path },
+            id,
+            destination,
+            now,
+            is_folder,
+        );
+        Ok((id, !existed))
+    }
+
+    /// COPY. `recursive` is false for `Depth: 0` on a folder.
+    pub fn copy(
+        &mut self,
+        viewer: Viewer<'_>,
+        source: &str,
+        destination: &str,
+        overwrite: bool,
+        recursive: bool,
+        now: i64,
+    ) -> Result<(FileId, bool), StorageError> {
+        let entry = self.resolve(viewer, source)?;
+        if source == destination {
+            return Err(StorageError::SameSourceAndDestination);
+        }
+        if strip_under(destination, source).is_some() {
+            return Err(StorageError::IntoItself);
+        }
+        if !entry.can(permission::READ) {
+            return Err(StorageError::Forbidden);
+        }
+        let source_entries: Vec<(String, Node)> = if recursive {
+            self.walk(viewer, source)?
+                .into_iter()
+                .map(|entry| {
+                    let rest = strip_under(&entry.path, source).unwrap_or("").to_string();
+                    (rest, entry.node.clone())
+                })
+                .collect()
+        } else {
+            vec![(String::new(), entry.node.clone())]
+        };
+        let (dest_parent_path, dest_name) = parent_and_name(destination);
+        self.writable_folder(viewer, dest_parent_path)?;
+        let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
+        let (dest_owner, dest_parent_owner_path) = self.writable_folder(viewer, dest_parent_path)?;
+        let dest_root = join(&dest_parent_owner_path, dest_name);
+        let mut root_id = 0;
+        for (rest, node) in source_entries {
+            let owner_path = if rest.is_empty() { dest_root.clone() } else { join(&dest_root, &rest) };
+            let id = self.insert_node(&dest_owner, &owner_path, node.kind.clone(), node.mtime);
+            let copy = self.nodes.get_mut(&id).expect("inserted");
+            copy.dead_properties = node.dead_properties.clone();
+            let visible = if rest.is_empty() { destination.to_string() } else { join(destination, &rest) };
+            if rest.is_empty() {
+                root_id = id;
+            }
+            self.event_full(viewer, FileEventKind::Created, id, &visible, now, node.is_folder());
+        }
+        Ok((root_id, !existed))
+    }
+
+    /// Sets or removes dead properties (PROPPATCH); needs update permission.
+    pub fn patch_properties(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        set: Vec<(PropertyName, String)>,
+        remove: Vec<PropertyName>,
+    ) -> Result<(), StorageError> {
+        let entry = self.resolve(viewer, path)?;
+        if !entry.can(permission::UPDATE) && !entry.is_mount_root && entry.share.is_some() {
+            return Err(StorageError::Forbidden);
+        }
+        let id = entry.node.id;
+        let node = self.nodes.get_mut(&id).expect("resolved");
+        for (name, value) in set {
+            node.dead_properties.insert(name, value);
+        }
+        for name in remove {
+            node.dead_properties.remove(&name);
+        }
+        Ok(())
+    }
+
+    /// Creates a share of the viewer's `path` (the OCS shares API).
+    pub fn create_share(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        share_type: ShareType,
+        share_with: &str,
+        permissions: u8,
+        target: Option<&str>,
+        now: i64,
+    ) -> Result<ShareId, StorageError> {
+        if path.is_empty() {
+            return Err(StorageError::Forbidden);
+        }
+        let entry = self.resolve(viewer, path)?;
+        if !entry.can(permission::SHARE) {
+            return Err(StorageError::Forbidden);
+        }
+        let permissions = permissions & entry.permissions;
+        let node_id = entry.node.id;
+        let owner = entry.node.owner.clone();
+        let name = entry.node.name().to_string();
+        let target = match target {
+            Some(target) => clean_path(target)?,
+            None => name,
+        };
+        let id = self.next_share_id;
+        self.next_share_id += 1;
+        self.shares.insert(
+            id,
+            Share {
+                id,
+                owner,
+                initiator: viewer.uid.to_string(),
+                node: node_id,
+                share_type,
+                share_with: share_with.to_string(),
+                permissions,
+                target,
+                stime: now,
+                declined: BTreeSet::new(),
+            },
+        );
+        Ok(id)
+    }
+
+    /// Chooses a mount target that does not collide with what `uid` has:
+    /// "Projects", then "Projects (2)", as Nextcloud does.
+    pub fn free_target(&self, viewer: Viewer<'_>, wanted: &str) -> String {
+        if self.resolve(viewer, wanted).is_err() {
+            return wanted.to_string();
+        }
+        (2..)
+            .map(|n| format!("{wanted} ({n})"))
+            .find(|candidate| self.resolve(viewer, candidate).is_err())
+            .expect("some free name")
+    }
+
+    /// Deletes a share; only its initiator or the node's owner may.
+    pub fn delete_share(&mut self, uid: &str, id: ShareId) -> Result<(), StorageError> {
+        let share = self.shares.get(&id).ok_or(StorageError::NotFound)?;
+        if share.initiator != uid && share.owner != uid {
+            return Err(StorageError::NotFound);
+        }
+        self.shares.remove(&id);
+        Ok(())
+    }
+
+    pub fn update_share_permissions(
+        &mut self,
+        uid: &str,
+        id: ShareId,
+        permissions: u8,
+    ) -> Result<(), StorageError> {
+        let share = self.shares.get_mut(&id).ok_or(StorageError::NotFound)?;
+        if share.initiator != uid && share.owner != uid {
+            return Err(StorageError::NotFound);
+        }
+        share.permissions = permissions;
+        Ok(())
+    }
+
+    // ---- internals ----------------------------------------------------
+
+    fn insert_node(&mut self, owner: &str, path: &str, kind: NodeKind, mtime: i64) -> FileId {
+        let id = self.next_fileid;
+        self.next_fileid += 1;
+        let etag = self.next_etag();
+        self.nodes.insert(
+            id,
+            Node {
+                id,
+                owner: owner.to_string(),
+                path: path.to_string(),
+                kind,
+                mtime,
+                ctime: mtime,
+                etag,
+                favorite: false,
+                dead_properties: BTreeMap::new(),
+            },
+        );
+        self.by_path.insert((owner.to_string(), path.to_string()), id);
+        if !path.is_empty() {
+            let (parent, _) = parent_and_name(path);
+            if let Some(&parent_id) = self.by_path.get(&(owner.to_string(), parent.to_string())) {
+                self.touch(parent_id, mtime);
+            }
+        }
+        id
+    }
+
+    fn next_etag(&mut self) -> String {
+        self.etag_counter += 1;
+        format!("{:013x}", 0x6565_0000_0000u64 + self.etag_counter * 0x9e37)
+    }
+
+    /// New etag for a node and its ancestors; mtime propagates up too.
+    fn touch(&mut self, id: FileId, mtime: i64) {
+        let Some(node) = self.nodes.get(&id) else { return };
+        let owner = node.owner.clone();
+        let mut path = Some(node.path.clone());
+        while let Some(current) = path {
+            let etag = self.next_etag();
+            if let Some(&node_id) = self.by_path.get(&(owner.clone(), current.clone())) {
+                let node = self.nodes.get_mut(&node_id).expect("indexed node");
+                node.etag = etag;
+                if node.is_folder() && node.mtime < mtime {
+                    node.mtime = mtime;
+                }
+            }
+            path = if current.is_empty() { None } else { Some(parent_and_name(&current).0.to_string()) };
+        }
+    }
+
+    /// A folder the viewer may create in: `(owner, owner_path)`.
+    fn writable_folder(&self, viewer: Viewer<'_>, path: &str) -> Result<(String, String), StorageError> {
+        let parent = self.resolve(viewer, path).map_err(|_| StorageError::ParentMissing)?;
+        if !parent.node.is_folder() {
+            return Err(StorageError::ParentMissing);
+        }
+        if !parent.can(permission::CREATE) {
+            return Err(StorageError::Forbidden);
+        }
+        Ok((parent.node.owner.clone(), parent.node.path.clone()))
+    }
+
+    /// Handles an existing destination for MOVE/COPY; returns whether one existed.
+    fn prepare_destination(
+        &mut self,
+        viewer: Viewer<'_>,
+        destination: &str,
+        overwrite: bool,
+        now: i64,
+    ) -> Result<bool, StorageError> {
+        match self.resolve(viewer, destination) {
+            Ok(_) if !overwrite => Err(StorageError::DestinationExists),
+            Ok(_) => {
+                self.delete(viewer, destination, now)?;
+                Ok(true)
+            }
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn subtree_ids(&self, id: FileId) -> Vec<FileId> {
+        let Some(node) = self.nodes.get(&id) else { return Vec::new() };
+        self.by_path
+            .range((node.owner.clone(), node.path.clone())..)
+            .take_while(|((owner, path), _)| owner == &node.owner && path.starts_with(node.path.as_str()))
+            .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
+            .map(|(_, id)| *id)
+            .collect()
+    }
+
+    fn remove_subtree(&mut self, id: FileId) {
+        for node_id in self.subtree_ids(id) {
+            if let Some(node) = self.nodes.remove(&node_id) {
+                self.by_path.remove(&(node.owner, node.path));
+            }
+            self.shares.retain(|_, share| share.node != node_id);
+        }
+    }
+
+    fn relocate_subtree(&mut self, id: FileId, new_owner: &str, new_path: &str) {
+        let old_path = self.nodes[&id].path.clone();
+        for node_id in self.subtree_ids(id) {
+            let node = self.nodes.get_mut(&node_id).expect("subtree node");
+            self.by_path.remove(&(node.owner.clone(), node.path.clone()));
+            let rest = strip_under(&node.path, &old_path).unwrap_or("").to_string();
+            node.path = if rest.is_empty() { new_path.to_string() } else { join(new_path, &rest) };
+            node.owner = new_owner.to_string();
+            self.by_path.insert((node.owner.clone(), node.path.clone()), node_id);
+        }
+        for share in self.shares.values_mut() {
+            if share.node == id {
+                share.owner = new_owner.to_string();
+            }
+        }
+    }
+
+    fn event(&mut self, viewer: Viewer<'_>, kind: FileEventKind, id: FileId, path: &str, time: i64) {
+        let is_folder = self.nodes.get(&id).is_some_and(Node::is_folder);
+        self.event_full(viewer, kind, id, path, time, is_folder);
+    }
+
+    fn event_full(
+        &mut self,
+        viewer: Viewer<'_>,
+        kind: FileEventKind,
+        id: FileId,
+        path: &str,
+        time: i64,
+        is_folder: bool,
+    ) {
+        self.events.push(FileEvent {
+            kind,
+            fileid: id,
+            path: format!("/{}/files/{}", viewer.uid, path),
+            uid: viewer.uid.to_string(),
+            time,
+            is_folder,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,88 @@
+//! Shared set-up for the integration tests: start a fake on loopback from a
+//! fixture string and talk to it with a real HTTP client.
+
+#![allow(dead_code)]
+
+use fake_nextcloud::{Config, FakeNextcloud, Fixture};
+
+/// A small world most tests start from: alice and bob in group "staff",
+/// carol alone; alice shares "Shared" with bob (read + update + create).
+pub const SMALL: &str = r#"
+[server]
+overwritehost = "self"
+
+[[users]]
+uid = "alice"
+display_name = "Alice Martin"
+password = "alice-pw"
+app_passwords = ["alice-app-password"]
+email = "alice@example.com"
+groups = ["staff"]
+
+[[users]]
+uid = "bob"
+display_name = "Bob Stone"
+password = "bob-pw"
+app_passwords = ["bob-app-password"]
+groups = ["staff"]
+
+[[users]]
+uid = "carol"
+password = "carol-pw"
+
+[[files]]
+owner = "alice"
+path = "Documents/notes.md"
+content = "# Notes\n\nBudget: 40 000 EUR\n"
+mtime = "2026-03-01T10:00:00Z"
+
+[[files]]
+owner = "alice"
+path = "Shared/plan.txt"
+content = "The plan.\n"
+mtime = "2026-03-02T10:00:00Z"
+
+[[files]]
+owner = "alice"
+path = "Private/secret.txt"
+content = "alice only\n"
+
+[[files]]
+owner = "bob"
+path = "Work/todo.md"
+content = "- ship it\n"
+
+[[shares]]
+owner = "alice"
+path = "Shared"
+share_with = "bob"
+permissions = 7
+"#;
+
+pub struct Running {
+    pub fake: FakeNextcloud,
+    pub http: reqwest::Client,
+}
+
+impl Running {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.fake.base_url(), path)
+    }
+
+    /// A request with Basic auth for `uid` (password = "{uid}-pw").
+    pub fn as_user(&self, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), self.url(path))
+            .basic_auth(uid, Some(format!("{uid}-pw")))
+    }
+}
+
+pub async fn start(fixture: &str) -> Running {
+    let fixture = Fixture::parse(fixture).expect("fixture parses");
+    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    Running { fake, http }
+}
