@@ -316,7 +316,7 @@ pub fn is_admin(shared: &Shared, uid: &str) -> bool {
 }
 
 /// `SecurityMiddleware`'s rule for OCS controllers.
-fn passes_csrf(shared: &Shared, headers: &HeaderMap, user: &Authenticated) -> bool {
+pub(crate) fn passes_csrf(shared: &Shared, headers: &HeaderMap, user: &Authenticated) -> bool {
     let ocs_header = headers.get("ocs-apirequest").and_then(|value| value.to_str().ok()).unwrap_or("");
     if !ocs_header.is_empty() || user.method == AuthMethod::Bearer {
         return true;
@@ -342,7 +342,7 @@ pub fn csrf_failed() -> Response {
 }
 
 /// Query string, then a JSON or form body on top, as Nextcloud merges them.
-fn parameters(query: Option<&str>, headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>, String> {
+pub(crate) fn parameters(query: Option<&str>, headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>, String> {
     let mut params = Map::new();
     if let Some(query) = query {
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
