@@ -129,13 +129,13 @@ impl Ocs {
                 let http_status = if status == code::UNAUTHORISED { 401 } else { 200 };
                 let ocs_status = if status == 200 { 100 } else { status };
                 let ok = ocs_status == 100;
-                let meta = json!({
-                    "status": if ok { "ok" } else { "failure" },
-                    "statuscode": ocs_status,
-                    "message": if ok { "OK" } else { message },
-                    "totalitems": "",
-                    "itemsperpage": "",
-                });
+                let meta = vec![
+                    ("status", json!(if ok { "ok" } else { "failure" })),
+                    ("statuscode", json!(ocs_status)),
+                    ("message", json!(if ok { "OK" } else { message })),
+                    ("totalitems", json!("")),
+                    ("itemsperpage", json!("")),
+                ];
                 (http_status, meta)
             }
             Version::V2 => {
@@ -147,18 +147,35 @@ impl Ocs {
                     status => status,
                 };
                 let ok = (200..300).contains(&status);
-                let meta = json!({
-                    "status": if ok { "ok" } else { "failure" },
-                    "statuscode": status,
-                    "message": if ok { "OK" } else { message },
-                });
+                let meta = vec![
+                    ("status", json!(if ok { "ok" } else { "failure" })),
+                    ("statuscode", json!(status)),
+                    ("message", json!(if ok { "OK" } else { message })),
+                ];
                 (http_status, meta)
             }
         };
-        let envelope = json!({ "ocs": { "meta": meta, "data": data } });
+        // Written by hand so that meta comes before data, as PHP's ordered
+        // arrays put it (serde_json's maps sort their keys).
         let (content_type, body) = match self.format {
-            Format::Json => ("application/json; charset=utf-8", json_hex_tag(&envelope)),
-            Format::Xml => ("application/xml; charset=utf-8", to_xml(&envelope)),
+            Format::Json => {
+                let meta: Vec<String> = meta
+                    .iter()
+                    .map(|(key, value)| format!("\"{key}\":{}", json_hex_tag(value)))
+                    .collect();
+                let body = format!("{{\"ocs\":{{\"meta\":{{{}}},\"data\":{}}}}}", meta.join(","), json_hex_tag(&data));
+                ("application/json; charset=utf-8", body)
+            }
+            Format::Xml => {
+                let mut body = String::from("<?xml version=\"1.0\"?>\n<ocs>\n <meta>\n");
+                for (key, value) in &meta {
+                    write_xml_element(&mut body, key, value, 2);
+                }
+                body.push_str(" </meta>\n");
+                write_xml_element(&mut body, "data", &data, 1);
+                body.push_str("</ocs>\n");
+                ("application/xml; charset=utf-8", body)
+            }
         };
         let http_status = StatusCode::from_u16(http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut response = (http_status, [(header::CONTENT_TYPE, content_type)], body).into_response();
