@@ -306,3 +306,28 @@ async fn fixture_registrations_must_be_consistent() {
     let problems = fake_nextcloud::World::from_fixture(&fixture, 0).unwrap_err();
     assert!(problems.iter().any(|problem| problem.contains("not an event class compatible")), "{problems:?}");
 }
+
+#[tokio::test]
+async fn the_demo_fixture_has_an_admin_who_can_register() {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
+    let fixture = fake_nextcloud::Fixture::load(&demo).unwrap();
+    let fake = fake_nextcloud::FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
+    let response = reqwest::Client::new()
+        .post(format!("{}{WEBHOOKS}?format=json", fake.base_url()))
+        .basic_auth("admin", Some("admin-app-Tq4nR-8vL2k-Hx6pW-3mZcJ"))
+        .header("OCS-APIRequest", "true")
+        .json(&json!({"httpMethod": "POST", "uri": "http://127.0.0.1:9101/webhooks", "event": CREATED}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let response = reqwest::Client::new()
+        .get(format!("{}{WEBHOOKS}?format=json", fake.base_url()))
+        .basic_auth("alice", Some("alice-demo-password"))
+        .header("OCS-APIRequest", "true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403, "alice is no admin");
+    fake.shutdown().await;
+}
