@@ -110,7 +110,13 @@ async fn set_server(State(shared): State<AppState>, Json(body): Json<Value>) -> 
         let text = match value {
             Value::Null => None,
             Value::String(text) => Some(text.clone()),
-            _ => return (StatusCode::BAD_REQUEST, format!("{name} must be a string or null\n")).into_response(),
+            _ => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    format!("{name} must be a string or null\n"),
+                )
+                    .into_response();
+            }
         };
         match name.as_str() {
             "overwritehost" => {
@@ -120,7 +126,10 @@ async fn set_server(State(shared): State<AppState>, Json(body): Json<Value>) -> 
                 }
             }
             "converter_secret" => world.server.converter_secret = text,
-            other => return (StatusCode::BAD_REQUEST, format!("unknown field {other}\n")).into_response(),
+            other => {
+                return (StatusCode::BAD_REQUEST, format!("unknown field {other}\n"))
+                    .into_response();
+            }
         }
     }
     Json(json!({
@@ -135,8 +144,13 @@ async fn state(State(shared): State<AppState>) -> Response {
     let mut files = 0;
     let mut folders = 0;
     for user in world.users.values() {
-        let Ok(entries) = world.storage.walk(user.viewer(), "") else { continue };
-        for entry in entries.iter().filter(|entry| entry.node.owner == user.uid && !entry.node.path.is_empty()) {
+        let Ok(entries) = world.storage.walk(user.viewer(), "") else {
+            continue;
+        };
+        for entry in entries
+            .iter()
+            .filter(|entry| entry.node.owner == user.uid && !entry.node.path.is_empty())
+        {
             if entry.node.is_folder() {
                 folders += 1;
             } else {

@@ -66,7 +66,8 @@ pub enum ErrorCode {
 pub const TEXT_TYPES: &[&str] = &["txt", "md", "markdown", "csv"];
 /// Input types the real server converts that the fake does not yet.
 pub const OFFICE_TYPES: &[&str] = &[
-    "docx", "doc", "odt", "rtf", "pdf", "xlsx", "xls", "ods", "pptx", "ppt", "odp", "html", "htm", "epub", "djvu", "xps",
+    "docx", "doc", "odt", "rtf", "pdf", "xlsx", "xls", "ods", "pptx", "ppt", "odp", "html", "htm",
+    "epub", "djvu", "xps",
 ];
 
 #[derive(Clone)]
@@ -86,11 +87,11 @@ struct Results {
 
 impl Results {
     fn insert(&mut self, key: &str, text: Bytes) -> String {
-        if self.order.len() >= RESULTS_MAX {
-            if let Some((old_id, old_key)) = self.order.pop_front() {
-                self.by_id.remove(&old_id);
-                self.by_key.remove(&old_key);
-            }
+        if self.order.len() >= RESULTS_MAX
+            && let Some((old_id, old_key)) = self.order.pop_front()
+        {
+            self.by_id.remove(&old_id);
+            self.by_key.remove(&old_key);
         }
         let id = crate::oidc::random_token(32);
         self.by_id.insert(id.clone(), text);
@@ -101,7 +102,10 @@ impl Results {
 }
 
 pub fn router(shared: AppState) -> Router {
-    let state = ConverterState { shared, results: Arc::new(Mutex::new(Results::default())) };
+    let state = ConverterState {
+        shared,
+        results: Arc::new(Mutex::new(Results::default())),
+    };
     Router::new()
         .route("/converter", post(convert))
         .route("/ConvertService.ashx", post(convert))
@@ -122,7 +126,9 @@ fn respond_error(format: Format, code: ErrorCode) -> Response {
     let code = code as i32;
     match format {
         Format::Json => axum::Json(json!({ "error": code })).into_response(),
-        Format::Xml => xml(format!("<?xml version=\"1.0\" encoding=\"utf-8\"?><FileResult><Error>{code}</Error></FileResult>")),
+        Format::Xml => xml(format!(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><FileResult><Error>{code}</Error></FileResult>"
+        )),
     }
 }
 
@@ -143,11 +149,18 @@ fn respond_done(format: Format, file_url: &str) -> Response {
 }
 
 fn xml(body: String) -> Response {
-    ([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], body).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/xml; charset=utf-8")],
+        body,
+    )
+        .into_response()
 }
 
 async fn convert(State(state): State<ConverterState>, headers: HeaderMap, body: Bytes) -> Response {
-    let format = match headers.get(header::ACCEPT).and_then(|value| value.to_str().ok()) {
+    let format = match headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+    {
         Some(accept) if accept.contains("application/json") => Format::Json,
         _ => Format::Xml,
     };
@@ -160,14 +173,22 @@ async fn convert(State(state): State<ConverterState>, headers: HeaderMap, body: 
     }
 }
 
-async fn conversion(state: &ConverterState, headers: &HeaderMap, body: &Bytes) -> Result<String, ErrorCode> {
+async fn conversion(
+    state: &ConverterState,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<String, ErrorCode> {
     let shared = &state.shared;
     let Ok(Value::Object(body)) = serde_json::from_slice::<Value>(body) else {
         return Err(ErrorCode::Input);
     };
     let secret = {
         let world = shared.world();
-        if world.faults.converter_secret_missing { None } else { world.server.converter_secret.clone() }
+        if world.faults.converter_secret_missing {
+            None
+        } else {
+            world.server.converter_secret.clone()
+        }
     };
     let request = match secret {
         None => body,
@@ -181,14 +202,20 @@ async fn conversion(state: &ConverterState, headers: &HeaderMap, body: &Bytes) -
                     .map(str::to_string)
                     .ok_or(ErrorCode::InvalidToken)?,
             };
-            let payload = verify_hs256(&secret, &token, shared.now()).ok_or(ErrorCode::InvalidToken)?;
+            let payload =
+                verify_hs256(&secret, &token, shared.now()).ok_or(ErrorCode::InvalidToken)?;
             match payload.get("payload") {
                 Some(Value::Object(inner)) => inner.clone(),
                 _ => payload,
             }
         }
     };
-    let text_of = |name: &str| request.get(name).and_then(Value::as_str).map(str::to_string);
+    let text_of = |name: &str| {
+        request
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     let url = text_of("url").ok_or(ErrorCode::Input)?;
     let key = text_of("key").ok_or(ErrorCode::Input)?;
     let output_type = text_of("outputtype").ok_or(ErrorCode::Input)?;
@@ -196,7 +223,7 @@ async fn conversion(state: &ConverterState, headers: &HeaderMap, body: &Bytes) -
         .or_else(|| text_of("title").and_then(|title| extension(&title)))
         .map(|file_type| file_type.to_ascii_lowercase())
         .ok_or(ErrorCode::UndetectableFormat)?;
-    if output_type.to_ascii_lowercase() != "txt" {
+    if !output_type.eq_ignore_ascii_case("txt") {
         return Err(ErrorCode::Conversion);
     }
     if !TEXT_TYPES.contains(&file_type.as_str()) {
@@ -206,18 +233,30 @@ async fn conversion(state: &ConverterState, headers: &HeaderMap, body: &Bytes) -
             ErrorCode::UndetectableFormat
         });
     }
-    if let Some(id) = state.results.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).by_key.get(&key) {
+    if let Some(id) = state
+        .results
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .by_key
+        .get(&key)
+    {
         return Ok(format!("{}/cache/{id}/output.txt", shared.converter_url));
     }
     let document = download(shared, &url).await?;
     let text = String::from_utf8_lossy(&document);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
-    let id = state.results.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(&key, Bytes::from(text));
+    let id = state
+        .results
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .insert(&key, Bytes::from(text));
     Ok(format!("{}/cache/{id}/output.txt", shared.converter_url))
 }
 
 fn extension(name: &str) -> Option<String> {
-    name.rsplit_once('.').map(|(_, extension)| extension.to_string()).filter(|extension| !extension.is_empty())
+    name.rsplit_once('.')
+        .map(|(_, extension)| extension.to_string())
+        .filter(|extension| !extension.is_empty())
 }
 
 /// Fetches the document: http(s) only, 2xx only, at most
@@ -227,11 +266,19 @@ async fn download(shared: &crate::Shared, url: &str) -> Result<Vec<u8>, ErrorCod
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(ErrorCode::Download);
     }
-    let mut response = shared.http.get(parsed).send().await.map_err(|_| ErrorCode::Download)?;
+    let mut response = shared
+        .http
+        .get(parsed)
+        .send()
+        .await
+        .map_err(|_| ErrorCode::Download)?;
     if !response.status().is_success() {
         return Err(ErrorCode::Download);
     }
-    if response.content_length().is_some_and(|length| length as usize > DOWNLOAD_LENGTH_MAX) {
+    if response
+        .content_length()
+        .is_some_and(|length| length as usize > DOWNLOAD_LENGTH_MAX)
+    {
         return Err(ErrorCode::SizeLimit);
     }
     let mut document = Vec::new();
@@ -244,10 +291,20 @@ async fn download(shared: &crate::Shared, url: &str) -> Result<Vec<u8>, ErrorCod
     Ok(document)
 }
 
-async fn cached(State(state): State<ConverterState>, Path((id, _name)): Path<(String, String)>) -> Response {
-    let results = state.results.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+async fn cached(
+    State(state): State<ConverterState>,
+    Path((id, _name)): Path<(String, String)>,
+) -> Response {
+    let results = state
+        .results
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     match results.by_id.get(&id) {
-        Some(text) => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text.clone()).into_response(),
+        Some(text) => (
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            text.clone(),
+        )
+            .into_response(),
         None => (StatusCode::NOT_FOUND, "Not found\n").into_response(),
     }
 }
@@ -257,11 +314,16 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 /// Signs `payload` as an HS256 JWT, as the document server's clients do.
 pub fn sign_hs256(secret: &str, payload: &Value) -> String {
     let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
-    let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(payload).expect("JSON values serialise"));
+    let payload =
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(payload).expect("JSON values serialise"));
     let signing_input = format!("{header}.{payload}");
-    let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
+    let mut mac =
+        HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
     mac.update(signing_input.as_bytes());
-    format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
+    format!(
+        "{signing_input}.{}",
+        URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    )
 }
 
 /// Checks an HS256 JWT (header `alg` must be HS256; `exp`, when present,
@@ -271,7 +333,8 @@ pub fn verify_hs256(secret: &str, token: &str, now: i64) -> Option<Map<String, V
         return None;
     }
     let mut parts = token.split('.');
-    let (Some(header), Some(payload), Some(signature), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(header), Some(payload), Some(signature), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return None;
     };
@@ -280,16 +343,19 @@ pub fn verify_hs256(secret: &str, token: &str, now: i64) -> Option<Map<String, V
         return None;
     }
     let signature = URL_SAFE_NO_PAD.decode(signature).ok()?;
-    let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
+    let mut mac =
+        HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
     mac.update(&token.as_bytes()[..token.len() - parts_tail_length(token)]);
     mac.verify_slice(&signature).ok()?;
-    let Value::Object(payload) = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()? else {
+    let Value::Object(payload) =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?
+    else {
         return None;
     };
-    if let Some(expiry) = payload.get("exp").and_then(Value::as_i64) {
-        if expiry < now {
-            return None;
-        }
+    if let Some(expiry) = payload.get("exp").and_then(Value::as_i64)
+        && expiry < now
+    {
+        return None;
     }
     Some(payload)
 }
@@ -307,7 +373,10 @@ mod tests {
     fn hs256_round_trips_and_rejects_tampering() {
         let payload = json!({"url": "http://x/a.md", "exp": 2_000});
         let token = sign_hs256("secret", &payload);
-        assert_eq!(verify_hs256("secret", &token, 1_000).map(Value::Object), Some(payload));
+        assert_eq!(
+            verify_hs256("secret", &token, 1_000).map(Value::Object),
+            Some(payload)
+        );
         assert!(verify_hs256("other", &token, 1_000).is_none());
         assert!(verify_hs256("secret", &token, 3_000).is_none(), "expired");
         let mut tampered = token.clone();
@@ -342,6 +411,10 @@ mod tests {
         }
         assert_eq!(results.by_id.len(), RESULTS_MAX);
         assert!(!results.by_key.contains_key("key0"));
-        assert!(results.by_key.contains_key(&format!("key{}", RESULTS_MAX + 2)));
+        assert!(
+            results
+                .by_key
+                .contains_key(&format!("key{}", RESULTS_MAX + 2))
+        );
     }
 }

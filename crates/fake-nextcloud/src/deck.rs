@@ -35,8 +35,12 @@ pub const CARD_TITLE_LENGTH_MAX: usize = 255;
 pub const ENTITY_COUNT_MAX: usize = 100_000;
 
 /// The labels Deck gives every new board.
-pub const DEFAULT_LABELS: &[(&str, &str)] =
-    &[("Finished", "31CC7C"), ("To review", "317CCC"), ("Action needed", "FF7A66"), ("Later", "F1DB50")];
+pub const DEFAULT_LABELS: &[(&str, &str)] = &[
+    ("Finished", "31CC7C"),
+    ("To review", "317CCC"),
+    ("Action needed", "FF7A66"),
+    ("Later", "F1DB50"),
+];
 
 #[derive(Debug, Clone)]
 pub struct Board {
@@ -104,7 +108,12 @@ pub struct Permissions {
 }
 
 impl Permissions {
-    pub const NONE: Permissions = Permissions { read: false, edit: false, manage: false, share: false };
+    pub const NONE: Permissions = Permissions {
+        read: false,
+        edit: false,
+        manage: false,
+        share: false,
+    };
 
     pub fn to_json(self) -> Value {
         json!({
@@ -155,15 +164,24 @@ impl Deck {
         now: i64,
         problems: &mut Vec<String>,
     ) -> Deck {
-        let mut deck = Deck { next_id: 1, ..Deck::default() };
+        let mut deck = Deck {
+            next_id: 1,
+            ..Deck::default()
+        };
         for board_fixture in &fixture.deck_boards {
             if !users.contains_key(&board_fixture.owner) {
-                problems.push(format!("Deck board {:?} names unknown owner {:?}", board_fixture.title, board_fixture.owner));
+                problems.push(format!(
+                    "Deck board {:?} names unknown owner {:?}",
+                    board_fixture.title, board_fixture.owner
+                ));
                 continue;
             }
             for uid in &board_fixture.shared_with {
                 if !users.contains_key(uid) {
-                    problems.push(format!("Deck board {:?} is shared with unknown user {uid:?}", board_fixture.title));
+                    problems.push(format!(
+                        "Deck board {:?} is shared with unknown user {uid:?}",
+                        board_fixture.title
+                    ));
                 }
             }
             let board_id = deck.insert_board(
@@ -172,22 +190,38 @@ impl Deck {
                 board_fixture.color.as_deref().unwrap_or("0082c9"),
                 now,
             );
-            deck.boards.get_mut(&board_id).expect("inserted").shared_with =
-                board_fixture.shared_with.iter().filter(|uid| users.contains_key(*uid)).cloned().collect();
+            deck.boards
+                .get_mut(&board_id)
+                .expect("inserted")
+                .shared_with = board_fixture
+                .shared_with
+                .iter()
+                .filter(|uid| users.contains_key(*uid))
+                .cloned()
+                .collect();
             let mut label_ids = BTreeMap::new();
             for label in &board_fixture.labels {
-                let id = deck.insert_label(board_id, &label.title, label.color.as_deref().unwrap_or("31CC7C"), now);
+                let id = deck.insert_label(
+                    board_id,
+                    &label.title,
+                    label.color.as_deref().unwrap_or("31CC7C"),
+                    now,
+                );
                 label_ids.insert(label.title.clone(), id);
             }
             for (stack_order, stack_fixture) in board_fixture.stacks.iter().enumerate() {
-                let stack_id = deck.insert_stack(board_id, &stack_fixture.title, stack_order as i64, now);
+                let stack_id =
+                    deck.insert_stack(board_id, &stack_fixture.title, stack_order as i64, now);
                 for (card_order, card_fixture) in stack_fixture.cards.iter().enumerate() {
                     let duedate = match &card_fixture.duedate {
                         None => None,
                         Some(text) => match crate::clock::parse_rfc3339(text) {
                             Some(time) => Some(time),
                             None => {
-                                problems.push(format!("Deck card {:?}: duedate {text:?} is not RFC 3339", card_fixture.title));
+                                problems.push(format!(
+                                    "Deck card {:?}: duedate {text:?} is not RFC 3339",
+                                    card_fixture.title
+                                ));
                                 None
                             }
                         },
@@ -212,7 +246,8 @@ impl Deck {
                         }
                     }
                     for uid in &card_fixture.assigned {
-                        let has_access = uid == &board_fixture.owner || board_fixture.shared_with.contains(uid);
+                        let has_access =
+                            uid == &board_fixture.owner || board_fixture.shared_with.contains(uid);
                         if !users.contains_key(uid) || !has_access {
                             problems.push(format!(
                                 "Deck card {:?} is assigned to {uid:?}, who cannot see its board",
@@ -221,7 +256,11 @@ impl Deck {
                             continue;
                         }
                         let assignment_id = deck.next_id();
-                        deck.cards.get_mut(&card_id).expect("inserted").assigned.push((assignment_id, uid.clone()));
+                        deck.cards
+                            .get_mut(&card_id)
+                            .expect("inserted")
+                            .assigned
+                            .push((assignment_id, uid.clone()));
                     }
                 }
             }
@@ -233,7 +272,8 @@ impl Deck {
         let id = self.next_id;
         self.next_id += 1;
         assert!(
-            self.boards.len() + self.stacks.len() + self.cards.len() + self.labels.len() < ENTITY_COUNT_MAX,
+            self.boards.len() + self.stacks.len() + self.cards.len() + self.labels.len()
+                < ENTITY_COUNT_MAX,
             "more than {ENTITY_COUNT_MAX} Deck entities: a runaway test"
         );
         id
@@ -264,21 +304,47 @@ impl Deck {
         id
     }
 
-    pub fn insert_label(&mut self, board_id: BoardId, title: &str, color: &str, now: i64) -> LabelId {
+    pub fn insert_label(
+        &mut self,
+        board_id: BoardId,
+        title: &str,
+        color: &str,
+        now: i64,
+    ) -> LabelId {
         let id = self.next_id();
         self.labels.insert(
             id,
-            Label { id, board_id, title: title.to_string(), color: color.to_string(), last_modified: now },
+            Label {
+                id,
+                board_id,
+                title: title.to_string(),
+                color: color.to_string(),
+                last_modified: now,
+            },
         );
         id
     }
 
-    pub fn insert_stack(&mut self, board_id: BoardId, title: &str, order: i64, now: i64) -> StackId {
+    pub fn insert_stack(
+        &mut self,
+        board_id: BoardId,
+        title: &str,
+        order: i64,
+        now: i64,
+    ) -> StackId {
         let id = self.next_id();
         let revision = self.next_revision();
         self.stacks.insert(
             id,
-            Stack { id, board_id, title: title.to_string(), order, last_modified: now, deleted_at: 0, revision },
+            Stack {
+                id,
+                board_id,
+                title: title.to_string(),
+                order,
+                last_modified: now,
+                deleted_at: 0,
+                revision,
+            },
         );
         id
     }
@@ -325,37 +391,82 @@ impl Deck {
     /// What `uid` may do on a board.
     pub fn permissions(&self, board: &Board, uid: &str) -> Permissions {
         if board.owner == uid {
-            Permissions { read: true, edit: true, manage: true, share: true }
+            Permissions {
+                read: true,
+                edit: true,
+                manage: true,
+                share: true,
+            }
         } else if board.shared_with.iter().any(|shared| shared == uid) {
-            Permissions { read: true, edit: true, manage: false, share: false }
+            Permissions {
+                read: true,
+                edit: true,
+                manage: false,
+                share: false,
+            }
         } else {
             Permissions::NONE
         }
     }
 
     /// The board, checked for existence and then for `wanted` permission.
-    pub fn board_for(&self, id: BoardId, uid: &str, wanted: fn(Permissions) -> bool) -> Result<&Board, DeckError> {
-        let board = self.boards.get(&id).filter(|board| board.deleted_at == 0).ok_or(DeckError::NotFound("Board not found"))?;
+    pub fn board_for(
+        &self,
+        id: BoardId,
+        uid: &str,
+        wanted: fn(Permissions) -> bool,
+    ) -> Result<&Board, DeckError> {
+        let board = self
+            .boards
+            .get(&id)
+            .filter(|board| board.deleted_at == 0)
+            .ok_or(DeckError::NotFound("Board not found"))?;
         if !wanted(self.permissions(board, uid)) {
             return Err(DeckError::Forbidden);
         }
         Ok(board)
     }
 
-    pub fn stack_for(&self, id: StackId, uid: &str, wanted: fn(Permissions) -> bool) -> Result<&Stack, DeckError> {
-        let stack = self.stacks.get(&id).filter(|stack| stack.deleted_at == 0).ok_or(DeckError::NotFound("Stack not found"))?;
+    pub fn stack_for(
+        &self,
+        id: StackId,
+        uid: &str,
+        wanted: fn(Permissions) -> bool,
+    ) -> Result<&Stack, DeckError> {
+        let stack = self
+            .stacks
+            .get(&id)
+            .filter(|stack| stack.deleted_at == 0)
+            .ok_or(DeckError::NotFound("Stack not found"))?;
         self.board_for(stack.board_id, uid, wanted)?;
         Ok(stack)
     }
 
-    pub fn card_for(&self, id: CardId, uid: &str, wanted: fn(Permissions) -> bool) -> Result<&Card, DeckError> {
-        let card = self.cards.get(&id).filter(|card| card.deleted_at == 0).ok_or(DeckError::NotFound("Card not found"))?;
+    pub fn card_for(
+        &self,
+        id: CardId,
+        uid: &str,
+        wanted: fn(Permissions) -> bool,
+    ) -> Result<&Card, DeckError> {
+        let card = self
+            .cards
+            .get(&id)
+            .filter(|card| card.deleted_at == 0)
+            .ok_or(DeckError::NotFound("Card not found"))?;
         self.stack_for(card.stack_id, uid, wanted)?;
         Ok(card)
     }
 
-    pub fn label_for(&self, id: LabelId, uid: &str, wanted: fn(Permissions) -> bool) -> Result<&Label, DeckError> {
-        let label = self.labels.get(&id).ok_or(DeckError::NotFound("Label not found"))?;
+    pub fn label_for(
+        &self,
+        id: LabelId,
+        uid: &str,
+        wanted: fn(Permissions) -> bool,
+    ) -> Result<&Label, DeckError> {
+        let label = self
+            .labels
+            .get(&id)
+            .ok_or(DeckError::NotFound("Label not found"))?;
         self.board_for(label.board_id, uid, wanted)?;
         Ok(label)
     }
@@ -364,20 +475,30 @@ impl Deck {
     pub fn boards_of(&self, uid: &str, since: i64) -> Vec<&Board> {
         self.boards
             .values()
-            .filter(|board| board.deleted_at == 0 && self.permissions(board, uid).read && board.last_modified > since)
+            .filter(|board| {
+                board.deleted_at == 0
+                    && self.permissions(board, uid).read
+                    && board.last_modified > since
+            })
             .collect()
     }
 
     pub fn stacks_of(&self, board_id: BoardId) -> Vec<&Stack> {
-        let mut stacks: Vec<&Stack> =
-            self.stacks.values().filter(|stack| stack.board_id == board_id && stack.deleted_at == 0).collect();
+        let mut stacks: Vec<&Stack> = self
+            .stacks
+            .values()
+            .filter(|stack| stack.board_id == board_id && stack.deleted_at == 0)
+            .collect();
         stacks.sort_by_key(|stack| (stack.order, stack.id));
         stacks
     }
 
     pub fn cards_of(&self, stack_id: StackId) -> Vec<&Card> {
-        let mut cards: Vec<&Card> =
-            self.cards.values().filter(|card| card.stack_id == stack_id && card.deleted_at == 0).collect();
+        let mut cards: Vec<&Card> = self
+            .cards
+            .values()
+            .filter(|card| card.stack_id == stack_id && card.deleted_at == 0)
+            .collect();
         cards.sort_by_key(|card| (card.order, card.id));
         cards
     }
@@ -394,7 +515,9 @@ impl Deck {
     /// Records a change to a stack and its board.
     pub fn touch_stack(&mut self, stack_id: StackId, now: i64) {
         let revision = self.next_revision();
-        let Some(stack) = self.stacks.get_mut(&stack_id) else { return };
+        let Some(stack) = self.stacks.get_mut(&stack_id) else {
+            return;
+        };
         stack.last_modified = now;
         stack.revision = revision;
         let board_id = stack.board_id;
@@ -404,7 +527,9 @@ impl Deck {
     /// Records a change to a card, its stack and its board.
     pub fn touch_card(&mut self, card_id: CardId, uid: &str, now: i64) {
         let revision = self.next_revision();
-        let Some(card) = self.cards.get_mut(&card_id) else { return };
+        let Some(card) = self.cards.get_mut(&card_id) else {
+            return;
+        };
         card.last_modified = now;
         card.last_editor = Some(uid.to_string());
         card.revision = revision;
@@ -414,7 +539,13 @@ impl Deck {
 
     // ---- JSON, as Deck's entities serialise -----------------------------
 
-    pub fn board_json(&self, board: &Board, uid: &str, users: &BTreeMap<String, User>, details: bool) -> Value {
+    pub fn board_json(
+        &self,
+        board: &Board,
+        uid: &str,
+        users: &BTreeMap<String, User>,
+        details: bool,
+    ) -> Value {
         let (labels, acl, board_users) = if details {
             let labels: Vec<Value> = self
                 .labels
@@ -440,7 +571,12 @@ impl Deck {
                 })
                 .collect();
             let mut board_users = vec![user_json(&board.owner, users)];
-            board_users.extend(board.shared_with.iter().map(|shared| user_json(shared, users)));
+            board_users.extend(
+                board
+                    .shared_with
+                    .iter()
+                    .map(|shared| user_json(shared, users)),
+            );
             (labels, acl, board_users)
         } else {
             (Vec::new(), Vec::new(), Vec::new())
@@ -465,7 +601,13 @@ impl Deck {
         })
     }
 
-    pub fn stack_json(&self, stack: &Stack, users: &BTreeMap<String, User>, with_cards: bool, now: i64) -> Value {
+    pub fn stack_json(
+        &self,
+        stack: &Stack,
+        users: &BTreeMap<String, User>,
+        with_cards: bool,
+        now: i64,
+    ) -> Value {
         let mut value = json!({
             "title": stack.title,
             "boardId": stack.board_id,
@@ -476,8 +618,11 @@ impl Deck {
             "ETag": etag("stack", stack.id, stack.revision),
         });
         if with_cards {
-            let cards: Vec<Value> =
-                self.cards_of(stack.id).into_iter().map(|card| self.card_json(card, users, true, now)).collect();
+            let cards: Vec<Value> = self
+                .cards_of(stack.id)
+                .into_iter()
+                .map(|card| self.card_json(card, users, true, now))
+                .collect();
             value["cards"] = Value::Array(cards);
         }
         value
@@ -485,8 +630,18 @@ impl Deck {
 
     /// `enriched` = as GET answers (owner, labels and assignees resolved);
     /// otherwise as a create or update answers (owner a plain uid).
-    pub fn card_json(&self, card: &Card, users: &BTreeMap<String, User>, enriched: bool, now: i64) -> Value {
-        let board_id = self.stacks.get(&card.stack_id).map(|stack| stack.board_id).unwrap_or(0);
+    pub fn card_json(
+        &self,
+        card: &Card,
+        users: &BTreeMap<String, User>,
+        enriched: bool,
+        now: i64,
+    ) -> Value {
+        let board_id = self
+            .stacks
+            .get(&card.stack_id)
+            .map(|stack| stack.board_id)
+            .unwrap_or(0);
         let labels: Vec<Value> = card
             .labels
             .iter()
@@ -504,7 +659,15 @@ impl Deck {
             .collect();
         let overdue = match card.duedate {
             Some(due) if card.done.is_none() => {
-                if due < now { 3 } else if due - now < 24 * 3600 { 2 } else if due - now < 48 * 3600 { 1 } else { 0 }
+                if due < now {
+                    3
+                } else if due - now < 24 * 3600 {
+                    2
+                } else if due - now < 48 * 3600 {
+                    1
+                } else {
+                    0
+                }
             }
             _ => 0,
         };
@@ -540,7 +703,10 @@ impl Deck {
 
 /// Deck's user object.
 pub fn user_json(uid: &str, users: &BTreeMap<String, User>) -> Value {
-    let display_name = users.get(uid).map(|user| user.display_name.clone()).unwrap_or(uid.to_string());
+    let display_name = users
+        .get(uid)
+        .map(|user| user.display_name.clone())
+        .unwrap_or(uid.to_string());
     json!({ "primaryKey": uid, "uid": uid, "displayname": display_name, "type": 0 })
 }
 
@@ -559,7 +725,10 @@ pub fn label_json(label: &Label, board_id_as_string: bool) -> Value {
 
 /// `DateTime::ATOM` in UTC: `2019-12-24T19:29:30+00:00`.
 pub fn atom(unix_seconds: i64) -> String {
-    chrono::DateTime::from_timestamp(unix_seconds, 0).unwrap_or_default().format("%Y-%m-%dT%H:%M:%S+00:00").to_string()
+    chrono::DateTime::from_timestamp(unix_seconds, 0)
+        .unwrap_or_default()
+        .format("%Y-%m-%dT%H:%M:%S+00:00")
+        .to_string()
 }
 
 /// Parses the ISO 8601 dates Deck accepts (`2019-12-24T19:29:30+00:00`,
@@ -587,7 +756,11 @@ pub fn parse_date(text: &str) -> Option<i64> {
 /// An md5-length hex ETag that changes with every revision.
 fn etag(kind: &str, id: u64, revision: u64) -> String {
     let digest = Sha256::digest(format!("{kind}:{id}:{revision}").as_bytes());
-    digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect()
+    digest
+        .iter()
+        .take(16)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -633,12 +806,27 @@ assigned = ["bob"]
         let board_id = *deck.boards.keys().next().unwrap();
         assert!(deck.board_for(board_id, "alice", |p| p.manage).is_ok());
         assert!(deck.board_for(board_id, "bob", |p| p.edit).is_ok());
-        assert_eq!(deck.board_for(board_id, "bob", |p| p.manage).unwrap_err(), DeckError::Forbidden);
-        assert_eq!(deck.board_for(board_id, "carol", |p| p.read).unwrap_err(), DeckError::Forbidden);
-        assert_eq!(deck.board_for(9999, "alice", |p| p.read).unwrap_err().status(), 404);
+        assert_eq!(
+            deck.board_for(board_id, "bob", |p| p.manage).unwrap_err(),
+            DeckError::Forbidden
+        );
+        assert_eq!(
+            deck.board_for(board_id, "carol", |p| p.read).unwrap_err(),
+            DeckError::Forbidden
+        );
+        assert_eq!(
+            deck.board_for(9999, "alice", |p| p.read)
+                .unwrap_err()
+                .status(),
+            404
+        );
         assert_eq!(deck.boards_of("carol", 0).len(), 0);
         assert_eq!(deck.boards_of("bob", 0).len(), 1);
-        assert_eq!(deck.boards_of("bob", 1_000).len(), 0, "If-Modified-Since filters");
+        assert_eq!(
+            deck.boards_of("bob", 1_000).len(),
+            0,
+            "If-Modified-Since filters"
+        );
     }
 
     #[test]
@@ -658,22 +846,31 @@ assigned = ["bob"]
         let (mut deck, users) = deck();
         let card_id = *deck.cards.keys().next().unwrap();
         let board_id = *deck.boards.keys().next().unwrap();
-        let board_before = deck.board_json(&deck.boards[&board_id], "alice", &users, false)["ETag"].clone();
+        let board_before =
+            deck.board_json(&deck.boards[&board_id], "alice", &users, false)["ETag"].clone();
         deck.touch_card(card_id, "alice", 1_000);
-        let board_after = deck.board_json(&deck.boards[&board_id], "alice", &users, false)["ETag"].clone();
+        let board_after =
+            deck.board_json(&deck.boards[&board_id], "alice", &users, false)["ETag"].clone();
         assert_ne!(board_before, board_after);
     }
 
     #[test]
     fn fixture_problems_are_reported() {
-        let fixture = Fixture::parse(&FIXTURE.replace("assigned = [\"bob\"]", "assigned = [\"carol\"]").replace(
-            "labels = [\"Budget\"]",
-            "labels = [\"Nope\"]",
-        ))
+        let fixture = Fixture::parse(
+            &FIXTURE
+                .replace("assigned = [\"bob\"]", "assigned = [\"carol\"]")
+                .replace("labels = [\"Budget\"]", "labels = [\"Nope\"]"),
+        )
         .unwrap();
         let problems = crate::World::from_fixture(&fixture, 0).unwrap_err();
-        assert!(problems.iter().any(|problem| problem.contains("carol")), "{problems:?}");
-        assert!(problems.iter().any(|problem| problem.contains("Nope")), "{problems:?}");
+        assert!(
+            problems.iter().any(|problem| problem.contains("carol")),
+            "{problems:?}"
+        );
+        assert!(
+            problems.iter().any(|problem| problem.contains("Nope")),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -123,10 +123,20 @@ impl Ocs {
     }
 
     /// The general case: `status` as an OCS controller would set it.
-    pub fn respond(&self, status: u16, message: &str, data: Value, extra_headers: HeaderMap) -> Response {
+    pub fn respond(
+        &self,
+        status: u16,
+        message: &str,
+        data: Value,
+        extra_headers: HeaderMap,
+    ) -> Response {
         let (http_status, meta) = match self.version {
             Version::V1 => {
-                let http_status = if status == code::UNAUTHORISED { 401 } else { 200 };
+                let http_status = if status == code::UNAUTHORISED {
+                    401
+                } else {
+                    200
+                };
                 let ocs_status = if status == 200 { 100 } else { status };
                 let ok = ocs_status == 100;
                 let meta = vec![
@@ -163,7 +173,11 @@ impl Ocs {
                     .iter()
                     .map(|(key, value)| format!("\"{key}\":{}", json_hex_tag(value)))
                     .collect();
-                let body = format!("{{\"ocs\":{{\"meta\":{{{}}},\"data\":{}}}}}", meta.join(","), json_hex_tag(&data));
+                let body = format!(
+                    "{{\"ocs\":{{\"meta\":{{{}}},\"data\":{}}}}}",
+                    meta.join(","),
+                    json_hex_tag(&data)
+                );
                 ("application/json; charset=utf-8", body)
             }
             Format::Xml => {
@@ -177,15 +191,20 @@ impl Ocs {
                 ("application/xml; charset=utf-8", body)
             }
         };
-        let http_status = StatusCode::from_u16(http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut response = (http_status, [(header::CONTENT_TYPE, content_type)], body).into_response();
+        let http_status =
+            StatusCode::from_u16(http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response =
+            (http_status, [(header::CONTENT_TYPE, content_type)], body).into_response();
         response.headers_mut().extend(extra_headers);
         response
     }
 }
 
 fn format_from_accept(headers: &HeaderMap) -> Format {
-    let accept = headers.get(header::ACCEPT).and_then(|value| value.to_str().ok()).unwrap_or("");
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
     for entry in accept.split(',') {
         let entry = entry.trim().to_ascii_lowercase();
         match entry.strip_prefix("application/") {
@@ -220,8 +239,14 @@ pub fn to_xml(value: &Value) -> String {
 fn write_xml_element(out: &mut String, name: &str, value: &Value, depth: usize) {
     let indent = " ".repeat(depth);
     let children: Vec<(String, &Value)> = match value {
-        Value::Object(map) => map.iter().map(|(key, child)| (key.clone(), child)).collect(),
-        Value::Array(items) => items.iter().map(|child| ("element".to_string(), child)).collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, child)| (key.clone(), child))
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .map(|child| ("element".to_string(), child))
+            .collect(),
         _ => Vec::new(),
     };
     match value {
@@ -238,10 +263,13 @@ fn write_xml_element(out: &mut String, name: &str, value: &Value, depth: usize) 
         Value::Null | Value::Bool(false) => out.push_str(&format!("{indent}<{name}/>\n")),
         Value::Bool(true) => out.push_str(&format!("{indent}<{name}>1</{name}>\n")),
         Value::Number(number) => out.push_str(&format!("{indent}<{name}>{number}</{name}>\n")),
-        Value::String(text) if text.is_empty() => out.push_str(&format!("{indent}<{name}></{name}>\n")),
-        Value::String(text) => {
-            out.push_str(&format!("{indent}<{name}>{}</{name}>\n", crate::xml::escape(text)))
+        Value::String(text) if text.is_empty() => {
+            out.push_str(&format!("{indent}<{name}></{name}>\n"))
         }
+        Value::String(text) => out.push_str(&format!(
+            "{indent}<{name}>{}</{name}>\n",
+            crate::xml::escape(text)
+        )),
     }
 }
 
@@ -287,19 +315,28 @@ impl OcsCall {
     }
 
     /// A parameter as an integer: `Err` when present but not a number.
-    pub fn integer(&self, name: &str) -> Result<Option<i64>, ()> {
+    pub fn integer(&self, name: &str) -> Result<Option<i64>, NotANumber> {
         match self.params.get(name) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(number)) => number.as_i64().map(Some).ok_or(()),
-            Some(Value::String(text)) => text.trim().parse().map(Some).map_err(|_| ()),
-            Some(_) => Err(()),
+            Some(Value::Number(number)) => number.as_i64().map(Some).ok_or(NotANumber),
+            Some(Value::String(text)) => text.trim().parse().map(Some).map_err(|_| NotANumber),
+            Some(_) => Err(NotANumber),
         }
     }
 }
 
+/// A parameter that should have been an integer was not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotANumber;
+
 /// Authenticates, checks the guard and reads the parameters; any failure is
 /// the response to send.
-pub async fn begin(shared: &Shared, version: &str, request: Request, guard: Guard) -> Result<OcsCall, Response> {
+pub async fn begin(
+    shared: &Shared,
+    version: &str,
+    request: Request,
+    guard: Guard,
+) -> Result<OcsCall, Response> {
     let (parts, body) = request.into_parts();
     let Some(ocs) = Ocs::new(version, parts.uri.query(), &parts.headers) else {
         return Err((StatusCode::NOT_FOUND, "Not found\n").into_response());
@@ -324,22 +361,36 @@ pub async fn begin(shared: &Shared, version: &str, request: Request, guard: Guar
         .map_err(|_| ocs.error(400, "The request body is too large"))?;
     let params = parameters(parts.uri.query(), &parts.headers, &body)
         .map_err(|message| ocs.error(400, &message))?;
-    Ok(OcsCall { ocs, user, params, path, headers: parts.headers })
+    Ok(OcsCall {
+        ocs,
+        user,
+        params,
+        path,
+        headers: parts.headers,
+    })
 }
 
 /// Members of the group "admin" are Nextcloud administrators.
 pub fn is_admin(shared: &Shared, uid: &str) -> bool {
-    shared.world().user(uid).is_some_and(|user| user.groups.contains("admin"))
+    shared
+        .world()
+        .user(uid)
+        .is_some_and(|user| user.groups.contains("admin"))
 }
 
 /// `SecurityMiddleware`'s rule for OCS controllers.
 pub(crate) fn passes_csrf(shared: &Shared, headers: &HeaderMap, user: &Authenticated) -> bool {
-    let ocs_header = headers.get("ocs-apirequest").and_then(|value| value.to_str().ok()).unwrap_or("");
+    let ocs_header = headers
+        .get("ocs-apirequest")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
     if !ocs_header.is_empty() || user.method == AuthMethod::Bearer {
         return true;
     }
     if user.method == AuthMethod::Session {
-        let token = headers.get("requesttoken").and_then(|value| value.to_str().ok());
+        let token = headers
+            .get("requesttoken")
+            .and_then(|value| value.to_str().ok());
         let world = shared.world();
         let session = crate::oidc::session_from_headers(&world, headers);
         return matches!((session, token), (Some(session), Some(token)) if session.request_token == token);
@@ -359,7 +410,11 @@ pub fn csrf_failed() -> Response {
 }
 
 /// Query string, then a JSON or form body on top, as Nextcloud merges them.
-pub(crate) fn parameters(query: Option<&str>, headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>, String> {
+pub(crate) fn parameters(
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Map<String, Value>, String> {
     let mut params = Map::new();
     if let Some(query) = query {
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
@@ -369,7 +424,10 @@ pub(crate) fn parameters(query: Option<&str>, headers: &HeaderMap, body: &Bytes)
     if body.is_empty() {
         return Ok(params);
     }
-    let content_type = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
     if content_type.contains("json") {
         match serde_json::from_slice::<Value>(body) {
             Ok(Value::Object(map)) => params.extend(map),
@@ -385,7 +443,10 @@ pub(crate) fn parameters(query: Option<&str>, headers: &HeaderMap, body: &Bytes)
 }
 
 /// `ocs/v1.php`'s answer to a route nobody registered.
-async fn unknown_route(Path((version, _rest)): Path<(String, String)>, request: Request) -> Response {
+async fn unknown_route(
+    Path((version, _rest)): Path<(String, String)>,
+    request: Request,
+) -> Response {
     let Some(ocs) = Ocs::new(&version, request.uri().query(), request.headers()) else {
         return (StatusCode::NOT_FOUND, "Not found\n").into_response();
     };
@@ -397,7 +458,11 @@ async fn unknown_route(Path((version, _rest)): Path<(String, String)>, request: 
 
 // ---- cloud ------------------------------------------------------------
 
-async fn capabilities(State(shared): State<AppState>, Path(version): Path<String>, request: Request) -> Response {
+async fn capabilities(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
     let call = match begin(&shared, &version, request, Guard::Public).await {
         Ok(call) => call,
         Err(response) => return response,
@@ -412,7 +477,9 @@ async fn capabilities(State(shared): State<AppState>, Path(version): Path<String
 
 /// `data.version` as `OC_Util::getVersion()` fills it.
 pub fn version_object(version: &str) -> Value {
-    let mut numbers = version.split('.').map(|part| part.parse::<u64>().unwrap_or(0));
+    let mut numbers = version
+        .split('.')
+        .map(|part| part.parse::<u64>().unwrap_or(0));
     let major = numbers.next().unwrap_or(0);
     let minor = numbers.next().unwrap_or(0);
     let micro = numbers.next().unwrap_or(0);
@@ -493,7 +560,11 @@ fn capability_set(logged_in: bool) -> Value {
     capabilities
 }
 
-async fn current_user(State(shared): State<AppState>, Path(version): Path<String>, request: Request) -> Response {
+async fn current_user(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
     let call = match begin(&shared, &version, request, Guard::User).await {
         Ok(call) => call,
         Err(response) => return response,
@@ -597,7 +668,9 @@ mod tests {
 
     async fn body_of(response: Response) -> (u16, String) {
         let status = response.status().as_u16();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
         (status, String::from_utf8(bytes.to_vec()).unwrap())
     }
 
@@ -609,13 +682,20 @@ mod tests {
         assert_eq!(value["ocs"]["meta"]["statuscode"], 404);
         assert_eq!(value["ocs"]["meta"]["status"], "failure");
         assert_eq!(value["ocs"]["meta"]["totalitems"], "");
-        let (status, _) = body_of(ocs(Version::V1, Format::Json).error(code::UNAUTHORISED, "no")).await;
+        let (status, _) =
+            body_of(ocs(Version::V1, Format::Json).error(code::UNAUTHORISED, "no")).await;
         assert_eq!(status, 401);
     }
 
     #[tokio::test]
     async fn v2_maps_ocs_codes_to_http_statuses() {
-        for (code, http) in [(code::UNAUTHORISED, 401), (code::NOT_FOUND, 404), (code::UNKNOWN_ERROR, 500), (403, 403), (100, 400)] {
+        for (code, http) in [
+            (code::UNAUTHORISED, 401),
+            (code::NOT_FOUND, 404),
+            (code::UNKNOWN_ERROR, 500),
+            (403, 403),
+            (100, 400),
+        ] {
             let (status, body) = body_of(ocs(Version::V2, Format::Json).error(code, "x")).await;
             assert_eq!(status, http, "OCS code {code}");
             let value: Value = serde_json::from_str(&body).unwrap();
@@ -631,9 +711,14 @@ mod tests {
 
     #[test]
     fn xml_renders_lists_as_element_and_booleans_as_php_strings() {
-        let xml = to_xml(&json!({"ocs": {"data": {"list": [1, 2], "yes": true, "no": false, "none": null, "text": "a<b"}}}));
+        let xml = to_xml(
+            &json!({"ocs": {"data": {"list": [1, 2], "yes": true, "no": false, "none": null, "text": "a<b"}}}),
+        );
         assert!(xml.starts_with("<?xml version=\"1.0\"?>\n<ocs>"), "{xml}");
-        assert!(xml.contains("<list>\n   <element>1</element>\n   <element>2</element>\n  </list>"), "{xml}");
+        assert!(
+            xml.contains("<list>\n   <element>1</element>\n   <element>2</element>\n  </list>"),
+            "{xml}"
+        );
         assert!(xml.contains("<yes>1</yes>"));
         assert!(xml.contains("<no/>"));
         assert!(xml.contains("<none/>"));
@@ -643,16 +728,38 @@ mod tests {
     #[test]
     fn format_comes_from_the_parameter_then_the_accept_header() {
         let mut headers = HeaderMap::new();
-        assert_eq!(Ocs::new("v1.php", None, &headers).unwrap().format, Format::Xml);
-        headers.insert(header::ACCEPT, "text/html, application/json".parse().unwrap());
-        assert_eq!(Ocs::new("v1.php", None, &headers).unwrap().format, Format::Json);
-        assert_eq!(Ocs::new("v2.php", Some("format=xml"), &headers).unwrap().format, Format::Xml);
-        assert_eq!(Ocs::new("v2.php", Some("format=json"), &HeaderMap::new()).unwrap().format, Format::Json);
+        assert_eq!(
+            Ocs::new("v1.php", None, &headers).unwrap().format,
+            Format::Xml
+        );
+        headers.insert(
+            header::ACCEPT,
+            "text/html, application/json".parse().unwrap(),
+        );
+        assert_eq!(
+            Ocs::new("v1.php", None, &headers).unwrap().format,
+            Format::Json
+        );
+        assert_eq!(
+            Ocs::new("v2.php", Some("format=xml"), &headers)
+                .unwrap()
+                .format,
+            Format::Xml
+        );
+        assert_eq!(
+            Ocs::new("v2.php", Some("format=json"), &HeaderMap::new())
+                .unwrap()
+                .format,
+            Format::Json
+        );
         assert!(Ocs::new("v3.php", None, &headers).is_none());
     }
 
     #[test]
     fn json_escapes_tags_like_php() {
-        assert_eq!(json_hex_tag(&json!({"a": "<b>"})), r#"{"a":"\u003Cb\u003E"}"#);
+        assert_eq!(
+            json_hex_tag(&json!({"a": "<b>"})),
+            r#"{"a":"\u003Cb\u003E"}"#
+        );
     }
 }

@@ -211,7 +211,10 @@ impl Webhooks {
             dropped_count: 0,
         };
         for registration in &fixture.webhooks.registrations {
-            let auth_data = match (&registration.auth_header_name, &registration.auth_header_value) {
+            let auth_data = match (
+                &registration.auth_header_name,
+                &registration.auth_header_value,
+            ) {
                 (Some(name), Some(value)) => Some(BTreeMap::from([(name.clone(), value.clone())])),
                 (None, None) => None,
                 _ => {
@@ -226,7 +229,14 @@ impl Webhooks {
                 http_method: registration.http_method.clone(),
                 uri: registration.uri.clone(),
                 event: registration.event.clone(),
-                auth_method: Some(if auth_data.is_some() { "header" } else { "none" }.to_string()),
+                auth_method: Some(
+                    if auth_data.is_some() {
+                        "header"
+                    } else {
+                        "none"
+                    }
+                    .to_string(),
+                ),
                 auth_data,
                 ..RegistrationRequest::default()
             };
@@ -301,10 +311,14 @@ impl Webhooks {
             return Err(RegistrationError::HeaderAuthNeedsData);
         }
         let http_method = request.http_method.to_ascii_uppercase();
-        if !matches!(http_method.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
+        if !matches!(
+            http_method.as_str(),
+            "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+        ) {
             return Err(RegistrationError::BadMethod(request.http_method));
         }
-        let uri_ok = url::Url::parse(&request.uri).is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
+        let uri_ok =
+            url::Url::parse(&request.uri).is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
         if !uri_ok {
             return Err(RegistrationError::BadUri);
         }
@@ -318,7 +332,11 @@ impl Webhooks {
             user_id_filter: request.user_id_filter.unwrap_or_default(),
             headers: request.headers,
             auth_method,
-            auth_data: if auth_method == AuthMethod::Header { request.auth_data } else { None },
+            auth_data: if auth_method == AuthMethod::Header {
+                request.auth_data
+            } else {
+                None
+            },
         })
     }
 
@@ -362,7 +380,10 @@ impl Webhooks {
             if self.queue.len() >= QUEUE_LENGTH_MAX {
                 self.queue.pop_front();
                 self.dropped_count += 1;
-                tracing::warn!(queue_length_max = QUEUE_LENGTH_MAX, "webhook queue full; dropped the oldest call");
+                tracing::warn!(
+                    queue_length_max = QUEUE_LENGTH_MAX,
+                    "webhook queue full; dropped the oldest call"
+                );
             }
             self.queue.push_back(PendingCall {
                 registration_id,
@@ -385,7 +406,9 @@ impl Webhooks {
     pub fn take_pending(&mut self, count_max: usize) -> Vec<(PendingCall, Registration)> {
         let mut taken = Vec::new();
         while taken.len() < count_max {
-            let Some(call) = self.queue.pop_front() else { break };
+            let Some(call) = self.queue.pop_front() else {
+                break;
+            };
             if let Some(registration) = self.registrations.get(&call.registration_id) {
                 taken.push((call, registration.clone()));
             }
@@ -410,8 +433,13 @@ fn node_event(class: &str, event: &FileEvent) -> Value {
 }
 
 /// Delivers one call, retrying as the module doc says.
-pub async fn deliver(shared: &crate::Shared, call: PendingCall, registration: Registration) -> DeliveryRecord {
-    let method = reqwest::Method::from_bytes(registration.http_method.as_bytes()).unwrap_or(reqwest::Method::POST);
+pub async fn deliver(
+    shared: &crate::Shared,
+    call: PendingCall,
+    registration: Registration,
+) -> DeliveryRecord {
+    let method = reqwest::Method::from_bytes(registration.http_method.as_bytes())
+        .unwrap_or(reqwest::Method::POST);
     let body = serde_json::to_string(&call.payload).expect("payloads serialise");
     let mut record = DeliveryRecord {
         registration_id: registration.id,
@@ -426,8 +454,15 @@ pub async fn deliver(shared: &crate::Shared, call: PendingCall, registration: Re
     };
     for attempt in 1..=DELIVERY_ATTEMPTS_MAX {
         record.attempts = attempt;
-        let mut request = shared.http.request(method.clone(), &registration.uri).body(body.clone());
-        let headers = registration.headers.iter().flatten().chain(registration.auth_data.iter().flatten());
+        let mut request = shared
+            .http
+            .request(method.clone(), &registration.uri)
+            .body(body.clone());
+        let headers = registration
+            .headers
+            .iter()
+            .flatten()
+            .chain(registration.auth_data.iter().flatten());
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
         }
@@ -436,7 +471,8 @@ pub async fn deliver(shared: &crate::Shared, call: PendingCall, registration: Re
                 let status = response.status().as_u16();
                 record.status = Some(status);
                 record.delivered = response.status().is_success();
-                record.error = (!record.delivered).then(|| format!("the receiver answered {status}"));
+                record.error =
+                    (!record.delivered).then(|| format!("the receiver answered {status}"));
                 if !record.delivered {
                     tracing::warn!(uri = %registration.uri, status, attempt, "webhook returned unexpected status code");
                 }
@@ -484,7 +520,10 @@ pub async fn deliver_pending(shared: &crate::Shared) -> Vec<DeliveryRecord> {
 /// The background delivery task: with [`Delivery::Immediate`] it delivers
 /// whenever `webhook_wakeup` is notified; with [`Delivery::OnDemand`] it
 /// leaves the queue to `POST /__fake/webhooks/flush`. Runs until `stopped`.
-pub async fn deliver_forever(shared: crate::AppState, mut stopped: tokio::sync::watch::Receiver<bool>) {
+pub async fn deliver_forever(
+    shared: crate::AppState,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
     loop {
         if *stopped.borrow() {
             return;
@@ -516,11 +555,20 @@ pub fn filter_matches(filter: &Map<String, Value>, document: &Value) -> Result<b
 /// The deepest nesting of `$and`/`$or`/`$not` evaluated.
 const FILTER_DEPTH_MAX: usize = 32;
 
-fn query_object(query: &Map<String, Value>, document: &Value, logical: &str) -> Result<bool, String> {
+fn query_object(
+    query: &Map<String, Value>,
+    document: &Value,
+    logical: &str,
+) -> Result<bool, String> {
     query_object_at(query, document, logical, 0)
 }
 
-fn query_object_at(query: &Map<String, Value>, document: &Value, logical: &str, depth: usize) -> Result<bool, String> {
+fn query_object_at(
+    query: &Map<String, Value>,
+    document: &Value,
+    logical: &str,
+    depth: usize,
+) -> Result<bool, String> {
     if depth > FILTER_DEPTH_MAX {
         return Err("the filter is nested too deeply".to_string());
     }
@@ -542,7 +590,12 @@ fn query_object_at(query: &Map<String, Value>, document: &Value, logical: &str, 
 
 /// A query that may be an object or (under `$or`/`$and`/`$nor`) a list of
 /// query objects.
-fn query_value(query: &Value, document: &Value, logical: &str, depth: usize) -> Result<bool, String> {
+fn query_value(
+    query: &Value,
+    document: &Value,
+    logical: &str,
+    depth: usize,
+) -> Result<bool, String> {
     match query {
         Value::Object(map) => query_object_at(map, document, logical, depth),
         Value::Array(items) => {
@@ -571,7 +624,12 @@ fn combine(logical: &str, results: Vec<bool>) -> Result<bool, String> {
     }
 }
 
-fn query_on_element(operators: &Map<String, Value>, element: &str, document: &Value, depth: usize) -> Result<bool, String> {
+fn query_on_element(
+    operators: &Map<String, Value>,
+    element: &str,
+    document: &Value,
+    depth: usize,
+) -> Result<bool, String> {
     for (operator, value) in operators {
         if !operator_on_element(operator, value, element, document, depth)? {
             return Ok(false);
@@ -580,7 +638,13 @@ fn query_on_element(operators: &Map<String, Value>, element: &str, document: &Va
     Ok(true)
 }
 
-fn operator_on_element(operator: &str, operand: &Value, element: &str, document: &Value, depth: usize) -> Result<bool, String> {
+fn operator_on_element(
+    operator: &str,
+    operand: &Value,
+    element: &str,
+    document: &Value,
+    depth: usize,
+) -> Result<bool, String> {
     if depth > FILTER_DEPTH_MAX {
         return Err("the filter is nested too deeply".to_string());
     }
@@ -631,7 +695,11 @@ fn operator_on_element(operator: &str, operand: &Value, element: &str, document:
                     Value::Array(items) => items.iter().any(|item| candidates.contains(item)),
                     other => candidates.contains(other),
                 };
-            Ok(if operator == "$in" { contained } else { !contained })
+            Ok(if operator == "$in" {
+                contained
+            } else {
+                !contained
+            })
         }
         "$exists" => {
             let wanted = operand.as_bool().unwrap_or(!operand.is_null());
@@ -646,7 +714,9 @@ fn operator_on_element(operator: &str, operand: &Value, element: &str, document:
                 (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
                 _ => None,
             };
-            let Some(ordering) = ordering else { return Ok(false) };
+            let Some(ordering) = ordering else {
+                return Ok(false);
+            };
             Ok(match operator {
                 "$lt" => ordering.is_lt(),
                 "$lte" => ordering.is_le(),
@@ -713,7 +783,10 @@ fn php_regex(text: &str) -> Option<regex::Regex> {
             _ => return None,
         }
     }
-    regex::RegexBuilder::new(&format!("{prefix}{pattern}")).size_limit(1 << 20).build().ok()
+    regex::RegexBuilder::new(&format!("{prefix}{pattern}"))
+        .size_limit(1 << 20)
+        .build()
+        .ok()
 }
 
 #[cfg(test)]
@@ -729,8 +802,14 @@ mod tests {
     }
 
     fn check(filter: Value, expected: bool) {
-        let Value::Object(filter) = filter else { panic!("filter must be an object") };
-        assert_eq!(filter_matches(&filter, &payload()), Ok(expected), "{filter:?}");
+        let Value::Object(filter) = filter else {
+            panic!("filter must be an object")
+        };
+        assert_eq!(
+            filter_matches(&filter, &payload()),
+            Ok(expected),
+            "{filter:?}"
+        );
     }
 
     #[test]
@@ -738,7 +817,10 @@ mod tests {
         check(json!({}), true);
         check(json!({"user.uid": "alice"}), true);
         check(json!({"user.uid": "bob"}), false);
-        check(json!({"event.node.path": "/^\\/alice\\/files\\/Documents\\//"}), true);
+        check(
+            json!({"event.node.path": "/^\\/alice\\/files\\/Documents\\//"}),
+            true,
+        );
         check(json!({"event.node.path": "/^\\/bob\\//"}), false);
         check(json!({"event.node.path": "/DOCUMENTS/i"}), true);
         check(json!({"event.node.id": 101}), true);
@@ -749,15 +831,23 @@ mod tests {
         check(json!({"user.uid": {"$ne": "bob"}}), true);
         check(json!({"event.source": {"$exists": false}}), true);
         check(json!({"event.node": {"$exists": true}}), true);
-        check(json!({"$or": [{"user.uid": "bob"}, {"user.uid": "alice"}]}), true);
-        check(json!({"$nor": [{"user.uid": "bob"}, {"user.uid": "alice"}]}), false);
+        check(
+            json!({"$or": [{"user.uid": "bob"}, {"user.uid": "alice"}]}),
+            true,
+        );
+        check(
+            json!({"$nor": [{"user.uid": "bob"}, {"user.uid": "alice"}]}),
+            false,
+        );
         check(json!({"$not": {"user.uid": "alice"}}), false);
         check(json!({"user.uid": {"$not": {"$in": ["alice"]}}}), false);
     }
 
     #[test]
     fn unknown_operators_are_errors_not_matches() {
-        let Value::Object(filter) = json!({"user.uid": {"$regex": "a"}}) else { unreachable!() };
+        let Value::Object(filter) = json!({"user.uid": {"$regex": "a"}}) else {
+            unreachable!()
+        };
         assert!(filter_matches(&filter, &payload()).is_err());
     }
 
@@ -775,7 +865,14 @@ mod tests {
     }
 
     fn file_event(kind: FileEventKind, uid: &str) -> FileEvent {
-        FileEvent { kind, fileid: 7, path: format!("/{uid}/files/a.md"), uid: uid.into(), time: 5, is_folder: false }
+        FileEvent {
+            kind,
+            fileid: 7,
+            path: format!("/{uid}/files/a.md"),
+            uid: uid.into(),
+            time: 5,
+            is_folder: false,
+        }
     }
 
     #[test]
@@ -785,18 +882,29 @@ mod tests {
             webhooks.register(None, request("OCP\\Foo")).unwrap_err(),
             RegistrationError::NotWebhookCompatible("OCP\\Foo".into())
         );
-        let registered = webhooks.register(Some("admin"), request(&format!("\\{NODE_CREATED}"))).unwrap();
+        let registered = webhooks
+            .register(Some("admin"), request(&format!("\\{NODE_CREATED}")))
+            .unwrap();
         assert_eq!(registered.event, NODE_CREATED);
         assert_eq!(registered.to_json()["eventFilter"], json!([]));
         let mut header = request(NODE_CREATED);
         header.auth_method = Some("header".into());
-        assert_eq!(webhooks.register(None, header).unwrap_err(), RegistrationError::HeaderAuthNeedsData);
+        assert_eq!(
+            webhooks.register(None, header).unwrap_err(),
+            RegistrationError::HeaderAuthNeedsData
+        );
         let mut bad = request(NODE_CREATED);
         bad.auth_method = Some("basic".into());
-        assert_eq!(webhooks.register(None, bad).unwrap_err(), RegistrationError::UnknownAuthMethod);
+        assert_eq!(
+            webhooks.register(None, bad).unwrap_err(),
+            RegistrationError::UnknownAuthMethod
+        );
         let mut bad = request(NODE_CREATED);
         bad.uri = "file:///etc/passwd".into();
-        assert_eq!(webhooks.register(None, bad).unwrap_err(), RegistrationError::BadUri);
+        assert_eq!(
+            webhooks.register(None, bad).unwrap_err(),
+            RegistrationError::BadUri
+        );
     }
 
     #[test]
@@ -810,15 +918,29 @@ mod tests {
         webhooks.enqueue_file_event(&file_event(FileEventKind::Created, "alice"), "Alice");
         assert_eq!(webhooks.pending_count(), 1);
         webhooks.enqueue_file_event(
-            &file_event(FileEventKind::Renamed { source_path: "/alice/files/b.md".into() }, "alice"),
+            &file_event(
+                FileEventKind::Renamed {
+                    source_path: "/alice/files/b.md".into(),
+                },
+                "alice",
+            ),
             "Alice",
         );
         let taken = webhooks.take_pending(10);
         assert_eq!(taken.len(), 2);
-        assert_eq!(taken[0].0.payload["event"]["node"]["path"], "/alice/files/a.md");
+        assert_eq!(
+            taken[0].0.payload["event"]["node"]["path"],
+            "/alice/files/a.md"
+        );
         assert_eq!(taken[0].0.payload["user"]["displayName"], "Alice");
-        assert_eq!(taken[1].0.payload["event"]["source"]["path"], "/alice/files/b.md");
-        assert_eq!(taken[1].0.payload["event"]["target"]["path"], "/alice/files/a.md");
+        assert_eq!(
+            taken[1].0.payload["event"]["source"]["path"],
+            "/alice/files/b.md"
+        );
+        assert_eq!(
+            taken[1].0.payload["event"]["target"]["path"],
+            "/alice/files/a.md"
+        );
         assert!(taken[1].0.payload["event"].get("node").is_none());
         assert!(!webhooks.has_pending());
     }

@@ -19,7 +19,11 @@ use serde_json::{Value, json};
 const WRONG_SHARE_ID: &str = "Wrong share ID, share does not exist";
 const WRONG_PATH: &str = "Wrong path, file/folder does not exist";
 
-pub async fn list(State(shared): State<AppState>, Path(version): Path<String>, request: Request) -> Response {
+pub async fn list(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
     let call = match begin(&shared, &version, request, Guard::User).await {
         Ok(call) => call,
         Err(response) => return response,
@@ -47,7 +51,11 @@ pub async fn list(State(shared): State<AppState>, Path(version): Path<String>, r
             .storage
             .mounts(viewer)
             .into_iter()
-            .filter(|share| path_node.as_ref().is_none_or(|(_, id, _)| *id == share.node))
+            .filter(|share| {
+                path_node
+                    .as_ref()
+                    .is_none_or(|(_, id, _)| *id == share.node)
+            })
             .collect()
     } else if flag("subfiles") {
         let Some((path, _, is_folder)) = &path_node else {
@@ -70,12 +78,20 @@ pub async fn list(State(shared): State<AppState>, Path(version): Path<String>, r
         world
             .storage
             .shares()
-            .filter(|share| share.initiator == viewer.uid || (reshares && share.owner == viewer.uid))
-            .filter(|share| path_node.as_ref().is_none_or(|(_, id, _)| *id == share.node))
+            .filter(|share| {
+                share.initiator == viewer.uid || (reshares && share.owner == viewer.uid)
+            })
+            .filter(|share| {
+                path_node
+                    .as_ref()
+                    .is_none_or(|(_, id, _)| *id == share.node)
+            })
             .collect()
     };
-    let formatted: Vec<Value> =
-        shares.into_iter().filter_map(|share| format_share(&shared, &world, call.uid(), share)).collect();
+    let formatted: Vec<Value> = shares
+        .into_iter()
+        .filter_map(|share| format_share(&shared, &world, call.uid(), share))
+        .collect();
     call.ocs.ok(Value::Array(formatted))
 }
 
@@ -101,7 +117,11 @@ pub async fn show(
     }
 }
 
-pub async fn create(State(shared): State<AppState>, Path(version): Path<String>, request: Request) -> Response {
+pub async fn create(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
     let call = match begin(&shared, &version, request, Guard::User).await {
         Ok(call) => call,
         Err(response) => return response,
@@ -112,7 +132,7 @@ pub async fn create(State(shared): State<AppState>, Path(version): Path<String>,
     };
     let share_type = match call.integer("shareType") {
         Ok(Some(share_type)) => share_type,
-        Ok(None) | Err(()) => -1,
+        Ok(None) | Err(_) => -1,
     };
     let Some(path) = call.text("path") else {
         return call.ocs.error(404, "Please specify a file or folder path");
@@ -125,7 +145,11 @@ pub async fn create(State(shared): State<AppState>, Path(version): Path<String>,
         return call.ocs.error(404, WRONG_PATH);
     };
     let (node_name, is_folder, held) = match world.storage.resolve(user.viewer(), &path) {
-        Ok(entry) if !path.is_empty() => (entry.node.name().to_string(), entry.node.is_folder(), entry.permissions),
+        Ok(entry) if !path.is_empty() => (
+            entry.node.name().to_string(),
+            entry.node.is_folder(),
+            entry.permissions,
+        ),
         _ => return call.ocs.error(404, WRONG_PATH),
     };
     let permissions = permissions.unwrap_or(permission::ALL as i64);
@@ -141,12 +165,17 @@ pub async fn create(State(shared): State<AppState>, Path(version): Path<String>,
     let (share_type, target) = match share_type {
         0 => {
             let Some(recipient) = world.user(&share_with).cloned() else {
-                return call.ocs.error(404, "Please specify a valid account to share with");
+                return call
+                    .ocs
+                    .error(404, "Please specify a valid account to share with");
             };
             if recipient.uid == user.uid {
                 return call.ocs.error(403, "Cannot share with yourself");
             }
-            (ShareType::User, world.storage.free_target(recipient.viewer(), &node_name))
+            (
+                ShareType::User,
+                world.storage.free_target(recipient.viewer(), &node_name),
+            )
         }
         1 => {
             if !world.groups.contains_key(&share_with) {
@@ -154,17 +183,28 @@ pub async fn create(State(shared): State<AppState>, Path(version): Path<String>,
             }
             (ShareType::Group, node_name.clone())
         }
-        3 => return call.ocs.error(404, "Public link sharing is disabled by the administrator"),
+        3 => {
+            return call
+                .ocs
+                .error(404, "Public link sharing is disabled by the administrator");
+        }
         4 | 6 | 7 | 10 => {
-            return call.ocs.error(403, "Sharing failed because the back end does not allow shares from this type");
+            return call.ocs.error(
+                403,
+                "Sharing failed because the back end does not allow shares from this type",
+            );
         }
         _ => return call.ocs.error(400, "Unknown share type"),
     };
     if held & permission::SHARE == 0 {
-        return call.ocs.error(404, &format!("You are not allowed to share {node_name}"));
+        return call
+            .ocs
+            .error(404, &format!("You are not allowed to share {node_name}"));
     }
     if permissions & !held != 0 {
-        return call.ocs.error(404, &format!("Cannot increase permissions of {node_name}"));
+        return call
+            .ocs
+            .error(404, &format!("Cannot increase permissions of {node_name}"));
     }
     let created = world.storage.create_share(
         user.viewer(),
@@ -178,7 +218,9 @@ pub async fn create(State(shared): State<AppState>, Path(version): Path<String>,
     let id = match created {
         Ok(id) => id,
         Err(StorageError::Forbidden) => {
-            return call.ocs.error(404, &format!("You are not allowed to share {node_name}"));
+            return call
+                .ocs
+                .error(404, &format!("You are not allowed to share {node_name}"));
         }
         Err(_) => return call.ocs.error(404, WRONG_PATH),
     };
@@ -199,16 +241,30 @@ pub async fn update(
         Err(response) => return response,
     };
     let mut world = shared.world();
-    let Some(share) = parse_id(&id).and_then(|id| world.storage.share(id)).cloned() else {
+    let Some(share) = parse_id(&id)
+        .and_then(|id| world.storage.share(id))
+        .cloned()
+    else {
         return call.ocs.error(404, WRONG_SHARE_ID);
     };
     if !can_access(&world, call.uid(), &share, false) {
         return call.ocs.error(404, WRONG_SHARE_ID);
     }
     if share.owner != call.uid() && share.initiator != call.uid() {
-        return call.ocs.error(403, "You are not allowed to edit incoming shares");
+        return call
+            .ocs
+            .error(403, "You are not allowed to edit incoming shares");
     }
-    let updatable = ["permissions", "password", "publicUpload", "expireDate", "note", "label", "hideDownload", "attributes"];
+    let updatable = [
+        "permissions",
+        "password",
+        "publicUpload",
+        "expireDate",
+        "note",
+        "label",
+        "hideDownload",
+        "attributes",
+    ];
     if !updatable.iter().any(|name| call.params.contains_key(*name)) {
         return call.ocs.error(400, "Wrong or no update parameter given");
     }
@@ -216,12 +272,19 @@ pub async fn update(
         if !(0..=permission::ALL as i64).contains(&permissions) {
             return call.ocs.error(400, "Invalid permissions");
         }
-        let is_folder = world.storage.node(share.node).is_some_and(storage::Node::is_folder);
+        let is_folder = world
+            .storage
+            .node(share.node)
+            .is_some_and(storage::Node::is_folder);
         let mut permissions = permissions as u8;
         if !is_folder {
             permissions &= !(permission::DELETE | permission::CREATE);
         }
-        if world.storage.update_share_permissions(call.uid(), share.id, permissions).is_err() {
+        if world
+            .storage
+            .update_share_permissions(call.uid(), share.id, permissions)
+            .is_err()
+        {
             return call.ocs.error(404, WRONG_SHARE_ID);
         }
     } else if call.params.contains_key("permissions") {
@@ -245,7 +308,10 @@ pub async fn delete(
     };
     let now = shared.now();
     let mut world = shared.world();
-    let Some(share) = parse_id(&id).and_then(|id| world.storage.share(id)).cloned() else {
+    let Some(share) = parse_id(&id)
+        .and_then(|id| world.storage.share(id))
+        .cloned()
+    else {
         return call.ocs.error(404, WRONG_SHARE_ID);
     };
     if !can_access(&world, call.uid(), &share, true) {
@@ -287,7 +353,9 @@ fn can_access(world: &World, uid: &str, share: &Share, check_groups: bool) -> bo
         ShareType::User => share.share_with == uid,
         ShareType::Group => {
             check_groups
-                && world.user(uid).is_some_and(|user| user.groups.contains(&share.share_with))
+                && world
+                    .user(uid)
+                    .is_some_and(|user| user.groups.contains(&share.share_with))
                 && !share.declined.contains(uid)
         }
     }
@@ -302,10 +370,23 @@ fn format_share(shared: &Shared, world: &World, uid: &str, share: &Share) -> Opt
     let node = world.storage.node(share.node)?;
     let path = world.storage.path_of(viewer, node.id)?;
     let entry = world.storage.resolve(viewer, &path).ok()?;
-    let display_name = |uid: &str| world.user(uid).map(|user| user.display_name.clone()).unwrap_or(uid.to_string());
+    let display_name = |uid: &str| {
+        world
+            .user(uid)
+            .map(|user| user.display_name.clone())
+            .unwrap_or(uid.to_string())
+    };
     let (parent_path, _) = storage::parent_and_name(&node.path);
-    let file_parent = world.storage.node_at(&node.owner, parent_path).map(|parent| parent.id);
-    let storage_number = world.users.keys().position(|key| key == &node.owner).map(|index| index + 1).unwrap_or(0);
+    let file_parent = world
+        .storage
+        .node_at(&node.owner, parent_path)
+        .map(|parent| parent.id);
+    let storage_number = world
+        .users
+        .keys()
+        .position(|key| key == &node.owner)
+        .map(|index| index + 1)
+        .unwrap_or(0);
     let is_owner_side = share.owner == uid || share.initiator == uid;
     let mut formatted = json!({
         "id": share.id.to_string(),
@@ -347,13 +428,21 @@ fn format_share(shared: &Shared, world: &World, uid: &str, share: &Share) -> Opt
         ShareType::User => {
             let recipient = world.user(&share.share_with);
             formatted["share_with_displayname"] = json!(display_name(&share.share_with));
-            formatted["share_with_displayname_unique"] =
-                json!(recipient.and_then(|user| user.email.clone()).unwrap_or(share.share_with.clone()));
+            formatted["share_with_displayname_unique"] = json!(
+                recipient
+                    .and_then(|user| user.email.clone())
+                    .unwrap_or(share.share_with.clone())
+            );
             formatted["status"] = json!([]);
         }
         ShareType::Group => {
-            formatted["share_with_displayname"] =
-                json!(world.groups.get(&share.share_with).cloned().unwrap_or(share.share_with.clone()));
+            formatted["share_with_displayname"] = json!(
+                world
+                    .groups
+                    .get(&share.share_with)
+                    .cloned()
+                    .unwrap_or(share.share_with.clone())
+            );
         }
     }
     Some(formatted)

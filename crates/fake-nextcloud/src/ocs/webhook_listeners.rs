@@ -10,7 +10,11 @@ use axum::response::Response;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-pub async fn list(State(shared): State<AppState>, Path(version): Path<String>, request: Request) -> Response {
+pub async fn list(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
     let call = match begin(&shared, &version, request, Guard::Admin).await {
         Ok(call) => call,
         Err(response) => return response,
@@ -36,13 +40,23 @@ pub async fn show(
         Err(response) => return response,
     };
     let world = shared.world();
-    match id.parse().ok().and_then(|id| world.webhooks.registration(id)) {
+    match id
+        .parse()
+        .ok()
+        .and_then(|id| world.webhooks.registration(id))
+    {
         Some(registration) => call.ocs.ok(registration.to_json()),
-        None => call.ocs.error(404, &RegistrationError::NotFound.to_string()),
+        None => call
+            .ocs
+            .error(404, &RegistrationError::NotFound.to_string()),
     }
 }
 
-pub async fn create(State(shared): State<AppState>, Path(version): Path<String>, request: Request) -> Response {
+pub async fn create(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
     let call = match begin(&shared, &version, request, Guard::Admin).await {
         Ok(call) => call,
         Err(response) => return response,
@@ -52,7 +66,10 @@ pub async fn create(State(shared): State<AppState>, Path(version): Path<String>,
         Err(message) => return call.ocs.error(400, &message),
     };
     let mut world = shared.world();
-    match world.webhooks.register(Some(call.uid()), registration_request) {
+    match world
+        .webhooks
+        .register(Some(call.uid()), registration_request)
+    {
         Ok(registration) => call.ocs.ok(registration.to_json()),
         Err(error) => call.ocs.error(400, &error.to_string()),
     }
@@ -68,16 +85,23 @@ pub async fn update(
         Err(response) => return response,
     };
     let Ok(id) = id.parse::<u64>() else {
-        return call.ocs.error(404, &RegistrationError::NotFound.to_string());
+        return call
+            .ocs
+            .error(404, &RegistrationError::NotFound.to_string());
     };
     let registration_request = match read_request(&call) {
         Ok(registration_request) => registration_request,
         Err(message) => return call.ocs.error(400, &message),
     };
     let mut world = shared.world();
-    match world.webhooks.update(id, Some(call.uid()), registration_request) {
+    match world
+        .webhooks
+        .update(id, Some(call.uid()), registration_request)
+    {
         Ok(registration) => call.ocs.ok(registration.to_json()),
-        Err(RegistrationError::NotFound) => call.ocs.error(404, &RegistrationError::NotFound.to_string()),
+        Err(RegistrationError::NotFound) => call
+            .ocs
+            .error(404, &RegistrationError::NotFound.to_string()),
         Err(error) => call.ocs.error(400, &error.to_string()),
     }
 }
@@ -91,7 +115,9 @@ pub async fn delete(
         Ok(call) => call,
         Err(response) => return response,
     };
-    let deleted = id.parse().is_ok_and(|id| shared.world().webhooks.unregister(id));
+    let deleted = id
+        .parse()
+        .is_ok_and(|id| shared.world().webhooks.unregister(id));
     call.ocs.ok(Value::Bool(deleted))
 }
 
@@ -99,7 +125,10 @@ pub async fn delete(
 /// required; where PHP would fail with a TypeError (a 500) the fake answers
 /// 400 with the parameter's name.
 fn read_request(call: &OcsCall) -> Result<RegistrationRequest, String> {
-    let required = |name: &str| call.text(name).ok_or_else(|| format!("Missing parameter {name}"));
+    let required = |name: &str| {
+        call.text(name)
+            .ok_or_else(|| format!("Missing parameter {name}"))
+    };
     Ok(RegistrationRequest {
         http_method: required("httpMethod")?,
         uri: required("uri")?,
@@ -123,7 +152,9 @@ fn object(call: &OcsCall, name: &str) -> Result<Option<Map<String, Value>>, Stri
 }
 
 fn string_map(call: &OcsCall, name: &str) -> Result<Option<BTreeMap<String, String>>, String> {
-    let Some(map) = object(call, name)? else { return Ok(None) };
+    let Some(map) = object(call, name)? else {
+        return Ok(None);
+    };
     map.into_iter()
         .map(|(key, value)| match value {
             Value::String(text) => Ok((key, text)),
