@@ -248,4 +248,3 @@ fn php_regex(text: &str) -> Option<regex::Regex> {
         .build()
         .ok()
 }
-
