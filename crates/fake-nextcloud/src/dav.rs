@@ -183,26 +183,20 @@ pub fn multistatus(body: String) -> Response {
         .into_response()
 }
 
-/// Percent-encodes one path segment the way sabre/dav writes hrefs.
+/// Percent-encodes one path segment the way sabre/dav writes hrefs
+/// (`Sabre\HTTP\encodePathSegment`): everything but `A-Za-z0-9_-.~():@`
+/// becomes `%xx`, lowercase hex, byte by byte.
 pub fn encode_segment(segment: &str) -> String {
-    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~')
-        .remove(b'(')
-        .remove(b')')
-        .remove(b'!')
-        .remove(b'$')
-        .remove(b'\'')
-        .remove(b'*')
-        .remove(b'+')
-        .remove(b',')
-        .remove(b';')
-        .remove(b'=')
-        .remove(b'@')
-        .remove(b':');
-    percent_encoding::utf8_percent_encode(segment, SEGMENT).to_string()
+    let mut encoded = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        let kept = byte.is_ascii_alphanumeric() || b"_-.~():@".contains(&byte);
+        if kept {
+            encoded.push(byte as char);
+        } else {
+            encoded.push_str(&format!("%{byte:02x}"));
+        }
+    }
+    encoded
 }
 
 /// Percent-encodes a clean relative path, segment by segment.

@@ -22,6 +22,9 @@ pub mod permission {
     pub const ALL: u8 = 31;
     /// A shared file cannot grant create or delete (Nextcloud masks them).
     pub const FILE_MASK: u8 = READ | UPDATE | SHARE;
+    /// No file can be created in; a file inside a shared folder keeps the
+    /// folder share's delete bit.
+    pub const FILE_IN_FOLDER_MASK: u8 = READ | UPDATE | DELETE | SHARE;
 }
 
 /// A namespaced property name, as stored for PROPPATCH.
@@ -38,7 +41,9 @@ pub struct Node {
     pub mtime: i64,
     pub ctime: i64,
     pub etag: String,
-    pub favorite: bool,
+    /// Users who marked this node as a favorite: favorites are per user in
+    /// Nextcloud (a tag of the user), not a property of the file.
+    pub favorited_by: BTreeSet<String>,
     /// Dead properties set by PROPPATCH, value as raw XML.
     pub dead_properties: BTreeMap<PropertyName, String>,
 }
@@ -122,7 +127,16 @@ impl Entry<'_> {
         self.permissions & bit == bit
     }
 
+    /// Whether `uid` marked this node as a favorite.
+    pub fn is_favorite_of(&self, uid: &str) -> bool {
+        self.node.favorited_by.contains(uid)
+    }
+
     /// Nextcloud's `oc:permissions` letters (DavUtil::getDavPermissions).
+    ///
+    /// `M` (mounted) is for external storages and group folders only:
+    /// `FileInfo::isMounted` is false for the home and for shares, so no
+    /// node of this model ever carries it.
     pub fn dav_permissions(&self) -> String {
         let mut letters = String::new();
         if self.share.is_some() {
@@ -130,9 +144,6 @@ impl Entry<'_> {
         }
         if self.can(permission::SHARE) {
             letters.push('R');
-        }
-        if self.share.is_some() {
-            letters.push('M');
         }
         if self.can(permission::READ) {
             letters.push('G');
@@ -152,6 +163,20 @@ impl Entry<'_> {
         }
         letters
     }
+}
+
+/// What a folder looks like to one viewer once the shares mounted below it
+/// are counted in (Nextcloud's `FileInfo` with its sub-mounts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Unquoted etag. A folder with mounts below it combines its own etag
+    /// with theirs, so a change inside a share changes the recipient's
+    /// ancestors' etags too (what sync clients poll for).
+    pub etag: String,
+    /// Bytes, mounts below included.
+    pub size: u64,
+    /// Unix seconds, the newest of the folder and the mounts below it.
+    pub mtime: i64,
 }
 
 /// What a storage operation refused, mapped to HTTP statuses by the DAV layer.
@@ -347,9 +372,20 @@ impl Storage {
         id
     }
 
+    /// Marks a node as a favorite of its owner (fixtures).
     pub fn set_favorite(&mut self, id: FileId, favorite: bool) {
+        let Some(owner) = self.nodes.get(&id).map(|node| node.owner.clone()) else { return };
+        self.set_favorite_for(&owner, id, favorite);
+    }
+
+    /// Marks or unmarks a node as one user's favorite.
+    pub fn set_favorite_for(&mut self, uid: &str, id: FileId, favorite: bool) {
         if let Some(node) = self.nodes.get_mut(&id) {
-            node.favorite = favorite;
+            if favorite {
+                node.favorited_by.insert(uid.to_string());
+            } else {
+                node.favorited_by.remove(uid);
+            }
         }
     }
 
@@ -416,8 +452,10 @@ impl Storage {
     fn share_permissions(share: &Share, node: &Node) -> u8 {
         if node.is_folder() {
             share.permissions
-        } else {
+        } else if node.id == share.node {
             share.permissions & permission::FILE_MASK
+        } else {
+            share.permissions & permission::FILE_IN_FOLDER_MASK
         }
     }
 
@@ -487,16 +525,20 @@ impl Storage {
                 let (parent, _) = parent_and_name(&share.target);
                 if parent == path {
                     if let Ok(entry) = self.resolve(viewer, &share.target) {
+                        // A mount shadows an own node at the same path, as
+                        // `resolve` does: one path, one meaning.
+                        entries.retain(|existing| existing.path != entry.path);
                         entries.push(entry);
                     }
                 }
             }
         }
         entries.sort_by(|a, b| a.path.cmp(&b.path));
+        entries.dedup_by(|a, b| a.path == b.path);
         Ok(entries)
     }
 
-    /// Every entry at or below `path`, depth first, the folder itself first.
+    /// Every entry at or below `path`, breadth first, the folder itself first.
     pub fn walk<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Vec<Entry<'s>>, StorageError> {
         let root = self.resolve(viewer, path)?;
         let mut out = vec![root];
@@ -523,6 +565,35 @@ impl Storage {
                 .filter_map(|(_, id)| self.nodes[id].content().map(|content| content.len() as u64))
                 .sum(),
         }
+    }
+
+    /// Etag, size and mtime of an entry as its viewer sees them.
+    pub fn summary(&self, viewer: Viewer<'_>, entry: &Entry<'_>) -> Summary {
+        let node = entry.node;
+        let mut summary = Summary { etag: node.etag.clone(), size: self.size(node), mtime: node.mtime };
+        // Only the viewer's own folders have mounts below them: nothing is
+        // ever mounted inside a share.
+        if !node.is_folder() || entry.share.is_some() {
+            return summary;
+        }
+        let mut child_etags = Vec::new();
+        for share in self.mounts(viewer) {
+            let Some(rest) = strip_under(&share.target, &entry.path) else { continue };
+            if rest.is_empty() {
+                continue;
+            }
+            let Some(root) = self.nodes.get(&share.node) else { continue };
+            summary.size += self.size(root);
+            summary.mtime = summary.mtime.max(root.mtime);
+            child_etags.push(format!("{rest}/{}{}", root.etag, Self::share_permissions(share, root)));
+        }
+        if !child_etags.is_empty() {
+            use sha2::Digest as _;
+            let combined = format!("{}::{}", node.etag, child_etags.join("::"));
+            let digest = sha2::Sha256::digest(combined.as_bytes());
+            summary.etag = digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect();
+        }
+        summary
     }
 
     /// Share types the owner has created on this node (for `oc:share-types`).
@@ -667,7 +738,11 @@ impl Storage {
             self.shares.get_mut(&share_id).expect("share").target = destination.to_string();
             return Ok((id, !existed));
         }
-        if !entry.can(permission::UPDATE) && !entry.can(permission::DELETE) {
+        // As FilesPlugin::checkMove: a rename in place needs update, a move
+        // to another folder needs delete on the source.
+        let same_folder = parent_and_name(source).0 == parent_and_name(destination).0;
+        let allowed = if same_folder { entry.can(permission::UPDATE) } else { entry.can(permission::DELETE) };
+        if !allowed {
             return Err(StorageError::Forbidden);
         }
         let is_folder = entry.node.is_folder();
@@ -679,6 +754,8 @@ impl Storage {
         let dest_owner_path = join(&dest_parent_owner_path, dest_name);
         let old_parent = parent_and_name(source).0.to_string();
         self.relocate_subtree(id, &dest_owner, &dest_owner_path);
+        // Nextcloud derives the mimetype from the name again on rename.
+        self.retype_by_name(id);
         self.touch(id, now);
         if let Ok(parent) = self.resolve(viewer, &old_parent) {
             let parent_id = parent.node.id;
@@ -741,6 +818,7 @@ impl Storage {
             let visible = if rest.is_empty() { destination.to_string() } else { join(destination, &rest) };
             if rest.is_empty() {
                 root_id = id;
+                self.retype_by_name(id);
             }
             self.event_full(viewer, FileEventKind::Created, id, &visible, now, node.is_folder());
         }
@@ -768,6 +846,39 @@ impl Storage {
             node.dead_properties.remove(&name);
         }
         Ok(())
+    }
+
+    /// Sets the mtime of what the viewer sees at `path` (`X-OC-MTime`,
+    /// PROPPATCH `{DAV:}lastmodified`); needs update permission.
+    pub fn set_mtime(&mut self, viewer: Viewer<'_>, path: &str, mtime: i64) -> Result<(), StorageError> {
+        let id = self.updatable(viewer, path)?;
+        let node = self.nodes.get_mut(&id).expect("resolved");
+        node.mtime = mtime;
+        let etag = self.next_etag();
+        self.nodes.get_mut(&id).expect("resolved").etag = etag;
+        Ok(())
+    }
+
+    /// Sets the creation time (PROPPATCH `{DAV:}creationdate`).
+    pub fn set_creation_time(&mut self, viewer: Viewer<'_>, path: &str, ctime: i64) -> Result<(), StorageError> {
+        let id = self.updatable(viewer, path)?;
+        self.nodes.get_mut(&id).expect("resolved").ctime = ctime;
+        Ok(())
+    }
+
+    /// Sets the etag (PROPPATCH `{DAV:}getetag`, which Nextcloud allows).
+    pub fn set_etag(&mut self, viewer: Viewer<'_>, path: &str, etag: &str) -> Result<(), StorageError> {
+        let id = self.updatable(viewer, path)?;
+        self.nodes.get_mut(&id).expect("resolved").etag = etag.to_string();
+        Ok(())
+    }
+
+    fn updatable(&self, viewer: Viewer<'_>, path: &str) -> Result<FileId, StorageError> {
+        let entry = self.resolve(viewer, path)?;
+        if !entry.can(permission::UPDATE) {
+            return Err(StorageError::Forbidden);
+        }
+        Ok(entry.node.id)
     }
 
     /// Creates a share of the viewer's `path` (the OCS shares API).
@@ -868,7 +979,7 @@ impl Storage {
                 mtime,
                 ctime: mtime,
                 etag,
-                favorite: false,
+                favorited_by: BTreeSet::new(),
                 dead_properties: BTreeMap::new(),
             },
         );
@@ -956,7 +1067,8 @@ impl Storage {
 
     fn relocate_subtree(&mut self, id: FileId, new_owner: &str, new_path: &str) {
         let old_path = self.nodes[&id].path.clone();
-        for node_id in self.subtree_ids(id) {
+        let moved = self.subtree_ids(id);
+        for &node_id in &moved {
             let node = self.nodes.get_mut(&node_id).expect("subtree node");
             self.by_path.remove(&(node.owner.clone(), node.path.clone()));
             let rest = strip_under(&node.path, &old_path).unwrap_or("").to_string();
@@ -964,10 +1076,21 @@ impl Storage {
             node.owner = new_owner.to_string();
             self.by_path.insert((node.owner.clone(), node.path.clone()), node_id);
         }
+        // Shares of any moved node (not only the top one) follow the new owner.
+        let moved: BTreeSet<FileId> = moved.into_iter().collect();
         for share in self.shares.values_mut() {
-            if share.node == id {
+            if moved.contains(&share.node) {
                 share.owner = new_owner.to_string();
             }
+        }
+    }
+
+    /// Sets a file's mimetype from its (new) name.
+    fn retype_by_name(&mut self, id: FileId) {
+        let Some(node) = self.nodes.get_mut(&id) else { return };
+        let mime_by_name = mime_for(node.name()).to_string();
+        if let NodeKind::File { mime, .. } = &mut node.kind {
+            *mime = mime_by_name;
         }
     }
 

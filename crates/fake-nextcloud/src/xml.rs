@@ -323,6 +323,9 @@ pub fn known_prefix(ns: &str) -> Option<&'static str> {
 pub fn empty_element(ns: &str, local: &str) -> String {
     match known_prefix(ns) {
         Some(prefix) => format!("<{prefix}:{local}/>"),
+        // A prefix cannot be bound to the empty namespace: an element in no
+        // namespace resets the default one instead.
+        None if ns.is_empty() => format!("<{local} xmlns=\"\"/>"),
         None => format!("<x:{local} xmlns:x=\"{}\"/>", escape(ns)),
     }
 }
@@ -334,6 +337,7 @@ pub fn element_with(ns: &str, local: &str, inner_xml: &str) -> String {
     }
     match known_prefix(ns) {
         Some(prefix) => format!("<{prefix}:{local}>{inner_xml}</{prefix}:{local}>"),
+        None if ns.is_empty() => format!("<{local} xmlns=\"\">{inner_xml}</{local}>"),
         None => format!("<x:{local} xmlns:x=\"{}\">{inner_xml}</x:{local}>", escape(ns)),
     }
 }
