@@ -178,7 +178,13 @@ pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) 
         let id = entry.node.id;
         let mut dead_set = Vec::new();
         let mut dead_remove = Vec::new();
-        for (mutation, plan) in mutations.iter().zip(&plans) {
+        // FilesPlugin handles `lastmodified` before `getetag`, so a touch
+        // cannot overwrite an etag set in the same request.
+        let mut order: Vec<usize> = (0..mutations.len()).collect();
+        order.sort_by_key(|&index| matches!(plans[index], Plan::Etag(_)));
+        let mut outcomes = vec![0u16; mutations.len()];
+        for index in order {
+            let (mutation, plan) = (&mutations[index], &plans[index]);
             let outcome = match plan {
                 Plan::Refuse => unreachable!("checked above"),
                 Plan::Etag(etag) => world.storage.set_etag(viewer, &target.path, etag).map(|()| 200),
@@ -199,7 +205,10 @@ pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) 
                     Ok(200)
                 }
             };
-            statuses.push((mutation.name.clone(), outcome.unwrap_or(403)));
+            outcomes[index] = outcome.unwrap_or(403);
+        }
+        for (mutation, outcome) in mutations.iter().zip(outcomes) {
+            statuses.push((mutation.name.clone(), outcome));
         }
         if !dead_set.is_empty() || !dead_remove.is_empty() {
             if let Err(error) = world.storage.patch_properties(viewer, &target.path, dead_set, dead_remove) {
