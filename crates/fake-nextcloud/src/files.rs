@@ -7,6 +7,10 @@
 //! what a user sees here is exactly what SEARCH and OCS see. A path in another
 //! user's tree is a 404, never a 403: nobody learns that it exists.
 
+// Handlers return the refusal itself (a ready HTTP response) as their error:
+// it is built once per request, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
 pub(crate) mod properties;
 mod propfind;
 mod transfer;
@@ -104,7 +108,8 @@ fn options(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
         let Some(user) = world.user(&request.user.uid) else { return dav::not_found() };
         world.storage.resolve(user.viewer(), &target.path).is_ok()
     };
-    let mut allow = String::from("OPTIONS, GET, HEAD, DELETE, PROPFIND, PUT, PROPPATCH, COPY, MOVE, REPORT");
+    let mut allow =
+        String::from("OPTIONS, GET, HEAD, DELETE, PROPFIND, PUT, PROPPATCH, COPY, MOVE, REPORT");
     // sabre allows MKCOL only where nothing exists yet.
     if !exists {
         allow.push_str(", MKCOL");
@@ -161,7 +166,11 @@ pub(crate) fn conflict(message: &str) -> Response {
 }
 
 pub(crate) fn precondition_failed(message: &str) -> Response {
-    dav::xml_error(StatusCode::PRECONDITION_FAILED, "Sabre\\DAV\\Exception\\PreconditionFailed", message)
+    dav::xml_error(
+        StatusCode::PRECONDITION_FAILED,
+        "Sabre\\DAV\\Exception\\PreconditionFailed",
+        message,
+    )
 }
 
 pub(crate) fn not_found_path(path: &str) -> Response {
@@ -176,7 +185,9 @@ pub(crate) fn not_implemented(method: &str) -> Response {
     dav::xml_error(
         StatusCode::NOT_IMPLEMENTED,
         "Sabre\\DAV\\Exception\\NotImplemented",
-        &format!("There was no plugin in the system that was willing to handle this {method} method."),
+        &format!(
+            "There was no plugin in the system that was willing to handle this {method} method."
+        ),
     )
 }
 
@@ -191,12 +202,14 @@ pub(crate) fn storage_error(error: StorageError, path: &str) -> Response {
             "Sabre\\DAV\\Exception\\MethodNotAllowed",
             "The resource you tried to create already exists",
         ),
-        StorageError::DestinationExists => {
-            precondition_failed("The destination node already exists, and the overwrite header is set to false")
-        }
+        StorageError::DestinationExists => precondition_failed(
+            "The destination node already exists, and the overwrite header is set to false",
+        ),
         StorageError::BadPath => bad_request("Invalid path"),
         StorageError::NotAFile => conflict("PUT is not allowed on non-files."),
-        StorageError::SameSourceAndDestination => forbidden("Source and destination uri are identical."),
+        StorageError::SameSourceAndDestination => {
+            forbidden("Source and destination uri are identical.")
+        }
         StorageError::IntoItself => {
             conflict("The destination may not be part of the same subtree as the source path.")
         }

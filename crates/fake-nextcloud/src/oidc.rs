@@ -261,10 +261,10 @@ async fn authorize(
     if query.response_type.as_deref() != Some("code") {
         return error_redirect("unsupported_response_type");
     }
-    if let Some(method) = &query.code_challenge_method {
-        if method != "S256" {
-            return error_redirect("invalid_request");
-        }
+    if let Some(method) = &query.code_challenge_method
+        && method != "S256"
+    {
+        return error_redirect("invalid_request");
     }
     let Some(session) = session_from_headers(&world, &headers).cloned() else {
         // Not logged in: to the login page, back here afterwards.

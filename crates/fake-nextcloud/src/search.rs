@@ -10,6 +10,9 @@
 //! [`crate::storage::Storage::walk`], so a user finds exactly what they can
 //! see, received shares included. A scope in another user's files is a 404.
 
+// As in `files`: the error of a helper is the finished HTTP response.
+#![allow(clippy::result_large_err)]
+
 mod query;
 
 use crate::Shared;
@@ -30,11 +33,12 @@ pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
     }
     let root = match crate::xml::parse(&request.body) {
         Ok(root) => root,
-        Err(error) => return parse_error(&error.to_string()),
+        Err(error) => return parse_error(&format!("Parse error: {error}")),
     };
     let query = match query::parse(&root, &request.user.uid) {
         Ok(query) => query,
-        Err(QueryError::Parse(message)) => return parse_error(&message),
+        Err(QueryError::Parse(message)) => return parse_error(&format!("Parse error: {message}")),
+        Err(QueryError::DocumentType(message)) => return parse_error(&message),
         Err(QueryError::Invalid(message)) => return crate::files::bad_request(&message),
     };
     let body = {
@@ -49,7 +53,12 @@ pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
             };
             let folder = match world.storage.resolve(viewer, &scope_path) {
                 Ok(folder) => folder,
-                Err(_) => return crate::files::not_found_path(&format!("files/{}/{scope_path}", request.user.uid)),
+                Err(_) => {
+                    return crate::files::not_found_path(&format!(
+                        "files/{}/{scope_path}",
+                        request.user.uid
+                    ));
+                }
             };
             if !folder.node.is_folder() {
                 return crate::files::bad_request("Search is only supported on directories");
@@ -65,7 +74,8 @@ pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
         if query.limit_to_home {
             results.retain(|entry| entry.share.is_none());
         }
-        let names: Vec<&str> = results.iter().map(|entry| storage::parent_and_name(&entry.path).1).collect();
+        let names: Vec<&str> =
+            results.iter().map(|entry| storage::parent_and_name(&entry.path).1).collect();
         let mut kept: Vec<(&Entry<'_>, Candidate<'_>)> = Vec::new();
         for (entry, name) in results.iter().zip(names) {
             let summary = world.storage.summary(viewer, entry);
@@ -92,7 +102,13 @@ pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
         let mut responses = String::new();
         for (entry, _) in kept.into_iter().skip(query.first_result).take(count_max) {
             let entry_href = href(&base, &entry.path, entry.node.is_folder());
-            responses.push_str(&properties::response(&context, entry, &entry_href, &query.selection, false));
+            responses.push_str(&properties::response(
+                &context,
+                entry,
+                &entry_href,
+                &query.selection,
+                false,
+            ));
         }
         properties::multistatus(&responses)
     };
@@ -101,12 +117,12 @@ pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
     (StatusCode::MULTI_STATUS, headers, body).into_response()
 }
 
-/// SearchDAV's plain-text parse error.
-fn parse_error(message: &str) -> Response {
+/// SearchDAV's plain-text 400 (it sets a body, not a sabre exception).
+fn parse_error(body: &str) -> Response {
     (
         StatusCode::BAD_REQUEST,
         [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        format!("Parse error: {message}"),
+        body.to_string(),
     )
         .into_response()
 }
@@ -127,7 +143,8 @@ fn scope_path(scope: &str, uid: &str) -> Result<String, Response> {
                 "Using uri's as scope is not supported, please use a path relative to the search arbiter instead",
             ));
         };
-        let clean = storage::parse_dav_path(rest).map_err(|_| crate::files::bad_request("Invalid scope"))?;
+        let clean = storage::parse_dav_path(rest)
+            .map_err(|_| crate::files::bad_request("Invalid scope"))?;
         clean.split('/').filter(|segment| !segment.is_empty()).map(str::to_string).collect()
     } else {
         let mut segments = Vec::new();

@@ -220,7 +220,9 @@ pub enum FileEventKind {
     Written,
     Deleted,
     /// The path before the rename, in the same form as `path`.
-    Renamed { source_path: String },
+    Renamed {
+        source_path: String,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -286,11 +288,7 @@ fn strip_under<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
         return Some(path);
     }
     let rest = path.strip_prefix(prefix)?;
-    if rest.is_empty() {
-        Some("")
-    } else {
-        rest.strip_prefix('/')
-    }
+    if rest.is_empty() { Some("") } else { rest.strip_prefix('/') }
 }
 
 /// Nextcloud's mimetype for a file name, by extension.
@@ -306,9 +304,7 @@ pub fn mime_for(name: &str) -> &'static str {
         Some("pdf") => "application/pdf",
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        Some("pptx") => {
-            "application/vnd.openxmlformats-officedocument.presentationml.presentation"
-        }
+        Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         Some("odt") => "application/vnd.oasis.opendocument.text",
         Some("ods") => "application/vnd.oasis.opendocument.spreadsheet",
         Some("odp") => "application/vnd.oasis.opendocument.presentation",
@@ -362,12 +358,8 @@ impl Storage {
         let (parent, name) = parent_and_name(path);
         self.ensure_folder(owner, parent, mtime);
         let mime = mime.unwrap_or_else(|| mime_for(name)).to_string();
-        let id = self.insert_node(
-            owner,
-            path,
-            NodeKind::File { content: content.into(), mime },
-            mtime,
-        );
+        let id =
+            self.insert_node(owner, path, NodeKind::File { content: content.into(), mime }, mtime);
         self.events.clear();
         id
     }
@@ -425,11 +417,16 @@ impl Storage {
     }
 
     /// What `path` (clean, relative) means to the viewer.
-    pub fn resolve<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Entry<'s>, StorageError> {
+    pub fn resolve<'s>(
+        &'s self,
+        viewer: Viewer<'_>,
+        path: &str,
+    ) -> Result<Entry<'s>, StorageError> {
         for share in self.mounts(viewer) {
             let Some(rest) = strip_under(path, &share.target) else { continue };
             let Some(root) = self.nodes.get(&share.node) else { continue };
-            let owner_path = if rest.is_empty() { root.path.clone() } else { join(&root.path, rest) };
+            let owner_path =
+                if rest.is_empty() { root.path.clone() } else { join(&root.path, rest) };
             let node = self.node_at(&root.owner, &owner_path).ok_or(StorageError::NotFound)?;
             return Ok(Entry {
                 path: path.to_string(),
@@ -496,12 +493,9 @@ impl Storage {
         let mut entries = Vec::new();
         let start = (owner.clone(), owner_prefix.clone());
         // Strings sharing a prefix are contiguous in sort order.
-        let descendants = self
-            .by_path
-            .range(start..)
-            .take_while(|((node_owner, node_path), _)| {
-                node_owner == &owner && node_path.starts_with(owner_prefix.as_str())
-            });
+        let descendants = self.by_path.range(start..).take_while(|((node_owner, node_path), _)| {
+            node_owner == &owner && node_path.starts_with(owner_prefix.as_str())
+        });
         for ((_, node_path), id) in descendants {
             let Some(rest) = strip_under(node_path, &owner_prefix) else { continue };
             if rest.is_empty() || rest.contains('/') {
@@ -523,13 +517,13 @@ impl Storage {
         if folder.share.is_none() {
             for share in self.mounts(viewer) {
                 let (parent, _) = parent_and_name(&share.target);
-                if parent == path {
-                    if let Ok(entry) = self.resolve(viewer, &share.target) {
-                        // A mount shadows an own node at the same path, as
-                        // `resolve` does: one path, one meaning.
-                        entries.retain(|existing| existing.path != entry.path);
-                        entries.push(entry);
-                    }
+                if parent == path
+                    && let Ok(entry) = self.resolve(viewer, &share.target)
+                {
+                    // A mount shadows an own node at the same path, as
+                    // `resolve` does: one path, one meaning.
+                    entries.retain(|existing| existing.path != entry.path);
+                    entries.push(entry);
                 }
             }
         }
@@ -539,7 +533,11 @@ impl Storage {
     }
 
     /// Every entry at or below `path`, breadth first, the folder itself first.
-    pub fn walk<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Vec<Entry<'s>>, StorageError> {
+    pub fn walk<'s>(
+        &'s self,
+        viewer: Viewer<'_>,
+        path: &str,
+    ) -> Result<Vec<Entry<'s>>, StorageError> {
         let root = self.resolve(viewer, path)?;
         let mut out = vec![root];
         let mut index = 0;
@@ -560,7 +558,9 @@ impl Storage {
             NodeKind::Folder => self
                 .by_path
                 .range((node.owner.clone(), node.path.clone())..)
-                .take_while(|((owner, path), _)| owner == &node.owner && path.starts_with(node.path.as_str()))
+                .take_while(|((owner, path), _)| {
+                    owner == &node.owner && path.starts_with(node.path.as_str())
+                })
                 .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
                 .filter_map(|(_, id)| self.nodes[id].content().map(|content| content.len() as u64))
                 .sum(),
@@ -570,7 +570,8 @@ impl Storage {
     /// Etag, size and mtime of an entry as its viewer sees them.
     pub fn summary(&self, viewer: Viewer<'_>, entry: &Entry<'_>) -> Summary {
         let node = entry.node;
-        let mut summary = Summary { etag: node.etag.clone(), size: self.size(node), mtime: node.mtime };
+        let mut summary =
+            Summary { etag: node.etag.clone(), size: self.size(node), mtime: node.mtime };
         // Only the viewer's own folders have mounts below them: nothing is
         // ever mounted inside a share.
         if !node.is_folder() || entry.share.is_some() {
@@ -585,7 +586,11 @@ impl Storage {
             let Some(root) = self.nodes.get(&share.node) else { continue };
             summary.size += self.size(root);
             summary.mtime = summary.mtime.max(root.mtime);
-            child_etags.push(format!("{rest}/{}{}", root.etag, Self::share_permissions(share, root)));
+            child_etags.push(format!(
+                "{rest}/{}{}",
+                root.etag,
+                Self::share_permissions(share, root)
+            ));
         }
         if !child_etags.is_empty() {
             use sha2::Digest as _;
@@ -664,7 +669,12 @@ impl Storage {
     }
 
     /// MKCOL.
-    pub fn mkcol(&mut self, viewer: Viewer<'_>, path: &str, now: i64) -> Result<FileId, StorageError> {
+    pub fn mkcol(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        now: i64,
+    ) -> Result<FileId, StorageError> {
         if path.is_empty() || self.resolve(viewer, path).is_ok() {
             return Err(StorageError::AlreadyExists);
         }
@@ -730,7 +740,8 @@ impl Storage {
             // Renaming a received share moves its mount point.
             let share_id = entry.share.expect("mount root has a share").id;
             let (parent_path, _) = parent_and_name(destination);
-            let parent = self.resolve(viewer, parent_path).map_err(|_| StorageError::ParentMissing)?;
+            let parent =
+                self.resolve(viewer, parent_path).map_err(|_| StorageError::ParentMissing)?;
             if parent.share.is_some() || !parent.node.is_folder() {
                 return Err(StorageError::Forbidden);
             }
@@ -741,7 +752,8 @@ impl Storage {
         // As FilesPlugin::checkMove: a rename in place needs update, a move
         // to another folder needs delete on the source.
         let same_folder = parent_and_name(source).0 == parent_and_name(destination).0;
-        let allowed = if same_folder { entry.can(permission::UPDATE) } else { entry.can(permission::DELETE) };
+        let allowed =
+            if same_folder { entry.can(permission::UPDATE) } else { entry.can(permission::DELETE) };
         if !allowed {
             return Err(StorageError::Forbidden);
         }
@@ -750,7 +762,8 @@ impl Storage {
         // Check the destination parent before touching anything.
         self.writable_folder(viewer, dest_parent_path)?;
         let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-        let (dest_owner, dest_parent_owner_path) = self.writable_folder(viewer, dest_parent_path)?;
+        let (dest_owner, dest_parent_owner_path) =
+            self.writable_folder(viewer, dest_parent_path)?;
         let dest_owner_path = join(&dest_parent_owner_path, dest_name);
         let old_parent = parent_and_name(source).0.to_string();
         self.relocate_subtree(id, &dest_owner, &dest_owner_path);
@@ -807,15 +820,18 @@ impl Storage {
         let (dest_parent_path, dest_name) = parent_and_name(destination);
         self.writable_folder(viewer, dest_parent_path)?;
         let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-        let (dest_owner, dest_parent_owner_path) = self.writable_folder(viewer, dest_parent_path)?;
+        let (dest_owner, dest_parent_owner_path) =
+            self.writable_folder(viewer, dest_parent_path)?;
         let dest_root = join(&dest_parent_owner_path, dest_name);
         let mut root_id = 0;
         for (rest, node) in source_entries {
-            let owner_path = if rest.is_empty() { dest_root.clone() } else { join(&dest_root, &rest) };
+            let owner_path =
+                if rest.is_empty() { dest_root.clone() } else { join(&dest_root, &rest) };
             let id = self.insert_node(&dest_owner, &owner_path, node.kind.clone(), node.mtime);
             let copy = self.nodes.get_mut(&id).expect("inserted");
             copy.dead_properties = node.dead_properties.clone();
-            let visible = if rest.is_empty() { destination.to_string() } else { join(destination, &rest) };
+            let visible =
+                if rest.is_empty() { destination.to_string() } else { join(destination, &rest) };
             if rest.is_empty() {
                 root_id = id;
                 self.retype_by_name(id);
@@ -850,7 +866,12 @@ impl Storage {
 
     /// Sets the mtime of what the viewer sees at `path` (`X-OC-MTime`,
     /// PROPPATCH `{DAV:}lastmodified`); needs update permission.
-    pub fn set_mtime(&mut self, viewer: Viewer<'_>, path: &str, mtime: i64) -> Result<(), StorageError> {
+    pub fn set_mtime(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        mtime: i64,
+    ) -> Result<(), StorageError> {
         let id = self.updatable(viewer, path)?;
         let node = self.nodes.get_mut(&id).expect("resolved");
         node.mtime = mtime;
@@ -860,14 +881,24 @@ impl Storage {
     }
 
     /// Sets the creation time (PROPPATCH `{DAV:}creationdate`).
-    pub fn set_creation_time(&mut self, viewer: Viewer<'_>, path: &str, ctime: i64) -> Result<(), StorageError> {
+    pub fn set_creation_time(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        ctime: i64,
+    ) -> Result<(), StorageError> {
         let id = self.updatable(viewer, path)?;
         self.nodes.get_mut(&id).expect("resolved").ctime = ctime;
         Ok(())
     }
 
     /// Sets the etag (PROPPATCH `{DAV:}getetag`, which Nextcloud allows).
-    pub fn set_etag(&mut self, viewer: Viewer<'_>, path: &str, etag: &str) -> Result<(), StorageError> {
+    pub fn set_etag(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        etag: &str,
+    ) -> Result<(), StorageError> {
         let id = self.updatable(viewer, path)?;
         self.nodes.get_mut(&id).expect("resolved").etag = etag.to_string();
         Ok(())
@@ -882,6 +913,8 @@ impl Storage {
     }
 
     /// Creates a share of the viewer's `path` (the OCS shares API).
+    // The arguments are the OCS request's fields; a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub fn create_share(
         &mut self,
         viewer: Viewer<'_>,
@@ -1012,12 +1045,20 @@ impl Storage {
                     node.mtime = mtime;
                 }
             }
-            path = if current.is_empty() { None } else { Some(parent_and_name(&current).0.to_string()) };
+            path = if current.is_empty() {
+                None
+            } else {
+                Some(parent_and_name(&current).0.to_string())
+            };
         }
     }
 
     /// A folder the viewer may create in: `(owner, owner_path)`.
-    fn writable_folder(&self, viewer: Viewer<'_>, path: &str) -> Result<(String, String), StorageError> {
+    fn writable_folder(
+        &self,
+        viewer: Viewer<'_>,
+        path: &str,
+    ) -> Result<(String, String), StorageError> {
         let parent = self.resolve(viewer, path).map_err(|_| StorageError::ParentMissing)?;
         if !parent.node.is_folder() {
             return Err(StorageError::ParentMissing);
@@ -1050,7 +1091,9 @@ impl Storage {
         let Some(node) = self.nodes.get(&id) else { return Vec::new() };
         self.by_path
             .range((node.owner.clone(), node.path.clone())..)
-            .take_while(|((owner, path), _)| owner == &node.owner && path.starts_with(node.path.as_str()))
+            .take_while(|((owner, path), _)| {
+                owner == &node.owner && path.starts_with(node.path.as_str())
+            })
             .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
             .map(|(_, id)| *id)
             .collect()
@@ -1094,7 +1137,14 @@ impl Storage {
         }
     }
 
-    fn event(&mut self, viewer: Viewer<'_>, kind: FileEventKind, id: FileId, path: &str, time: i64) {
+    fn event(
+        &mut self,
+        viewer: Viewer<'_>,
+        kind: FileEventKind,
+        id: FileId,
+        path: &str,
+        time: i64,
+    ) {
         let is_folder = self.nodes.get(&id).is_some_and(Node::is_folder);
         self.event_full(viewer, kind, id, path, time, is_folder);
     }

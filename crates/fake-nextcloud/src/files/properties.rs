@@ -33,7 +33,11 @@ impl Selection {
     pub fn from_prop_element(prop: &xml::Element) -> Selection {
         let names: Vec<PropertyName> =
             prop.children().map(|child| (child.ns.clone(), child.local.clone())).collect();
-        if names.is_empty() { Selection::All { include: Vec::new() } } else { Selection::Named(names) }
+        if names.is_empty() {
+            Selection::All { include: Vec::new() }
+        } else {
+            Selection::Named(names)
+        }
     }
 }
 
@@ -60,7 +64,13 @@ pub struct Context<'w> {
 
 /// Writes one `<d:response>` for an entry. `minimal` (`Prefer:
 /// return=minimal`) leaves out the 404 propstat.
-pub fn response(context: &Context<'_>, entry: &Entry<'_>, href: &str, selection: &Selection, minimal: bool) -> String {
+pub fn response(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    href: &str,
+    selection: &Selection,
+    minimal: bool,
+) -> String {
     let summary = context.world.storage.summary(context.viewer, entry);
     let mut found: Vec<String> = Vec::new();
     let mut missing: Vec<String> = Vec::new();
@@ -139,25 +149,46 @@ pub fn multistatus(responses: &str) -> String {
 
 /// The XML content of one property, or `None` when it does not exist for
 /// this node (a 404 propstat).
-pub fn value(context: &Context<'_>, entry: &Entry<'_>, summary: &Summary, ns: &str, local: &str) -> Option<String> {
-    live(context, entry, summary, ns, local).or_else(|| entry.node.dead_properties.get(&(ns.to_string(), local.to_string())).cloned())
+pub fn value(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    summary: &Summary,
+    ns: &str,
+    local: &str,
+) -> Option<String> {
+    live(context, entry, summary, ns, local)
+        .or_else(|| entry.node.dead_properties.get(&(ns.to_string(), local.to_string())).cloned())
 }
 
-fn live(context: &Context<'_>, entry: &Entry<'_>, summary: &Summary, ns: &str, local: &str) -> Option<String> {
+fn live(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    summary: &Summary,
+    ns: &str,
+    local: &str,
+) -> Option<String> {
     let node = entry.node;
     let is_folder = node.is_folder();
     let text = |value: String| Some(xml::escape(&value));
     match (ns, local) {
-        (DAV, "resourcetype") => Some(if is_folder { "<d:collection/>".to_string() } else { String::new() }),
+        (DAV, "resourcetype") => {
+            Some(if is_folder { "<d:collection/>".to_string() } else { String::new() })
+        }
         (DAV, "getlastmodified") => text(crate::clock::http_date(summary.mtime)),
         (DAV, "getcontentlength") if !is_folder => text(summary.size.to_string()),
         (DAV, "getcontenttype") if !is_folder => text(node.mime().to_string()),
         (DAV, "getetag") => text(crate::files::quoted(&summary.etag)),
         (DAV, "creationdate") => text(atom(node.ctime)),
         (DAV, "displayname") => text(display_name(entry)),
-        (DAV, "quota-used-bytes") if is_folder => text(context.world.storage.size(node).to_string()),
-        (DAV, "quota-available-bytes") if is_folder => text(quota_available(context, entry).to_string()),
-        (OC, "id") => text(crate::files::padded_file_id(node.id, &context.world.server.instance_id)),
+        (DAV, "quota-used-bytes") if is_folder => {
+            text(context.world.storage.size(node).to_string())
+        }
+        (DAV, "quota-available-bytes") if is_folder => {
+            text(quota_available(context, entry).to_string())
+        }
+        (OC, "id") => {
+            text(crate::files::padded_file_id(node.id, &context.world.server.instance_id))
+        }
         (OC, "fileid") => text(node.id.to_string()),
         (OC, "size") => text(summary.size.to_string()),
         (OC, "permissions") => text(entry.dav_permissions()),
@@ -170,7 +201,9 @@ fn live(context: &Context<'_>, entry: &Entry<'_>, summary: &Summary, ns: &str, l
                 .map(|share_type| format!("<oc:share-type>{share_type}</oc:share-type>"))
                 .collect(),
         ),
-        (OC, "favorite") => text(if entry.is_favorite_of(context.viewer.uid) { "1" } else { "0" }.to_string()),
+        (OC, "favorite") => {
+            text(if entry.is_favorite_of(context.viewer.uid) { "1" } else { "0" }.to_string())
+        }
         (OC, "tags") => Some(String::new()),
         (OC, "owner-id") => text(node.owner.clone()),
         (OC, "owner-display-name") => {
@@ -184,15 +217,19 @@ fn live(context: &Context<'_>, entry: &Entry<'_>, summary: &Summary, ns: &str, l
         (OCS, "share-permissions") => text(share_permissions(entry).to_string()),
         (NC, "has-preview") => Some("false".to_string()),
         (NC, "mount-type") => Some(if entry.share.is_some() { "shared" } else { "" }.to_string()),
-        (NC, "is-mount-root") => Some(if entry.is_mount_root { "true" } else { "false" }.to_string()),
+        (NC, "is-mount-root") => {
+            Some(if entry.is_mount_root { "true" } else { "false" }.to_string())
+        }
         (NC, "is-federated") | (NC, "hidden") => Some("false".to_string()),
         (NC, "creation_time") => text(node.ctime.to_string()),
         (NC, "upload_time") => Some("0".to_string()),
         (NC, "note") if entry.share.is_some() => Some(String::new()),
         (NC, "contained-folder-count") | (NC, "contained-file-count") if is_folder => {
-            let children = context.world.storage.children(context.viewer, &entry.path).unwrap_or_default();
+            let children =
+                context.world.storage.children(context.viewer, &entry.path).unwrap_or_default();
             let want_folders = local == "contained-folder-count";
-            let count = children.iter().filter(|child| child.node.is_folder() == want_folders).count();
+            let count =
+                children.iter().filter(|child| child.node.is_folder() == want_folders).count();
             text(count.to_string())
         }
         _ => None,
@@ -227,7 +264,12 @@ fn quota_available(context: &Context<'_>, entry: &Entry<'_>) -> i64 {
     let Some(quota) = context.world.user(owner).and_then(|user| user.quota_bytes) else {
         return SPACE_UNLIMITED;
     };
-    let used = context.world.storage.node_at(owner, "").map(|root| context.world.storage.size(root)).unwrap_or(0);
+    let used = context
+        .world
+        .storage
+        .node_at(owner, "")
+        .map(|root| context.world.storage.size(root))
+        .unwrap_or(0);
     (quota - used as i64).max(0)
 }
 

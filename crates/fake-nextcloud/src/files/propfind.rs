@@ -78,7 +78,9 @@ fn parse_propfind(body: &[u8]) -> Result<Selection, String> {
     if root.child(DAV, "allprop").is_some() {
         let include = root
             .child(DAV, "include")
-            .map(|include| include.children().map(|child| (child.ns.clone(), child.local.clone())).collect())
+            .map(|include| {
+                include.children().map(|child| (child.ns.clone(), child.local.clone())).collect()
+            })
             .unwrap_or_default();
         return Ok(Selection::All { include });
     }
@@ -165,7 +167,8 @@ pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) 
     // The storage's rule for dead properties: one's own nodes and mount
     // roots always, nodes inside a share only with update permission.
     let can_write_dead = can_update || entry.is_mount_root || entry.share.is_none();
-    let plans: Vec<Plan> = mutations.iter().map(|mutation| plan(mutation, can_update, can_write_dead)).collect();
+    let plans: Vec<Plan> =
+        mutations.iter().map(|mutation| plan(mutation, can_update, can_write_dead)).collect();
     let failed = plans.contains(&Plan::Refuse);
 
     let mut statuses: Vec<(PropertyName, u16)> = Vec::new();
@@ -187,8 +190,12 @@ pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) 
             let (mutation, plan) = (&mutations[index], &plans[index]);
             let outcome = match plan {
                 Plan::Refuse => unreachable!("checked above"),
-                Plan::Etag(etag) => world.storage.set_etag(viewer, &target.path, etag).map(|()| 200),
-                Plan::Mtime(mtime) => world.storage.set_mtime(viewer, &target.path, *mtime).map(|()| 200),
+                Plan::Etag(etag) => {
+                    world.storage.set_etag(viewer, &target.path, etag).map(|()| 200)
+                }
+                Plan::Mtime(mtime) => {
+                    world.storage.set_mtime(viewer, &target.path, *mtime).map(|()| 200)
+                }
                 Plan::CreationTime(ctime) => {
                     world.storage.set_creation_time(viewer, &target.path, *ctime).map(|()| 200)
                 }
@@ -210,12 +217,13 @@ pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) 
         for (mutation, outcome) in mutations.iter().zip(outcomes) {
             statuses.push((mutation.name.clone(), outcome));
         }
-        if !dead_set.is_empty() || !dead_remove.is_empty() {
-            if let Err(error) = world.storage.patch_properties(viewer, &target.path, dead_set, dead_remove) {
-                // Checked by `can_write_dead`; a refusal here is a model bug.
-                debug_assert!(false, "patch_properties refused after the check: {error:?}");
-                return storage_error(error, &target.path);
-            }
+        if (!dead_set.is_empty() || !dead_remove.is_empty())
+            && let Err(error) =
+                world.storage.patch_properties(viewer, &target.path, dead_set, dead_remove)
+        {
+            // Checked by `can_write_dead`; a refusal here is a model bug.
+            debug_assert!(false, "patch_properties refused after the check: {error:?}");
+            return storage_error(error, &target.path);
         }
     }
     let is_folder = entry_is_folder(world, viewer, &target.path);
@@ -275,8 +283,12 @@ fn plan(mutation: &Mutation, can_update: bool, can_write_dead: bool) -> Plan {
             Some(ctime) => Plan::CreationTime(ctime),
             None => Plan::Refuse,
         },
-        (DAV, "getetag") | (DAV, "lastmodified") | (DAV, "creationdate") | (DAV, "displayname") => Plan::Refuse,
-        (OC, "favorite") => Plan::Favorite(setting && (text == "1" || text.eq_ignore_ascii_case("true"))),
+        (DAV, "getetag") | (DAV, "lastmodified") | (DAV, "creationdate") | (DAV, "displayname") => {
+            Plan::Refuse
+        }
+        (OC, "favorite") => {
+            Plan::Favorite(setting && (text == "1" || text.eq_ignore_ascii_case("true")))
+        }
         _ if can_write_dead => Plan::Dead,
         _ => Plan::Refuse,
     }
@@ -324,6 +336,7 @@ fn parse_propertyupdate(body: &[u8]) -> Result<Vec<Mutation>, String> {
 }
 
 fn status_line(status: u16) -> String {
-    let reason = StatusCode::from_u16(status).ok().and_then(|code| code.canonical_reason()).unwrap_or("");
+    let reason =
+        StatusCode::from_u16(status).ok().and_then(|code| code.canonical_reason()).unwrap_or("");
     format!("HTTP/1.1 {status} {reason}")
 }

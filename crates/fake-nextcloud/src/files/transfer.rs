@@ -3,7 +3,9 @@
 //! ranges, and the headers Nextcloud adds (OC-FileId, OC-ETag,
 //! X-OC-MTime, Content-Disposition).
 
-use super::{Target, bad_request, insert, padded_file_id, precondition_failed, quoted, storage_error};
+use super::{
+    Target, bad_request, insert, padded_file_id, precondition_failed, quoted, storage_error,
+};
 use crate::Shared;
 use crate::dav::{self, DavRequest};
 use axum::body::Body;
@@ -12,8 +14,7 @@ use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 
 /// What DummyGetResponsePlugin answers to a GET on a folder.
-pub const FOLDER_GET_TEXT: &str =
-    "This is the WebDAV interface. It can only be accessed by WebDAV clients such as the Nextcloud desktop sync client.";
+pub const FOLDER_GET_TEXT: &str = "This is the WebDAV interface. It can only be accessed by WebDAV clients such as the Nextcloud desktop sync client.";
 
 /// The state of an existing resource that preconditions compare against.
 #[derive(Debug, Clone)]
@@ -31,7 +32,12 @@ struct Snapshot {
     current: Current,
 }
 
-pub(super) fn get(shared: &Shared, request: &DavRequest, target: &Target, head_only: bool) -> Response {
+pub(super) fn get(
+    shared: &Shared,
+    request: &DavRequest,
+    target: &Target,
+    head_only: bool,
+) -> Response {
     let snapshot = {
         let world = shared.world();
         let Some(user) = world.user(&target.uid) else { return dav::not_found() };
@@ -48,7 +54,11 @@ pub(super) fn get(shared: &Shared, request: &DavRequest, target: &Target, head_o
                     return response;
                 }
                 let body = if head_only { "" } else { FOLDER_GET_TEXT };
-                return (StatusCode::OK, [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")], body)
+                return (
+                    StatusCode::OK,
+                    [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                    body,
+                )
                     .into_response();
             }
             Some(content) => Snapshot {
@@ -116,8 +126,10 @@ fn requested_range(request: &DavRequest, current: &Current, size: u64) -> RangeR
     if let Some(if_range) = request.header("if-range") {
         let matches = match httpdate::parse_http_date(if_range) {
             Ok(date) => {
-                let date_seconds =
-                    date.duration_since(std::time::UNIX_EPOCH).map(|duration| duration.as_secs() as i64).unwrap_or(0);
+                let date_seconds = date
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|duration| duration.as_secs() as i64)
+                    .unwrap_or(0);
                 current.mtime <= date_seconds
             }
             Err(_) => if_range.trim() == current.etag,
@@ -143,7 +155,9 @@ fn requested_range(request: &DavRequest, current: &Current, size: u64) -> RangeR
         }
         (None, Some(suffix)) => {
             if suffix == 0 {
-                return RangeRequest::Unsatisfiable("A suffix range of zero bytes is empty".to_string());
+                return RangeRequest::Unsatisfiable(
+                    "A suffix range of zero bytes is empty".to_string(),
+                );
             }
             RangeRequest::Part { start: size.saturating_sub(suffix), end: size - 1 }
         }
@@ -180,9 +194,11 @@ fn parse_range(header: &str) -> Option<(Option<u64>, Option<u64>)> {
 /// are served as text/plain.
 fn secure_mime(mime: &str) -> &str {
     match mime {
-        "text/html" | "application/xhtml+xml" | "image/svg+xml" | "text/javascript" | "application/javascript" => {
-            "text/plain"
-        }
+        "text/html"
+        | "application/xhtml+xml"
+        | "image/svg+xml"
+        | "text/javascript"
+        | "application/javascript" => "text/plain",
         other => other,
     }
 }
@@ -202,7 +218,10 @@ fn raw_url_encode(text: &str) -> String {
 
 /// sabre's `Server::checkPreconditions`, for every method. `current` is
 /// `None` when nothing exists at the path.
-pub(super) fn check_preconditions(request: &DavRequest, current: Option<&Current>) -> Result<(), Response> {
+pub(super) fn check_preconditions(
+    request: &DavRequest,
+    current: Option<&Current>,
+) -> Result<(), Response> {
     let is_read = matches!(request.method.as_str(), "GET" | "HEAD");
     if let Some(if_match) = request.header("if-match") {
         let Some(current) = current else {
@@ -211,34 +230,37 @@ pub(super) fn check_preconditions(request: &DavRequest, current: Option<&Current
             ));
         };
         if !etag_list_matches(if_match, &current.etag) {
-            return Err(precondition_failed("An If-Match header was specified, but none of the specified ETags matched."));
+            return Err(precondition_failed(
+                "An If-Match header was specified, but none of the specified ETags matched.",
+            ));
         }
     }
-    if let Some(if_none_match) = request.header("if-none-match") {
-        if let Some(current) = current {
-            if etag_list_matches(if_none_match, &current.etag) {
-                if is_read {
-                    return Err(not_modified(current));
-                }
-                return Err(precondition_failed(
-                    "An If-None-Match header was specified, but the ETag matched (or * was specified).",
-                ));
+    match (request.header("if-none-match"), current) {
+        (Some(if_none_match), Some(current)) if etag_list_matches(if_none_match, &current.etag) => {
+            if is_read {
+                return Err(not_modified(current));
             }
+            return Err(precondition_failed(
+                "An If-None-Match header was specified, but the ETag matched (or * was specified).",
+            ));
         }
-    } else if let (Some(since), Some(current), true) = (request.header("if-modified-since"), current, is_read) {
-        // Only without If-None-Match, as RFC 7232 says.
-        if let Some(since) = http_date_seconds(since) {
-            if current.mtime <= since {
+        (Some(_), _) => {}
+        // If-Modified-Since counts only without If-None-Match (RFC 7232).
+        (None, Some(current)) => {
+            if is_read
+                && let Some(since) = request.header("if-modified-since").and_then(http_date_seconds)
+                && current.mtime <= since
+            {
                 return Err(not_modified(current));
             }
         }
+        (None, None) => {}
     }
-    if let (Some(since), Some(current)) = (request.header("if-unmodified-since"), current) {
-        if let Some(since) = http_date_seconds(since) {
-            if current.mtime > since {
-                return Err(precondition_failed("Resource was changed since If-Unmodified-Since date."));
-            }
-        }
+    if let Some(current) = current
+        && let Some(since) = request.header("if-unmodified-since").and_then(http_date_seconds)
+        && current.mtime > since
+    {
+        return Err(precondition_failed("Resource was changed since If-Unmodified-Since date."));
     }
     Ok(())
 }
@@ -266,7 +288,9 @@ pub(super) fn put(shared: &Shared, request: &DavRequest, target: &Target) -> Res
     let requested_mtime = match request.header("x-oc-mtime") {
         None => None,
         Some(text) => match text.trim().parse::<f64>() {
-            Ok(seconds) if seconds.is_finite() && !text.trim().starts_with("0x") => Some(seconds as i64),
+            Ok(seconds) if seconds.is_finite() && !text.trim().starts_with("0x") => {
+                Some(seconds as i64)
+            }
             _ => return bad_request("X-OC-MTime header must be an integer (unix timestamp)."),
         },
     };
@@ -279,20 +303,23 @@ pub(super) fn put(shared: &Shared, request: &DavRequest, target: &Target) -> Res
         let summary = world.storage.summary(viewer, &entry);
         (entry.node.is_folder(), Current { etag: quoted(&summary.etag), mtime: summary.mtime })
     });
-    if let Err(response) = check_preconditions(request, existing.as_ref().map(|(_, current)| current)) {
+    if let Err(response) =
+        check_preconditions(request, existing.as_ref().map(|(_, current)| current))
+    {
         return response;
     }
     if let Some((true, _)) = existing {
         return super::conflict("PUT is not allowed on non-files.");
     }
-    let (fileid, created) = match world.storage.put(viewer, &target.path, request.body.to_vec(), now) {
-        Ok(result) => result,
-        Err(error) => return storage_error(error, &target.path),
-    };
-    if let Some(mtime) = requested_mtime {
-        if let Err(error) = world.storage.set_mtime(viewer, &target.path, mtime) {
-            return storage_error(error, &target.path);
-        }
+    let (fileid, created) =
+        match world.storage.put(viewer, &target.path, request.body.to_vec(), now) {
+            Ok(result) => result,
+            Err(error) => return storage_error(error, &target.path),
+        };
+    if let Some(mtime) = requested_mtime
+        && let Err(error) = world.storage.set_mtime(viewer, &target.path, mtime)
+    {
+        return storage_error(error, &target.path);
     }
     let etag = match world.storage.resolve(viewer, &target.path) {
         Ok(entry) => quoted(&world.storage.summary(viewer, &entry).etag),

@@ -8,7 +8,9 @@
 //! outside its base.
 
 use super::transfer::{Current, check_preconditions};
-use super::{Target, bad_request, conflict, forbidden, insert, padded_file_id, quoted, storage_error};
+use super::{
+    Target, bad_request, conflict, forbidden, insert, padded_file_id, quoted, storage_error,
+};
 use crate::Shared;
 use crate::dav::{self, DavRequest, Depth};
 use crate::storage::{self, StorageError};
@@ -42,9 +44,13 @@ pub(super) fn mkcol(shared: &Shared, request: &DavRequest, target: &Target) -> R
                     .children_named(crate::xml::DAV, "set")
                     .flat_map(|set| set.children_named(crate::xml::DAV, "prop"))
                     .flat_map(|prop| prop.children_named(crate::xml::DAV, "resourcetype"))
-                    .any(|resourcetype| resourcetype.child(crate::xml::DAV, "collection").is_some());
+                    .any(|resourcetype| {
+                        resourcetype.child(crate::xml::DAV, "collection").is_some()
+                    });
                 if !is_collection {
-                    return bad_request("The mkcol request must include a {DAV:}resourcetype property");
+                    return bad_request(
+                        "The mkcol request must include a {DAV:}resourcetype property",
+                    );
                 }
             }
         }
@@ -73,7 +79,10 @@ pub(super) fn delete(shared: &Shared, request: &DavRequest, target: &Target) -> 
     let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
     let viewer = user.viewer();
     let current = match world.storage.resolve(viewer, &target.path) {
-        Ok(entry) => Current { etag: quoted(&world.storage.summary(viewer, &entry).etag), mtime: entry.node.mtime },
+        Ok(entry) => Current {
+            etag: quoted(&world.storage.summary(viewer, &entry).etag),
+            mtime: entry.node.mtime,
+        },
         Err(error) => return storage_error(error, &target.path),
     };
     if let Err(response) = check_preconditions(request, Some(&current)) {
@@ -89,7 +98,12 @@ pub(super) fn delete(shared: &Shared, request: &DavRequest, target: &Target) -> 
     (StatusCode::NO_CONTENT, [(http::header::CONTENT_LENGTH, "0")]).into_response()
 }
 
-pub(super) fn move_or_copy(shared: &Shared, request: &DavRequest, target: &Target, operation: Operation) -> Response {
+pub(super) fn move_or_copy(
+    shared: &Shared,
+    request: &DavRequest,
+    target: &Target,
+    operation: Operation,
+) -> Response {
     let Some(destination_header) = request.header("destination") else {
         return bad_request("The destination header was not supplied");
     };
@@ -112,7 +126,10 @@ pub(super) fn move_or_copy(shared: &Shared, request: &DavRequest, target: &Targe
     let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
     let viewer = user.viewer();
     let current = match world.storage.resolve(viewer, &target.path) {
-        Ok(entry) => Current { etag: quoted(&world.storage.summary(viewer, &entry).etag), mtime: entry.node.mtime },
+        Ok(entry) => Current {
+            etag: quoted(&world.storage.summary(viewer, &entry).etag),
+            mtime: entry.node.mtime,
+        },
         Err(error) => return storage_error(error, &target.path),
     };
     if let Err(response) = check_preconditions(request, Some(&current)) {
@@ -142,7 +159,9 @@ pub(super) fn move_or_copy(shared: &Shared, request: &DavRequest, target: &Targe
     }
     let result = match operation {
         Operation::Move => world.storage.rename(viewer, &target.path, &destination, overwrite, now),
-        Operation::Copy => world.storage.copy(viewer, &target.path, &destination, overwrite, recursive, now),
+        Operation::Copy => {
+            world.storage.copy(viewer, &target.path, &destination, overwrite, recursive, now)
+        }
     };
     let (fileid, created) = match result {
         Ok(result) => result,
@@ -152,14 +171,13 @@ pub(super) fn move_or_copy(shared: &Shared, request: &DavRequest, target: &Targe
     insert(&mut headers, "content-length", "0");
     insert(&mut headers, "oc-fileid", &padded_file_id(fileid, &world.server.instance_id));
     // CopyEtagHeaderPlugin::afterMove: a moved file reports its etag.
-    if operation == Operation::Move {
-        if let Ok(entry) = world.storage.resolve(viewer, &destination) {
-            if !entry.node.is_folder() {
-                let etag = quoted(&world.storage.summary(viewer, &entry).etag);
-                insert(&mut headers, "etag", &etag);
-                insert(&mut headers, "oc-etag", &etag);
-            }
-        }
+    if operation == Operation::Move
+        && let Ok(entry) = world.storage.resolve(viewer, &destination)
+        && !entry.node.is_folder()
+    {
+        let etag = quoted(&world.storage.summary(viewer, &entry).etag);
+        insert(&mut headers, "etag", &etag);
+        insert(&mut headers, "oc-etag", &etag);
     }
     drop(guard);
     let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
@@ -187,7 +205,9 @@ fn destination_path(header: &str, target: &Target) -> Result<String, Response> {
         collapsed.push(character);
     }
     let base = target.href_base.trim_end_matches('/');
-    let outside = || forbidden(&format!("Requested uri ({collapsed}) is out of base uri ({})", target.href_base));
+    let outside = || {
+        forbidden(&format!("Requested uri ({collapsed}) is out of base uri ({})", target.href_base))
+    };
     let rest = match collapsed.strip_prefix(base) {
         Some("") => "",
         Some(rest) if rest.starts_with('/') => rest,

@@ -72,6 +72,9 @@ pub struct Order {
 pub enum QueryError {
     /// SearchDAV answers parse problems as a plain-text 400 "Parse error: ...".
     Parse(String),
+    /// A plain-text 400 whose body is the message alone (a document that is
+    /// not a search request).
+    DocumentType(String),
     /// Everything else FileSearchBackend refuses.
     Invalid(String),
 }
@@ -108,13 +111,15 @@ impl Property {
 /// `oc:owner-id` rule.
 pub fn parse(root: &Element, uid: &str) -> Result<Query, QueryError> {
     if !root.is(DAV, "searchrequest") {
-        return Err(QueryError::Parse(format!(
+        return Err(QueryError::DocumentType(format!(
             "Unexpected document type: {{{}}}{} for this Content-Type, expected {{DAV:}}searchrequest or {{DAV:}}query-schema-discovery",
             root.ns, root.local
         )));
     }
     let Some(search) = root.child(DAV, "basicsearch") else {
-        return Err(QueryError::Invalid("Unexpected xml content for searchrequest, expected basicsearch".into()));
+        return Err(QueryError::Invalid(
+            "Unexpected xml content for searchrequest, expected basicsearch".into(),
+        ));
     };
     let Some(from) = search.child(DAV, "from") else {
         return Err(QueryError::Parse("Missing {DAV:}from when parsing {DAV:}basicsearch".into()));
@@ -189,17 +194,25 @@ pub fn parse(root: &Element, uid: &str) -> Result<Query, QueryError> {
 }
 
 fn unsupported(property: &Element) -> QueryError {
-    QueryError::Invalid(format!("Unsupported property for search or order: {{{}}}{}", property.ns, property.local))
+    QueryError::Invalid(format!(
+        "Unsupported property for search or order: {{{}}}{}",
+        property.ns, property.local
+    ))
 }
 
 fn parse_condition(element: &Element) -> Result<Condition, QueryError> {
     if element.ns != DAV {
-        return Err(QueryError::Invalid(format!("Unsupported operation {{{}}}{}", element.ns, element.local)));
+        return Err(QueryError::Invalid(format!(
+            "Unsupported operation {{{}}}{}",
+            element.ns, element.local
+        )));
     }
     let comparison = match element.local.as_str() {
         "and" | "or" | "not" => {
-            let arguments =
-                element.children().map(parse_condition).collect::<Result<Vec<Condition>, QueryError>>()?;
+            let arguments = element
+                .children()
+                .map(parse_condition)
+                .collect::<Result<Vec<Condition>, QueryError>>()?;
             return Ok(match element.local.as_str() {
                 "and" => Condition::And(arguments),
                 "or" => Condition::Or(arguments),
@@ -216,18 +229,32 @@ fn parse_condition(element: &Element) -> Result<Condition, QueryError> {
         "lt" => Comparison::Lt,
         "lte" => Comparison::Lte,
         "like" => Comparison::Like,
-        other => return Err(QueryError::Invalid(format!("Unsupported operation {other} ({{DAV:}}{other})"))),
+        other => {
+            return Err(QueryError::Invalid(format!(
+                "Unsupported operation {other} ({{DAV:}}{other})"
+            )));
+        }
     };
     let arguments: Vec<&Element> = element.children().collect();
     if arguments.len() != 2 {
-        return Err(QueryError::Invalid(format!("Invalid number of arguments for {} operation", element.local)));
+        return Err(QueryError::Invalid(format!(
+            "Invalid number of arguments for {} operation",
+            element.local
+        )));
     }
-    let Some(property_element) = arguments[0].is(DAV, "prop").then(|| arguments[0].children().next()).flatten()
+    let Some(property_element) =
+        arguments[0].is(DAV, "prop").then(|| arguments[0].children().next()).flatten()
     else {
-        return Err(QueryError::Invalid(format!("Invalid argument 1 for {} operation, expected property", element.local)));
+        return Err(QueryError::Invalid(format!(
+            "Invalid argument 1 for {} operation, expected property",
+            element.local
+        )));
     };
     if !arguments[1].is(DAV, "literal") {
-        return Err(QueryError::Invalid(format!("Invalid argument 2 for {} operation, expected literal", element.local)));
+        return Err(QueryError::Invalid(format!(
+            "Invalid argument 2 for {} operation, expected literal",
+            element.local
+        )));
     }
     let property = Property::from_name(&property_element.ns, &property_element.local)
         .filter(|property| property.searchable())
@@ -236,21 +263,31 @@ fn parse_condition(element: &Element) -> Result<Condition, QueryError> {
     if property == Property::ContentType && comparison == Comparison::Like {
         // Only "major/%" or an exact type (SearchBuilder's mimetype rule).
         let wildcard_count = literal.matches('%').count();
-        if wildcard_count > 0 && !(wildcard_count == 1 && literal.ends_with("/%") && literal.len() > 2) {
+        if wildcard_count > 0
+            && !(wildcard_count == 1 && literal.ends_with("/%") && literal.len() > 2)
+        {
             return Err(QueryError::Invalid(format!(
                 "Unsupported query value for mimetype: {literal}, only values in the format \"mime/type\" or \"mime/%\" are supported"
             )));
         }
     }
-    if matches!(property, Property::Size | Property::FileId) && literal.trim().parse::<f64>().is_err() && !literal.is_empty() {
-        return Err(QueryError::Invalid(format!("Invalid property value for {}", property_element.local)));
+    if matches!(property, Property::Size | Property::FileId)
+        && literal.trim().parse::<f64>().is_err()
+        && !literal.is_empty()
+    {
+        return Err(QueryError::Invalid(format!(
+            "Invalid property value for {}",
+            property_element.local
+        )));
     }
     Ok(Condition::Compare { comparison, property, literal })
 }
 
 fn count_operators(condition: &Condition) -> usize {
     match condition {
-        Condition::And(arguments) | Condition::Or(arguments) => arguments.iter().map(count_operators).sum(),
+        Condition::And(arguments) | Condition::Or(arguments) => {
+            arguments.iter().map(count_operators).sum()
+        }
         Condition::Not(argument) => count_operators(argument),
         Condition::Compare { .. } | Condition::IsCollection => 1,
     }
@@ -259,7 +296,10 @@ fn count_operators(condition: &Condition) -> usize {
 /// FileSearchBackend::extractWhereValue for `oc:owner-id`: allowed only as an
 /// `eq` reachable through `and`s; it is removed from the condition (replaced
 /// by an empty `and`) and its value returned.
-fn extract_owner(condition: Condition, acceptable: bool) -> Result<(Condition, Option<String>), QueryError> {
+fn extract_owner(
+    condition: Condition,
+    acceptable: bool,
+) -> Result<(Condition, Option<String>), QueryError> {
     match condition {
         Condition::And(arguments) | Condition::Or(arguments) if arguments.is_empty() => {
             Ok((Condition::And(arguments), None))
@@ -324,16 +364,27 @@ pub struct Candidate<'a> {
 impl Condition {
     pub fn matches(&self, candidate: &Candidate<'_>) -> bool {
         match self {
-            Condition::And(arguments) => arguments.iter().all(|argument| argument.matches(candidate)),
-            Condition::Or(arguments) => arguments.iter().any(|argument| argument.matches(candidate)),
+            Condition::And(arguments) => {
+                arguments.iter().all(|argument| argument.matches(candidate))
+            }
+            Condition::Or(arguments) => {
+                arguments.iter().any(|argument| argument.matches(candidate))
+            }
             Condition::Not(argument) => !argument.matches(candidate),
             Condition::IsCollection => candidate.is_folder,
-            Condition::Compare { comparison, property, literal } => compare(*comparison, *property, literal, candidate),
+            Condition::Compare { comparison, property, literal } => {
+                compare(*comparison, *property, literal, candidate)
+            }
         }
     }
 }
 
-fn compare(comparison: Comparison, property: Property, literal: &str, candidate: &Candidate<'_>) -> bool {
+fn compare(
+    comparison: Comparison,
+    property: Property,
+    literal: &str,
+    candidate: &Candidate<'_>,
+) -> bool {
     use std::cmp::Ordering;
     let ordering_matches = |ordering: Ordering| match comparison {
         Comparison::Eq | Comparison::Like => ordering == Ordering::Equal,
@@ -359,8 +410,12 @@ fn compare(comparison: Comparison, property: Property, literal: &str, candidate:
         Property::CreationDate => ordering_matches(candidate.ctime.cmp(&datetime_literal(literal))),
         // Nextcloud does not track upload times for these files: all zero.
         Property::UploadTime => ordering_matches(0.cmp(&datetime_literal(literal))),
-        Property::Size => ordering_matches((candidate.size as f64).total_cmp(&number_literal(literal))),
-        Property::FileId => ordering_matches((candidate.fileid as f64).total_cmp(&number_literal(literal))),
+        Property::Size => {
+            ordering_matches((candidate.size as f64).total_cmp(&number_literal(literal)))
+        }
+        Property::FileId => {
+            ordering_matches((candidate.fileid as f64).total_cmp(&number_literal(literal)))
+        }
         // SearchBuilder turns any favorite comparison into "has the
         // favorite tag" and ignores the literal.
         Property::Favorite => candidate.favorite,
@@ -415,11 +470,7 @@ pub fn like(text: &str, pattern: &str) -> bool {
                     next[index] = reachable;
                 }
             }
-            Token::One => {
-                for index in 0..text.len() {
-                    next[index + 1] = matched[index];
-                }
-            }
+            Token::One => next[1..].copy_from_slice(&matched[..text.len()]),
             Token::Literal(expected) => {
                 for index in 0..text.len() {
                     next[index + 1] = matched[index] && text[index] == expected;
@@ -454,7 +505,8 @@ mod tests {
             property: Property::OwnerId,
             literal: "alice".into(),
         };
-        let (rest, found) = extract_owner(Condition::And(vec![owner(), Condition::IsCollection]), true).unwrap();
+        let (rest, found) =
+            extract_owner(Condition::And(vec![owner(), Condition::IsCollection]), true).unwrap();
         assert_eq!(found.as_deref(), Some("alice"));
         assert_eq!(rest, Condition::And(vec![Condition::And(Vec::new()), Condition::IsCollection]));
         assert!(extract_owner(Condition::Or(vec![owner()]), true).is_err());

@@ -111,10 +111,16 @@ fn a_user_resolves_only_their_own_tree() {
     assert_eq!(entry.permissions, permission::ALL);
     // The same path means nothing to bob, and alice's private file is not
     // reachable under any path of his.
-    assert_eq!(storage.resolve(people.viewer("bob"), "Documents/notes.md").err(), Some(StorageError::NotFound));
+    assert_eq!(
+        storage.resolve(people.viewer("bob"), "Documents/notes.md").err(),
+        Some(StorageError::NotFound)
+    );
     let secret = storage.node_at("alice", "Private/secret.txt").unwrap().id;
     assert_eq!(storage.path_of(people.viewer("bob"), secret), None);
-    assert_eq!(storage.path_of(people.viewer("alice"), secret).as_deref(), Some("Private/secret.txt"));
+    assert_eq!(
+        storage.path_of(people.viewer("alice"), secret).as_deref(),
+        Some("Private/secret.txt")
+    );
 }
 
 #[test]
@@ -138,7 +144,10 @@ fn a_user_share_mounts_at_its_target() {
     let deep_id = deep.node.id;
     assert_eq!(storage.path_of(bob, deep_id).as_deref(), Some("Shared/sub/deep.txt"));
     // carol received nothing.
-    assert_eq!(storage.resolve(people.viewer("carol"), "Shared").err(), Some(StorageError::NotFound));
+    assert_eq!(
+        storage.resolve(people.viewer("carol"), "Shared").err(),
+        Some(StorageError::NotFound)
+    );
 }
 
 #[test]
@@ -235,8 +244,14 @@ fn read_only_shares_refuse_writes() {
     let mut storage = storage();
     share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), permission::READ);
     let bob = people.viewer("bob");
-    assert_eq!(storage.put(bob, "Shared/plan.txt", b"x".to_vec(), NOW), Err(StorageError::Forbidden));
-    assert_eq!(storage.put(bob, "Shared/new.txt", b"x".to_vec(), NOW), Err(StorageError::Forbidden));
+    assert_eq!(
+        storage.put(bob, "Shared/plan.txt", b"x".to_vec(), NOW),
+        Err(StorageError::Forbidden)
+    );
+    assert_eq!(
+        storage.put(bob, "Shared/new.txt", b"x".to_vec(), NOW),
+        Err(StorageError::Forbidden)
+    );
     assert_eq!(storage.mkcol(bob, "Shared/new", NOW), Err(StorageError::Forbidden));
     assert_eq!(storage.delete(bob, "Shared/plan.txt", NOW), Err(StorageError::Forbidden));
     assert_eq!(storage.set_mtime(bob, "Shared/plan.txt", 5), Err(StorageError::Forbidden));
@@ -308,7 +323,10 @@ fn moving_out_of_a_share_needs_delete_permission() {
     let mut storage = storage();
     let id = share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 7);
     let bob = people.viewer("bob");
-    assert_eq!(storage.rename(bob, "Shared/plan.txt", "plan.txt", false, NOW), Err(StorageError::Forbidden));
+    assert_eq!(
+        storage.rename(bob, "Shared/plan.txt", "plan.txt", false, NOW),
+        Err(StorageError::Forbidden)
+    );
     // Renaming in place needs update only.
     storage.rename(bob, "Shared/plan.txt", "Shared/plan-v2.txt", false, NOW).unwrap();
     storage.update_share_permissions("alice", id, 15).unwrap();
@@ -342,7 +360,8 @@ fn renaming_retypes_and_copies_keep_content() {
     let alice = people.viewer("alice");
     storage.rename(alice, "Documents/notes.md", "Documents/notes.txt", false, NOW).unwrap();
     assert_eq!(storage.resolve(alice, "Documents/notes.txt").unwrap().node.mime(), "text/plain");
-    let (copy, created) = storage.copy(alice, "Documents/notes.txt", "Documents/copy.md", false, true, NOW).unwrap();
+    let (copy, created) =
+        storage.copy(alice, "Documents/notes.txt", "Documents/copy.md", false, true, NOW).unwrap();
     assert!(created);
     let copied = storage.node(copy).unwrap();
     assert_eq!(copied.mime(), "text/markdown");
@@ -357,7 +376,10 @@ fn a_shallow_copy_copies_the_folder_alone() {
     storage.copy(alice, "Shared", "Shallow", false, false, NOW).unwrap();
     storage.copy(alice, "Shared", "Deep", false, true, NOW).unwrap();
     assert!(storage.children(alice, "Shallow").unwrap().is_empty());
-    assert_eq!(paths(&storage.walk(alice, "Deep").unwrap()), ["Deep", "Deep/plan.txt", "Deep/sub", "Deep/sub/deep.txt"]);
+    assert_eq!(
+        paths(&storage.walk(alice, "Deep").unwrap()),
+        ["Deep", "Deep/plan.txt", "Deep/sub", "Deep/sub/deep.txt"]
+    );
 }
 
 #[test]
@@ -369,9 +391,16 @@ fn moves_refuse_existing_destinations_without_overwrite_and_into_themselves() {
         storage.rename(alice, "Documents/notes.md", "Shared/plan.txt", false, NOW),
         Err(StorageError::DestinationExists)
     );
-    assert_eq!(storage.rename(alice, "Shared", "Shared/sub/x", true, NOW), Err(StorageError::IntoItself));
-    assert_eq!(storage.rename(alice, "Shared", "Missing/x", true, NOW), Err(StorageError::ParentMissing));
-    let (_, created) = storage.rename(alice, "Documents/notes.md", "Shared/plan.txt", true, NOW).unwrap();
+    assert_eq!(
+        storage.rename(alice, "Shared", "Shared/sub/x", true, NOW),
+        Err(StorageError::IntoItself)
+    );
+    assert_eq!(
+        storage.rename(alice, "Shared", "Missing/x", true, NOW),
+        Err(StorageError::ParentMissing)
+    );
+    let (_, created) =
+        storage.rename(alice, "Documents/notes.md", "Shared/plan.txt", true, NOW).unwrap();
     assert!(!created, "overwrote");
 }
 
@@ -413,9 +442,14 @@ fn a_change_inside_a_share_changes_the_recipients_folders() {
     let first = summary(&storage);
     let own = storage.node_at("bob", "").unwrap();
     assert_ne!(first.etag, own.etag, "the mount is part of bob's root etag");
-    assert_eq!(first.size, storage.size(own) + storage.size(storage.node_at("alice", "Shared").unwrap()));
+    assert_eq!(
+        first.size,
+        storage.size(own) + storage.size(storage.node_at("alice", "Shared").unwrap())
+    );
 
-    storage.put(people.viewer("alice"), "Shared/plan.txt", b"changed plan".to_vec(), NOW + 10).unwrap();
+    storage
+        .put(people.viewer("alice"), "Shared/plan.txt", b"changed plan".to_vec(), NOW + 10)
+        .unwrap();
     let second = summary(&storage);
     assert_ne!(first.etag, second.etag, "content change propagates to the recipient");
     assert_eq!(second.mtime, NOW + 10);
@@ -438,10 +472,20 @@ fn favorites_belong_to_one_user() {
     share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 1);
     let plan = storage.node_at("alice", "Shared/plan.txt").unwrap().id;
     storage.set_favorite_for("bob", plan, true);
-    assert!(storage.resolve(people.viewer("bob"), "Shared/plan.txt").unwrap().is_favorite_of("bob"));
-    assert!(!storage.resolve(people.viewer("alice"), "Shared/plan.txt").unwrap().is_favorite_of("alice"));
+    assert!(
+        storage.resolve(people.viewer("bob"), "Shared/plan.txt").unwrap().is_favorite_of("bob")
+    );
+    assert!(
+        !storage
+            .resolve(people.viewer("alice"), "Shared/plan.txt")
+            .unwrap()
+            .is_favorite_of("alice")
+    );
     storage.set_favorite(plan, true);
-    assert!(storage.node(plan).unwrap().favorited_by.contains("alice"), "set_favorite is the owner's");
+    assert!(
+        storage.node(plan).unwrap().favorited_by.contains("alice"),
+        "set_favorite is the owner's"
+    );
 }
 
 #[test]
@@ -465,7 +509,8 @@ fn writes_emit_events_in_the_actors_view() {
     storage.rename(bob, "Shared/new.txt", "Shared/renamed.txt", false, NOW).unwrap();
     storage.delete(bob, "Shared/renamed.txt", NOW).unwrap();
     let events = storage.take_events();
-    let kinds: Vec<(&FileEventKind, &str)> = events.iter().map(|event| (&event.kind, event.path.as_str())).collect();
+    let kinds: Vec<(&FileEventKind, &str)> =
+        events.iter().map(|event| (&event.kind, event.path.as_str())).collect();
     assert_eq!(
         kinds,
         [

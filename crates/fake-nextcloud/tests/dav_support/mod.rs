@@ -42,11 +42,16 @@ fn response(element: &Element) -> DavResponse {
     let mut properties = BTreeMap::new();
     for propstat in element.children_named(DAV, "propstat") {
         let status_line = propstat.child(DAV, "status").expect("propstat status").text();
-        let status: u16 = status_line.split(' ').nth(1).expect("HTTP/1.1 NNN").parse().expect("status code");
+        let status: u16 =
+            status_line.split(' ').nth(1).expect("HTTP/1.1 NNN").parse().expect("status code");
         for prop in propstat.children_named(DAV, "prop") {
             for property in prop.children() {
                 let key = format!("{{{}}}{}", property.ns, property.local);
-                let value = if property.children().next().is_some() { property.inner_xml() } else { property.text() };
+                let value = if property.children().next().is_some() {
+                    property.inner_xml()
+                } else {
+                    property.text()
+                };
                 properties.insert(key, (status, value));
             }
         }
@@ -101,10 +106,16 @@ pub fn name_like(pattern: &str) -> String {
 
 /// Sends one request byte for byte (no URL normalisation) and returns the
 /// status code and the body.
-pub async fn raw_request(base_url: &str, request_line: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+pub async fn raw_request(
+    base_url: &str,
+    request_line: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
     let address = base_url.trim_start_matches("http://");
     let mut stream = tokio::net::TcpStream::connect(address).await.expect("connects");
-    let mut request = format!("{request_line} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n");
+    let mut request =
+        format!("{request_line} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -113,7 +124,8 @@ pub async fn raw_request(base_url: &str, request_line: &str, headers: &[(&str, &
     let mut answer = Vec::new();
     stream.read_to_end(&mut answer).await.expect("reads");
     let answer = String::from_utf8_lossy(&answer).to_string();
-    let status = answer.split(' ').nth(1).and_then(|code| code.parse().ok()).expect("a status line");
+    let status =
+        answer.split(' ').nth(1).and_then(|code| code.parse().ok()).expect("a status line");
     let body = answer.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default();
     (status, body)
 }
