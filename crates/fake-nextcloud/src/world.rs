@@ -24,7 +24,10 @@ pub struct User {
 
 impl User {
     pub fn viewer(&self) -> Viewer<'_> {
-        Viewer { uid: &self.uid, groups: &self.groups }
+        Viewer {
+            uid: &self.uid,
+            groups: &self.groups,
+        }
     }
 }
 
@@ -53,7 +56,10 @@ impl World {
             .groups
             .iter()
             .map(|group| {
-                (group.gid.clone(), group.display_name.clone().unwrap_or(group.gid.clone()))
+                (
+                    group.gid.clone(),
+                    group.display_name.clone().unwrap_or(group.gid.clone()),
+                )
             })
             .collect();
         let mut users = BTreeMap::new();
@@ -62,7 +68,10 @@ impl World {
                 problems.push(format!("user {:?} is defined twice", user.uid));
             }
             if user.uid.is_empty() || user.uid.contains(['/', '\\', ' ']) {
-                problems.push(format!("user id {:?} is not a valid Nextcloud uid", user.uid));
+                problems.push(format!(
+                    "user id {:?} is not a valid Nextcloud uid",
+                    user.uid
+                ));
             }
             for gid in &user.groups {
                 groups.entry(gid.clone()).or_insert_with(|| gid.clone());
@@ -124,7 +133,10 @@ impl World {
                     }
                 },
                 _ => {
-                    problems.push(format!("file {:?} needs exactly one of content or source", file.path));
+                    problems.push(format!(
+                        "file {:?} needs exactly one of content or source",
+                        file.path
+                    ));
                     continue;
                 }
             };
@@ -165,9 +177,10 @@ impl World {
                     continue;
                 }
             };
-            let wanted = share.target.clone().unwrap_or_else(|| {
-                storage::parent_and_name(&path).1.to_string()
-            });
+            let wanted = share
+                .target
+                .clone()
+                .unwrap_or_else(|| storage::parent_and_name(&path).1.to_string());
             let target = match share_type {
                 storage::ShareType::User => {
                     let recipient = &users[&share_with];
@@ -184,7 +197,10 @@ impl World {
                 Some(&target),
                 now,
             ) {
-                problems.push(format!("share of {:?} by {:?}: {error}", share.path, share.owner));
+                problems.push(format!(
+                    "share of {:?} by {:?}: {error}",
+                    share.path, share.owner
+                ));
             }
         }
 
@@ -222,8 +238,11 @@ impl World {
     /// Moves the storage's pending file events into the webhook queue.
     pub fn flush_file_events(&mut self) {
         for event in self.storage.take_events() {
-            let display_name =
-                self.users.get(&event.uid).map(|user| user.display_name.clone()).unwrap_or_default();
+            let display_name = self
+                .users
+                .get(&event.uid)
+                .map(|user| user.display_name.clone())
+                .unwrap_or_default();
             self.webhooks.enqueue_file_event(&event, &display_name);
         }
     }
