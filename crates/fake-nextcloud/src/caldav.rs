@@ -47,9 +47,14 @@ pub const DEFAULT_CALENDAR_COLOR: &str = "#0082c9";
 pub const MAX_RESOURCE_SIZE: usize = 10_000_000;
 /// Children of a calendar home that are not calendars.
 const SCHEDULING_COLLECTIONS: &[&str] = &["inbox", "outbox", "trashbin"];
-/// Components of a calendar created without a component set (sabre and
-/// Nextcloud both default to these two).
-const DEFAULT_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event, ComponentKind::Todo];
+/// Components of a fixture calendar that names none.
+const FIXTURE_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event, ComponentKind::Todo];
+/// Components of a calendar created by MKCALENDAR without a component set:
+/// Nextcloud accepts journals there (the caldav-server-tester's nextcloud
+/// profile records `save-load.journal.mixed-calendar` as full).
+const MKCALENDAR_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event, ComponentKind::Todo, ComponentKind::Journal];
+/// Components of the calendar Nextcloud creates on first login.
+const FIRST_LOGIN_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event];
 
 /// Every user's calendars.
 #[derive(Debug, Default)]
@@ -100,7 +105,7 @@ impl Calendar {
             order: 0,
             timezone: None,
             transparent: false,
-            components: DEFAULT_COMPONENTS.to_vec(),
+            components: FIXTURE_COMPONENTS.to_vec(),
             objects: BTreeMap::new(),
             changes: ChangeLog::new(),
             dead_properties: BTreeMap::new(),
@@ -251,6 +256,7 @@ impl Calendars {
                 let calendar = calendars.create(uid, DEFAULT_CALENDAR_URI);
                 calendar.display_name = Some(DEFAULT_CALENDAR_NAME.to_string());
                 calendar.color = Some(DEFAULT_CALENDAR_COLOR.to_string());
+                calendar.components = FIRST_LOGIN_COMPONENTS.to_vec();
             }
         }
         calendars
@@ -435,7 +441,7 @@ pub(crate) fn common_properties(
     set.xml(
         xml::DAV,
         "principal-collection-set",
-        "<d:href>principals/users/</d:href><d:href>principals/groups/</d:href>",
+        "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
     );
     let mut all_reports = PRINCIPAL_REPORTS.to_vec();
     all_reports.extend_from_slice(reports);
@@ -905,7 +911,10 @@ fn make_calendar(
         }
         updates
     };
+    // Nextcloud's createCalendar: the display name defaults to the uri.
     let mut calendar = Calendar::new(0, name);
+    calendar.display_name = Some(name.to_string());
+    calendar.components = MKCALENDAR_COMPONENTS.to_vec();
     let results = apply_calendar_properties(&mut calendar, &updates, true);
     if results.iter().any(|(_, status)| *status != 200) {
         return webdav::proppatch_response(&calendar_href(&uid, name), &results);

@@ -74,7 +74,7 @@ fn collection_properties(caller: &Caller<'_>) -> PropertySet {
     set.xml(
         xml::DAV,
         "principal-collection-set",
-        "<d:href>principals/users/</d:href><d:href>principals/groups/</d:href>",
+        "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
     );
     set.xml(
         xml::DAV,
@@ -174,7 +174,7 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
     set.xml(
         xml::DAV,
         "principal-collection-set",
-        "<d:href>principals/users/</d:href><d:href>principals/groups/</d:href>",
+        "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
     );
     set.xml(
         xml::DAV,
