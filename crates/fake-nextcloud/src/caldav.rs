@@ -52,7 +52,11 @@ const FIXTURE_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event, ComponentKi
 /// Components of a calendar created by MKCALENDAR without a component set:
 /// Nextcloud accepts journals there (the caldav-server-tester's nextcloud
 /// profile records `save-load.journal.mixed-calendar` as full).
-const MKCALENDAR_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event, ComponentKind::Todo, ComponentKind::Journal];
+const MKCALENDAR_COMPONENTS: &[ComponentKind] = &[
+    ComponentKind::Event,
+    ComponentKind::Todo,
+    ComponentKind::Journal,
+];
 /// Components of the calendar Nextcloud creates on first login.
 const FIRST_LOGIN_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event];
 

@@ -7,7 +7,7 @@ use fake_nextcloud::{Config, FakeNextcloud, Fixture};
 
 /// A small world most tests start from: alice and bob in group "staff",
 /// carol alone; alice shares "Shared" with bob (read + update + create).
-pub const SMALL: &str = r#"
+pub const SMALL: &str = r##"
 [server]
 overwritehost = "self"
 
@@ -57,7 +57,7 @@ owner = "alice"
 path = "Shared"
 share_with = "bob"
 permissions = 7
-"#;
+"##;
 
 pub struct Running {
     pub fake: FakeNextcloud,
@@ -72,14 +72,19 @@ impl Running {
     /// A request with Basic auth for `uid` (password = "{uid}-pw").
     pub fn as_user(&self, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
         self.http
-            .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), self.url(path))
+            .request(
+                reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+                self.url(path),
+            )
             .basic_auth(uid, Some(format!("{uid}-pw")))
     }
 }
 
 pub async fn start(fixture: &str) -> Running {
     let fixture = Fixture::parse(fixture).expect("fixture parses");
-    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
+    let fake = FakeNextcloud::start(&fixture, Config::default())
+        .await
+        .expect("fake starts");
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
