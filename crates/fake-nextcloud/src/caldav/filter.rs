@@ -255,12 +255,12 @@ pub fn object_matches(data: &CalendarData, filter: &CompFilter) -> Result<bool, 
     if let Some(range) = time_range {
         // `lastoccurence > start AND firstoccurence < end`; NULL never matches.
         if let Some(start) = range.start
-            && !data.last_occurrence.is_some_and(|last| last > start)
+            && data.last_occurrence.is_none_or(|last| last <= start)
         {
             return Ok(false);
         }
         if let Some(end) = range.end
-            && !data.first_occurrence.is_some_and(|first| first < end)
+            && data.first_occurrence.is_none_or(|first| first >= end)
         {
             return Ok(false);
         }

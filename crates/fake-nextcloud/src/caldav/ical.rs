@@ -815,7 +815,7 @@ pub fn parameter_values(entry: &ICalendarEntry, name: &str) -> Option<Vec<String
         .params
         .iter()
         .filter(|param| param.name.as_str().eq_ignore_ascii_case(name))
-        .map(|param| parameter_text(param))
+        .map(parameter_text)
         .collect();
     if values.is_empty() {
         None
