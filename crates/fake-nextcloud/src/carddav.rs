@@ -355,7 +355,13 @@ fn book_properties(caller: &Caller<'_>, book: &AddressBook) -> PropertySet {
         "addressbook-description",
         book.description.as_deref(),
     );
-    set.text(xml::CALSERVER, "getctag", &book.changes.sync_token_uri());
+    // Unlike calendars, sabre's and Nextcloud's address book backends give
+    // the bare sync token number as the ctag.
+    set.text(
+        xml::CALSERVER,
+        "getctag",
+        &book.changes.sync_token().to_string(),
+    );
     set.text(xml::DAV, "sync-token", &book.changes.sync_token_uri());
     set.xml(
         xml::CARDDAV,
