@@ -29,6 +29,9 @@ pub const OPEN_START: i64 = -2_208_988_800;
 pub const OPEN_END: i64 = 32_503_680_000;
 
 const DAY_SECONDS: i64 = 86_400;
+/// The deepest component nesting accepted; real objects need 3 (VCALENDAR,
+/// VEVENT, VALARM) and copying for `cal:expand` recurses this deep.
+const COMPONENT_DEPTH_MAX: usize = 8;
 
 /// The three component types a calendar collection stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -265,6 +268,11 @@ fn parse_icalendar(text: &str) -> Result<ICalendar, InvalidCalendarData> {
             "more than one object in the body".into(),
         ));
     }
+    if nesting_depth(&ical) > COMPONENT_DEPTH_MAX {
+        return Err(InvalidCalendarData::Parse(
+            "components are nested too deeply".into(),
+        ));
+    }
     // calcard accepts a body that stops before its END line; sabre/vobject
     // does not.
     let end = format!("END:{}", ical.components[0].component_type.as_str());
@@ -274,6 +282,30 @@ fn parse_icalendar(text: &str) -> Result<ICalendar, InvalidCalendarData> {
         )));
     }
     Ok(ical)
+}
+
+/// How deeply components nest (VCALENDAR > VEVENT > VALARM is 3), walked
+/// without recursion; cycles cannot occur as the parser numbers children
+/// after their parents.
+fn nesting_depth(ical: &ICalendar) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(0u32, 1usize)];
+    while let Some((id, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        if depth > COMPONENT_DEPTH_MAX {
+            break;
+        }
+        if let Some(component) = ical.components.get(id as usize) {
+            stack.extend(
+                component
+                    .component_ids
+                    .iter()
+                    .filter(|child| **child > id)
+                    .map(|child| (*child, depth + 1)),
+            );
+        }
+    }
+    deepest
 }
 
 /// Whether the last non-empty line of a text is `line` (case-insensitive).

@@ -354,3 +354,20 @@ fn text_values_come_out_like_vobjects_get_value() {
         .expect("start");
     assert_eq!(entry_text(start), "20260101T000000Z");
 }
+
+#[test]
+fn absurdly_nested_components_are_refused() {
+    let mut body = String::from(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART:20260101T000000Z\r\n",
+    );
+    for _ in 0..20 {
+        body.push_str("BEGIN:X-NEST\r\n");
+    }
+    for _ in 0..20 {
+        body.push_str("END:X-NEST\r\n");
+    }
+    body.push_str("END:VEVENT\r\nEND:VCALENDAR\r\n");
+    assert!(
+        matches!(parse_calendar_data(&body, BOTH, 0), Err(InvalidCalendarData::Parse(message)) if message.contains("nested"))
+    );
+}
