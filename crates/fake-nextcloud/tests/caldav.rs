@@ -1150,6 +1150,13 @@ ics = "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:x\nBEGIN:VEVENT\nUID:a\nDTSTART:2026
 [[calendars.events]]
 ics = "not a calendar"
 
+[[calendars.events]]
+source = "no/such/file.ics"
+
+[[calendars.events]]
+uri = "again.ics"
+ics = "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:x\nBEGIN:VEVENT\nUID:a\nDTSTART:20260101T000000Z\nEND:VEVENT\nEND:VCALENDAR\n"
+
 [[calendars]]
 owner = "nobody"
 uri = "personal"
@@ -1158,13 +1165,21 @@ uri = "personal"
     .unwrap();
     let problems =
         fake_nextcloud::World::from_fixture(&fixture, 0).expect_err("the fixture is inconsistent");
-    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(problems.len(), 4, "{problems:?}");
+    assert!(
+        problems[1].starts_with("calendar alice/work event #3: cannot read"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[2].contains("event #4: UID \"a\" is already used by \"a.ics\""),
+        "{problems:?}"
+    );
     assert!(
         problems[0].starts_with("calendar alice/work event #2: invalid iCalendar:"),
         "{problems:?}"
     );
     assert!(
-        problems[1].contains("calendar nobody/personal: unknown owner"),
+        problems[3].contains("calendar nobody/personal: unknown owner"),
         "{problems:?}"
     );
 }

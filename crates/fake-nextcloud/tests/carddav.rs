@@ -489,3 +489,40 @@ async fn bob_never_reaches_alices_address_books() {
         StatusCode::OK
     );
 }
+
+#[test]
+fn fixture_problems_name_the_address_book_and_the_card() {
+    let fixture = Fixture::parse(
+        r#"
+[[users]]
+uid = "alice"
+password = "x"
+
+[[addressbooks]]
+owner = "alice"
+uri = "contacts"
+
+[[addressbooks.cards]]
+vcf = "BEGIN:VCARD\nVERSION:3.0\nUID:c1\nFN:One\nEND:VCARD\n"
+
+[[addressbooks.cards]]
+vcf = "BEGIN:VCARD\nUID:c2\nFN:No version\nEND:VCARD\n"
+
+[[addressbooks.cards]]
+uri = "c1.vcf"
+vcf = "BEGIN:VCARD\nVERSION:3.0\nUID:c3\nFN:Same uri\nEND:VCARD\n"
+"#,
+    )
+    .unwrap();
+    let problems =
+        fake_nextcloud::World::from_fixture(&fixture, 0).expect_err("the fixture is inconsistent");
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].starts_with("address book alice/contacts card #2: invalid vCard: VERSION"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[1].contains("card #3: uri \"c1.vcf\" is used twice"),
+        "{problems:?}"
+    );
+}
