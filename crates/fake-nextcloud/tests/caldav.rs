@@ -1183,3 +1183,65 @@ uri = "personal"
         "{problems:?}"
     );
 }
+
+#[tokio::test]
+async fn an_object_moves_between_the_owners_calendars() {
+    let running = start_demo().await;
+    let mkcalendar = r#"<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"/>"#;
+    let archive = "/remote.php/dav/calendars/alice/archive/";
+    assert_eq!(
+        as_alice(&running, "MKCALENDAR", archive, None, mkcalendar)
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    let destination = running.url(&format!("{archive}budget.ics"));
+    let moved = request(
+        &running,
+        "MOVE",
+        ("alice", ALICE_PASSWORD),
+        "/remote.php/dav/calendars/alice/personal/budget-review.ics",
+        None,
+        &[("Destination", destination.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(moved.status, StatusCode::CREATED, "{}", moved.body);
+    assert_eq!(
+        as_alice(
+            &running,
+            "GET",
+            "/remote.php/dav/calendars/alice/personal/budget-review.ics",
+            None,
+            ""
+        )
+        .await
+        .status,
+        StatusCode::NOT_FOUND
+    );
+    let fetched = as_alice(&running, "GET", &format!("{archive}budget.ics"), None, "").await;
+    assert!(
+        fetched.body.contains("UID:budget-review@tamebi.demo"),
+        "{}",
+        fetched.body
+    );
+    // Into bob's calendar: refused, and nothing changes.
+    let bobs = running.url("/remote.php/dav/calendars/bob/personal/stolen.ics");
+    let refused = request(
+        &running,
+        "MOVE",
+        ("alice", ALICE_PASSWORD),
+        &format!("{archive}budget.ics"),
+        None,
+        &[("Destination", bobs.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::CONFLICT);
+    assert_eq!(
+        as_alice(&running, "GET", &format!("{archive}budget.ics"), None, "")
+            .await
+            .status,
+        StatusCode::OK
+    );
+}
