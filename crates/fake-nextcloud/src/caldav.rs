@@ -332,11 +332,8 @@ fn handle_locked(world: &mut World, request: &DavRequest, now: i64) -> Response 
         return options(&allowed_methods(world, &user.uid, &segments));
     }
     match segments.as_slice() {
-        [] => calendars_root(world, request, &caller),
-        [owner, rest @ ..] if *owner != user.uid => {
-            let _ = rest;
-            crate::dav::not_found()
-        }
+        [] => calendars_root(request, &caller),
+        [owner, ..] if *owner != user.uid => crate::dav::not_found(),
         [_] => home(world, request, &caller),
         [_, name] => match name.as_str() {
             "inbox" | "outbox" | "trashbin" => scheduling_collection(request, &caller, name),
@@ -606,8 +603,7 @@ fn scheduling_properties(caller: &Caller<'_>, name: &str) -> PropertySet {
 }
 
 /// `/remote.php/dav/calendars/`: lists only the caller's own home.
-fn calendars_root(world: &World, request: &DavRequest, caller: &Caller<'_>) -> Response {
-    let _ = world;
+fn calendars_root(request: &DavRequest, caller: &Caller<'_>) -> Response {
     if request.method.as_str() != "PROPFIND" {
         return webdav::method_not_allowed("This method is not allowed here", "OPTIONS, PROPFIND");
     }
@@ -931,7 +927,6 @@ fn make_calendar(
     let created = world.calendars.create(&uid, name);
     let id = created.id;
     *created = Calendar { id, ..calendar };
-    let _ = caller.now;
     (StatusCode::CREATED, [(http::header::CONTENT_LENGTH, "0")]).into_response()
 }
 

@@ -128,7 +128,7 @@ fn calendar_query(
         .calendars
         .get(uid, calendar_uri)
         .ok_or_else(crate::dav::not_found)?;
-    let mut depth = request.depth(Depth::Zero);
+    let depth = request.depth(Depth::Zero);
     let mut responses = Vec::new();
     match object {
         Some(object_uri) => {
@@ -149,20 +149,16 @@ fn calendar_query(
             }
         }
         None => {
-            if depth == Depth::Zero {
-                // sabre's workaround for Microsoft clients that send Depth: 0.
-                if request
-                    .header("user-agent")
-                    .is_some_and(|agent| agent.starts_with("MSFT-"))
-                {
-                    depth = Depth::One;
-                } else {
-                    return Err(webdav::bad_request(
-                        "A calendar-query REPORT on a calendar with a Depth: 0 is undefined. Set Depth to 1",
-                    ));
-                }
+            // sabre's workaround for Microsoft clients that send Depth: 0
+            // where they mean 1; everybody else gets a 400.
+            let microsoft = request
+                .header("user-agent")
+                .is_some_and(|agent| agent.starts_with("MSFT-"));
+            if depth == Depth::Zero && !microsoft {
+                return Err(webdav::bad_request(
+                    "A calendar-query REPORT on a calendar with a Depth: 0 is undefined. Set Depth to 1",
+                ));
             }
-            let _ = depth;
             for object in calendar.objects.values() {
                 if filter::object_matches(&object.data, &filter).map_err(filter_error)? {
                     responses.push(object_response(
