@@ -40,11 +40,7 @@ pub enum AuthError {
 pub const BEARER_LEEWAY_SECONDS: i64 = 60;
 
 /// Authenticates a request to `path`.
-pub fn authenticate(
-    shared: &Shared,
-    headers: &HeaderMap,
-    path: &str,
-) -> Result<Authenticated, AuthError> {
+pub fn authenticate(shared: &Shared, headers: &HeaderMap, path: &str) -> Result<Authenticated, AuthError> {
     let world = shared.world();
     if let Some(authorization) = headers.get(http::header::AUTHORIZATION) {
         let authorization = authorization.to_str().map_err(|_| AuthError::Invalid)?;
@@ -61,36 +57,21 @@ pub fn authenticate(
         return Err(AuthError::Invalid);
     }
     if let Some(uid) = session_uid(shared, &world, headers) {
-        return Ok(Authenticated {
-            uid,
-            method: AuthMethod::Session,
-        });
+        return Ok(Authenticated { uid, method: AuthMethod::Session });
     }
     Err(AuthError::Missing)
 }
 
 fn basic(world: &World, value: &str) -> Result<Authenticated, AuthError> {
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(value)
-        .map_err(|_| AuthError::Invalid)?;
+    let decoded = base64::engine::general_purpose::STANDARD.decode(value).map_err(|_| AuthError::Invalid)?;
     let decoded = String::from_utf8(decoded).map_err(|_| AuthError::Invalid)?;
     let (uid, secret) = decoded.split_once(':').ok_or(AuthError::Invalid)?;
     let user = world.users.get(uid).ok_or(AuthError::Invalid)?;
     if user.password == secret {
-        return Ok(Authenticated {
-            uid: uid.to_string(),
-            method: AuthMethod::Password,
-        });
+        return Ok(Authenticated { uid: uid.to_string(), method: AuthMethod::Password });
     }
-    if user
-        .app_passwords
-        .iter()
-        .any(|app_password| app_password == secret)
-    {
-        return Ok(Authenticated {
-            uid: uid.to_string(),
-            method: AuthMethod::AppPassword,
-        });
+    if user.app_passwords.iter().any(|app_password| app_password == secret) {
+        return Ok(Authenticated { uid: uid.to_string(), method: AuthMethod::AppPassword });
     }
     Err(AuthError::Invalid)
 }
@@ -99,37 +80,27 @@ fn bearer(shared: &Shared, world: &World, token: &str) -> Result<Authenticated, 
     let now = shared.now();
     let uid = if world.user_oidc.oidc_provider_bearer_validation {
         // The oidc app's own token store: no iss or aud check at all.
-        world
-            .oidc
-            .lookup_access_token(token, now)
-            .ok_or(AuthError::Invalid)?
+        world.oidc.lookup_access_token(token, now).ok_or(AuthError::Invalid)?
     } else {
         let discovery_base = world
             .user_oidc
             .discovery_url
             .as_deref()
             .and_then(|url| url::Url::parse(url).ok())
-            .and_then(|url| {
-                url.host_str().map(|host| match url.port() {
-                    Some(port) => format!("{host}:{port}"),
-                    None => host.to_string(),
-                })
-            });
+            .and_then(|url| url.host_str().map(|host| match url.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_string(),
+            }));
         let discovery_host = discovery_base
             .unwrap_or_else(|| shared.base_url.trim_start_matches("http://").to_string());
         let issuer = crate::oidc::issuer(world, Some(&discovery_host), &shared.base_url);
         let validation = access_token::Validation {
             issuer,
-            audience: world
-                .user_oidc
-                .audience_check
-                .then(|| world.user_oidc.provider_client_id.clone()),
+            audience: world.user_oidc.audience_check.then(|| world.user_oidc.provider_client_id.clone()),
             require_at_jwt: false,
             leeway_seconds: BEARER_LEEWAY_SECONDS,
         };
-        let jwks = access_token::JwkSet {
-            keys: vec![shared.signer.jwk()],
-        };
+        let jwks = access_token::JwkSet { keys: vec![shared.signer.jwk()] };
         match access_token::validate(token, &jwks, &validation, now) {
             Ok(claims) => claims.sub,
             Err(error) => {
@@ -141,10 +112,7 @@ fn bearer(shared: &Shared, world: &World, token: &str) -> Result<Authenticated, 
     if !world.users.contains_key(&uid) {
         return Err(AuthError::Invalid);
     }
-    Ok(Authenticated {
-        uid,
-        method: AuthMethod::Bearer,
-    })
+    Ok(Authenticated { uid, method: AuthMethod::Bearer })
 }
 
 /// The uid of a logged-in browser session, from Nextcloud's cookies.

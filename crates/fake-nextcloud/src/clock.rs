@@ -31,9 +31,7 @@ impl Clock {
 
 /// Parses RFC 3339 into Unix seconds.
 pub fn parse_rfc3339(text: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(text)
-        .ok()
-        .map(|time| time.timestamp())
+    chrono::DateTime::parse_from_rfc3339(text).ok().map(|time| time.timestamp())
 }
 
 /// RFC 1123 date as `getlastmodified` and HTTP headers carry it.

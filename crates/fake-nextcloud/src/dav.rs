@@ -87,11 +87,7 @@ async fn status(State(shared): State<AppState>) -> Response {
 }
 
 async fn well_known() -> Response {
-    (
-        StatusCode::MOVED_PERMANENTLY,
-        [(http::header::LOCATION, "/remote.php/dav/")],
-    )
-        .into_response()
+    (StatusCode::MOVED_PERMANENTLY, [(http::header::LOCATION, "/remote.php/dav/")]).into_response()
 }
 
 async fn dav(State(shared): State<AppState>, request: Request) -> Response {
@@ -101,55 +97,14 @@ async fn dav(State(shared): State<AppState>, request: Request) -> Response {
     let Ok(request) = request else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
     };
-    let rest = request
-        .full_path
-        .strip_prefix(DAV_ROOT)
-        .unwrap_or("")
-        .trim_start_matches('/')
-        .to_string();
+    let rest = request.full_path.strip_prefix(DAV_ROOT).unwrap_or("").trim_start_matches('/').to_string();
     let (collection, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
     let below = below.to_string();
     let response = match collection {
-        "files" => {
-            crate::files::handle(
-                &shared,
-                DavRequest {
-                    path: below,
-                    ..request
-                },
-            )
-            .await
-        }
-        "calendars" => {
-            crate::caldav::handle(
-                &shared,
-                DavRequest {
-                    path: below,
-                    ..request
-                },
-            )
-            .await
-        }
-        "addressbooks" => {
-            crate::carddav::handle(
-                &shared,
-                DavRequest {
-                    path: below,
-                    ..request
-                },
-            )
-            .await
-        }
-        "principals" => {
-            crate::caldav::handle_principals(
-                &shared,
-                DavRequest {
-                    path: below,
-                    ..request
-                },
-            )
-            .await
-        }
+        "files" => crate::files::handle(&shared, DavRequest { path: below, ..request }).await,
+        "calendars" => crate::caldav::handle(&shared, DavRequest { path: below, ..request }).await,
+        "addressbooks" => crate::carddav::handle(&shared, DavRequest { path: below, ..request }).await,
+        "principals" => crate::caldav::handle_principals(&shared, DavRequest { path: below, ..request }).await,
         "" if request.method.as_str() == "SEARCH" => crate::search::handle(&shared, request).await,
         "" => crate::caldav::handle_root(&shared, request).await,
         _ => not_found(),
@@ -166,11 +121,7 @@ async fn webdav(State(shared): State<AppState>, request: Request) -> Response {
     let Ok(request) = request else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
     };
-    let rest = request
-        .full_path
-        .strip_prefix("/remote.php/webdav")
-        .unwrap_or("")
-        .trim_start_matches('/');
+    let rest = request.full_path.strip_prefix("/remote.php/webdav").unwrap_or("").trim_start_matches('/');
     let path = format!("{}/{rest}", request.user.uid);
     let response = crate::files::handle(&shared, DavRequest { path, ..request }).await;
     after(&shared);
@@ -190,11 +141,7 @@ async fn read(shared: &crate::Shared, request: Request) -> Option<Result<DavRequ
     let (parts, body) = request.into_parts();
     let full_path = parts.uri.path().to_string();
     let user = auth::authenticate(shared, &parts.headers, &full_path).ok()?;
-    let request_id = parts
-        .extensions
-        .get::<RequestId>()
-        .map(|id| id.0.clone())
-        .unwrap_or_default();
+    let request_id = parts.extensions.get::<RequestId>().map(|id| id.0.clone()).unwrap_or_default();
     let body = match axum::body::to_bytes(body, crate::REQUEST_BODY_LENGTH_MAX).await {
         Ok(body) => body,
         Err(_) => return Some(Err(())),
@@ -213,11 +160,7 @@ async fn read(shared: &crate::Shared, request: Request) -> Option<Result<DavRequ
 
 /// sabre/dav's 404.
 pub fn not_found() -> Response {
-    xml_error(
-        StatusCode::NOT_FOUND,
-        "Sabre\\DAV\\Exception\\NotFound",
-        "File not found",
-    )
+    xml_error(StatusCode::NOT_FOUND, "Sabre\\DAV\\Exception\\NotFound", "File not found")
 }
 
 /// A sabre/dav error response.
@@ -264,8 +207,5 @@ pub fn encode_segment(segment: &str) -> String {
 
 /// Percent-encodes a clean relative path, segment by segment.
 pub fn encode_path(path: &str) -> String {
-    path.split('/')
-        .map(encode_segment)
-        .collect::<Vec<_>>()
-        .join("/")
+    path.split('/').map(encode_segment).collect::<Vec<_>>().join("/")
 }

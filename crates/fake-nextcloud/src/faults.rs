@@ -55,11 +55,7 @@ impl Faults {
             if !path.starts_with(&fault.prefix) {
                 continue;
             }
-            if fault
-                .method
-                .as_deref()
-                .is_some_and(|wanted| !wanted.eq_ignore_ascii_case(method))
-            {
+            if fault.method.as_deref().is_some_and(|wanted| !wanted.eq_ignore_ascii_case(method)) {
                 continue;
             }
             if fault.remaining == Some(0) {
@@ -77,9 +73,7 @@ impl Faults {
     }
 
     pub fn bearer_rejected(&self, path: &str) -> bool {
-        self.bearer_rejected_on
-            .iter()
-            .any(|prefix| path.starts_with(prefix.as_str()))
+        self.bearer_rejected_on.iter().any(|prefix| path.starts_with(prefix.as_str()))
     }
 }
 
@@ -99,24 +93,9 @@ mod tests {
             }],
             ..Faults::default()
         };
-        assert_eq!(
-            faults
-                .route_verdict("PUT", "/remote.php/dav/files/alice/a")
-                .status,
-            None
-        );
+        assert_eq!(faults.route_verdict("PUT", "/remote.php/dav/files/alice/a").status, None);
         assert_eq!(faults.route_verdict("GET", "/ocs/v2.php").status, None);
-        assert_eq!(
-            faults
-                .route_verdict("GET", "/remote.php/dav/files/alice/a")
-                .status,
-            Some(503)
-        );
-        assert_eq!(
-            faults
-                .route_verdict("GET", "/remote.php/dav/files/alice/a")
-                .status,
-            None
-        );
+        assert_eq!(faults.route_verdict("GET", "/remote.php/dav/files/alice/a").status, Some(503));
+        assert_eq!(faults.route_verdict("GET", "/remote.php/dav/files/alice/a").status, None);
     }
 }

@@ -386,10 +386,7 @@ fn default_delivery() -> crate::webhooks::Delivery {
 
 impl Default for WebhooksFixture {
     fn default() -> Self {
-        WebhooksFixture {
-            delivery: default_delivery(),
-            registrations: Vec::new(),
-        }
+        WebhooksFixture { delivery: default_delivery(), registrations: Vec::new() }
     }
 }
 
@@ -414,10 +411,7 @@ fn default_http_method() -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum FixtureError {
     #[error("cannot read fixture {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("fixture {path} is not valid: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("fixture is inconsistent:\n  {}", .0.join("\n  "))]
@@ -427,14 +421,10 @@ pub enum FixtureError {
 impl Fixture {
     /// Reads and parses a fixture file; `source` paths resolve beside it.
     pub fn load(path: &Path) -> Result<Fixture, FixtureError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FixtureError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let mut fixture = Fixture::parse(&text).map_err(|message| FixtureError::Parse {
-            path: path.to_path_buf(),
-            message,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| FixtureError::Read { path: path.to_path_buf(), source })?;
+        let mut fixture = Fixture::parse(&text)
+            .map_err(|message| FixtureError::Parse { path: path.to_path_buf(), message })?;
         fixture.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(fixture)
     }

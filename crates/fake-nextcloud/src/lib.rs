@@ -70,9 +70,7 @@ pub type AppState = Arc<Shared>;
 impl Shared {
     /// Locks the world. Never hold the guard across an `.await`.
     pub fn world(&self) -> MutexGuard<'_, World> {
-        self.world
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.world.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn now(&self) -> i64 {
@@ -99,10 +97,7 @@ impl Default for Config {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("cannot listen on {address}: {source}")]
-    Listen {
-        address: SocketAddr,
-        source: std::io::Error,
-    },
+    Listen { address: SocketAddr, source: std::io::Error },
     #[error("the fixture is inconsistent:\n  {}", .0.join("\n  "))]
     Fixture(Vec<String>),
 }
@@ -119,20 +114,12 @@ pub struct FakeNextcloud {
 impl FakeNextcloud {
     /// Binds both listeners, builds the world and starts serving.
     pub async fn start(fixture: &Fixture, config: Config) -> Result<FakeNextcloud, StartError> {
-        let listener =
-            TcpListener::bind(config.listen)
-                .await
-                .map_err(|source| StartError::Listen {
-                    address: config.listen,
-                    source,
-                })?;
-        let converter_listener =
-            TcpListener::bind(config.converter_listen)
-                .await
-                .map_err(|source| StartError::Listen {
-                    address: config.converter_listen,
-                    source,
-                })?;
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| StartError::Listen { address: config.listen, source })?;
+        let converter_listener = TcpListener::bind(config.converter_listen)
+            .await
+            .map_err(|source| StartError::Listen { address: config.converter_listen, source })?;
         let address = listener.local_addr().expect("bound address");
         let converter_address = converter_listener.local_addr().expect("bound address");
         let base_url = format!("http://{address}");
@@ -159,21 +146,10 @@ impl FakeNextcloud {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = Vec::new();
         tasks.push(serve(listener, router(shared.clone()), stopped.clone()));
-        tasks.push(serve(
-            converter_listener,
-            converter::router(shared.clone()),
-            stopped.clone(),
-        ));
-        tasks.push(tokio::spawn(webhooks::deliver_forever(
-            shared.clone(),
-            stopped,
-        )));
+        tasks.push(serve(converter_listener, converter::router(shared.clone()), stopped.clone()));
+        tasks.push(tokio::spawn(webhooks::deliver_forever(shared.clone(), stopped)));
         tracing::info!(url = %shared.base_url, converter = %shared.converter_url, "fake Nextcloud listening");
-        Ok(FakeNextcloud {
-            shared,
-            stop,
-            tasks,
-        })
+        Ok(FakeNextcloud { shared, stop, tasks })
     }
 
     pub fn base_url(&self) -> &str {
@@ -202,10 +178,7 @@ fn serve(
         let shutdown = async move {
             let _ = stopped.wait_for(|stop| *stop).await;
         };
-        if let Err(error) = axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown)
-            .await
-        {
+        if let Err(error) = axum::serve(listener, router).with_graceful_shutdown(shutdown).await {
             tracing::error!(%error, "fake Nextcloud listener failed");
         }
     })
@@ -219,37 +192,24 @@ pub fn router(shared: AppState) -> Router {
         .merge(ocs::routes())
         .merge(deck::routes())
         .merge(admin::routes())
-        .layer(axum::middleware::from_fn_with_state(
-            shared.clone(),
-            apply_route_faults,
-        ))
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), apply_route_faults))
         .layer(axum::middleware::from_fn(request_id))
-        .layer(axum::extract::DefaultBodyLimit::max(
-            REQUEST_BODY_LENGTH_MAX,
-        ))
+        .layer(axum::extract::DefaultBodyLimit::max(REQUEST_BODY_LENGTH_MAX))
         .with_state(shared)
 }
 
 /// Latency and injected statuses from [`faults::Faults::routes`].
-async fn apply_route_faults(
-    State(shared): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn apply_route_faults(State(shared): State<AppState>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
     if path.starts_with(admin::PREFIX) {
         return next.run(request).await;
     }
-    let verdict = shared
-        .world()
-        .faults
-        .route_verdict(request.method().as_str(), &path);
+    let verdict = shared.world().faults.route_verdict(request.method().as_str(), &path);
     if verdict.latency_ms > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(verdict.latency_ms)).await;
     }
     if let Some(status) = verdict.status {
-        let status =
-            http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        let status = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
         return (status, "Injected fault\n").into_response();
     }
     next.run(request).await
@@ -264,9 +224,7 @@ async fn request_id(mut request: Request, next: Next) -> Response {
     let id: String = {
         use rand::Rng as _;
         let mut rng = rand::thread_rng();
-        (0..20)
-            .map(|_| rng.sample(rand::distributions::Alphanumeric) as char)
-            .collect()
+        (0..20).map(|_| rng.sample(rand::distributions::Alphanumeric) as char).collect()
     };
     request.extensions_mut().insert(RequestId(id.clone()));
     let mut response = next.run(request).await;

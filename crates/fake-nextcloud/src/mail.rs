@@ -34,18 +34,11 @@ pub struct Mail {
 }
 
 impl Mail {
-    pub fn from_fixture(
-        fixture: &Fixture,
-        users: &BTreeMap<String, User>,
-        problems: &mut Vec<String>,
-    ) -> Mail {
+    pub fn from_fixture(fixture: &Fixture, users: &BTreeMap<String, User>, problems: &mut Vec<String>) -> Mail {
         let mut mail = Mail::default();
         for account in &fixture.mail_accounts {
             let Some(user) = users.get(&account.owner) else {
-                problems.push(format!(
-                    "a mail account names unknown user {:?}",
-                    account.owner
-                ));
+                problems.push(format!("a mail account names unknown user {:?}", account.owner));
                 continue;
             };
             let account_id = mail.accounts.len() as u64 + 1;
@@ -79,8 +72,6 @@ impl Mail {
 
     /// The accounts a user owns.
     pub fn accounts_of<'a>(&'a self, uid: &'a str) -> impl Iterator<Item = &'a Account> + 'a {
-        self.accounts
-            .iter()
-            .filter(move |account| account.owner == uid)
+        self.accounts.iter().filter(move |account| account.owner == uid)
     }
 }

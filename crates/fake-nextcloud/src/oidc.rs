@@ -93,16 +93,11 @@ impl Oidc {
                 jwt_tokens: client.token_type == "jwt",
             });
         }
-        Oidc {
-            clients,
-            ..Oidc::default()
-        }
+        Oidc { clients, ..Oidc::default() }
     }
 
     pub fn client(&self, client_id: &str) -> Option<&Client> {
-        self.clients
-            .iter()
-            .find(|client| client.client_id == client_id)
+        self.clients.iter().find(|client| client.client_id == client_id)
     }
 
     /// Starts a browser session for `uid`; returns its id.
@@ -110,11 +105,7 @@ impl Oidc {
         let id = random_token(26);
         self.sessions.insert(
             id.clone(),
-            Session {
-                uid: uid.to_string(),
-                request_token: random_token(32),
-                created: now,
-            },
+            Session { uid: uid.to_string(), request_token: random_token(32), created: now },
         );
         id
     }
@@ -148,9 +139,7 @@ pub fn session_cookie_name(world: &World) -> String {
 /// The session named by the request's cookies, if any.
 pub fn session_from_headers<'w>(world: &'w World, headers: &HeaderMap) -> Option<&'w Session> {
     let name = session_cookie_name(world);
-    cookies(headers)
-        .find(|(key, _)| *key == name)
-        .and_then(|(_, value)| world.oidc.session(value))
+    cookies(headers).find(|(key, _)| *key == name).and_then(|(_, value)| world.oidc.session(value))
 }
 
 /// The session id named by the request's cookies, if any.
@@ -174,13 +163,8 @@ fn cookies(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
 /// The absolute base URL Nextcloud would generate for a request with this
 /// Host: `overwritehost` wins unless the fault unsets it.
 pub fn issuer(world: &World, host: Option<&str>, base_url: &str) -> String {
-    match (
-        &world.server.overwritehost,
-        world.faults.overwritehost_unset,
-    ) {
-        (Some(overwritehost), false) => {
-            format!("{}://{overwritehost}", world.server.overwriteprotocol)
-        }
+    match (&world.server.overwritehost, world.faults.overwritehost_unset) {
+        (Some(overwritehost), false) => format!("{}://{overwritehost}", world.server.overwriteprotocol),
         _ => match host {
             Some(host) => format!("http://{host}"),
             None => base_url.to_string(),
@@ -190,27 +174,19 @@ pub fn issuer(world: &World, host: Option<&str>, base_url: &str) -> String {
 
 /// [`issuer`] for an incoming request.
 pub fn request_base(shared: &Shared, world: &World, headers: &HeaderMap) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|host| host.to_str().ok());
+    let host = headers.get(header::HOST).and_then(|host| host.to_str().ok());
     issuer(world, host, &shared.base_url)
 }
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route(
-            "/index.php/.well-known/openid-configuration",
-            get(discovery),
-        )
+        .route("/index.php/.well-known/openid-configuration", get(discovery))
         .route("/.well-known/openid-configuration", get(discovery))
         .route("/index.php/apps/oidc/openid-configuration", get(discovery))
         .route("/index.php/apps/oidc/jwks", get(jwks))
         .route("/index.php/apps/oidc/authorize", get(authorize))
         .route("/index.php/apps/oidc/token", axum::routing::post(token))
-        .route(
-            "/index.php/apps/oidc/userinfo",
-            get(userinfo).post(userinfo),
-        )
+        .route("/index.php/apps/oidc/userinfo", get(userinfo).post(userinfo))
         .route("/index.php/login", get(login_page).post(login))
         .route("/login", get(login_page).post(login))
         .route("/index.php/logout", get(logout))
@@ -244,10 +220,7 @@ async fn discovery(State(shared): State<AppState>, headers: HeaderMap) -> Respon
 }
 
 async fn jwks(State(shared): State<AppState>) -> Response {
-    axum::Json(access_token::JwkSet {
-        keys: vec![shared.signer.jwk()],
-    })
-    .into_response()
+    axum::Json(access_token::JwkSet { keys: vec![shared.signer.jwk()] }).into_response()
 }
 
 #[derive(Debug, Deserialize)]
@@ -270,20 +243,11 @@ async fn authorize(
 ) -> Response {
     let now = shared.now();
     let mut world = shared.world();
-    let Some(client) = query
-        .client_id
-        .as_deref()
-        .and_then(|id| world.oidc.client(id))
-        .cloned()
-    else {
+    let Some(client) = query.client_id.as_deref().and_then(|id| world.oidc.client(id)).cloned() else {
         return (StatusCode::BAD_REQUEST, "Your client is not authorized to connect. Please inform the administrator of your client.").into_response();
     };
     let redirect_uri = query.redirect_uri.clone().unwrap_or_default();
-    if !client
-        .redirect_uris
-        .iter()
-        .any(|allowed| allowed == &redirect_uri)
-    {
+    if !client.redirect_uris.iter().any(|allowed| allowed == &redirect_uri) {
         return (StatusCode::BAD_REQUEST, "The received redirect URI is not accepted to connect. Please inform the administrator of your client.").into_response();
     }
     let error_redirect = |error: &str| {
@@ -351,100 +315,50 @@ fn token_error(status: StatusCode, error: &str, description: &str) -> Response {
         .into_response()
 }
 
-async fn token(
-    State(shared): State<AppState>,
-    headers: HeaderMap,
-    Form(form): Form<TokenForm>,
-) -> Response {
+async fn token(State(shared): State<AppState>, headers: HeaderMap, Form(form): Form<TokenForm>) -> Response {
     let now = shared.now();
     let mut world = shared.world();
     if form.grant_type.as_deref() != Some("authorization_code") {
-        return token_error(
-            StatusCode::BAD_REQUEST,
-            "unsupported_grant_type",
-            "Only the authorization_code grant is supported.",
-        );
+        return token_error(StatusCode::BAD_REQUEST, "unsupported_grant_type", "Only the authorization_code grant is supported.");
     }
     // Client authentication: HTTP Basic or form fields.
     let (client_id, client_secret) = match basic_credentials(&headers) {
         Some(credentials) => credentials,
-        None => (
-            form.client_id.clone().unwrap_or_default(),
-            form.client_secret.clone().unwrap_or_default(),
-        ),
+        None => (form.client_id.clone().unwrap_or_default(), form.client_secret.clone().unwrap_or_default()),
     };
     let Some(client) = world.oidc.client(&client_id).cloned() else {
-        return token_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_client",
-            "The client is not known.",
-        );
+        return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "The client is not known.");
     };
     if client.client_secret != client_secret {
-        return token_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_client",
-            "The client secret is wrong.",
-        );
+        return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "The client secret is wrong.");
     }
-    let Some(code) = form
-        .code
-        .as_deref()
-        .and_then(|code| world.oidc.codes.remove(code))
-    else {
-        return token_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_grant",
-            "The authorization code is not valid.",
-        );
+    let Some(code) = form.code.as_deref().and_then(|code| world.oidc.codes.remove(code)) else {
+        return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "The authorization code is not valid.");
     };
     if code.client_id != client.client_id
-        || form
-            .redirect_uri
-            .as_deref()
-            .is_some_and(|uri| uri != code.redirect_uri)
+        || form.redirect_uri.as_deref().is_some_and(|uri| uri != code.redirect_uri)
         || now - code.created > CODE_LIFETIME_SECONDS
     {
-        return token_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_grant",
-            "The authorization code is not valid.",
-        );
+        return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "The authorization code is not valid.");
     }
     if let Some(challenge) = &code.code_challenge {
         let verifier = form.code_verifier.as_deref().unwrap_or("");
         let computed = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         if &computed != challenge {
-            return token_error(
-                StatusCode::BAD_REQUEST,
-                "invalid_grant",
-                "The code verifier does not match.",
-            );
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "The code verifier does not match.");
         }
     }
     let Some(user) = world.users.get(&code.uid).cloned() else {
-        return token_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_grant",
-            "The user no longer exists.",
-        );
+        return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "The user no longer exists.");
     };
     let issuer = request_base(&shared, &world, &headers);
-    let lifetime = world
-        .faults
-        .token_lifetime_seconds
-        .unwrap_or(world.server.token_lifetime_seconds);
+    let lifetime = world.faults.token_lifetime_seconds.unwrap_or(world.server.token_lifetime_seconds);
     let expires = now + lifetime;
     let access_token = if client.jwt_tokens {
         let claims = access_token::Claims {
             iss: issuer.clone(),
             sub: user.uid.clone(),
-            aud: access_token::Audience::One(
-                client
-                    .resource_url
-                    .clone()
-                    .unwrap_or(client.client_id.clone()),
-            ),
+            aud: access_token::Audience::One(client.resource_url.clone().unwrap_or(client.client_id.clone())),
             exp: expires,
             iat: now,
             nbf: None,
@@ -458,13 +372,7 @@ async fn token(
     } else {
         random_token(72)
     };
-    world.oidc.issued.insert(
-        token_hash(&access_token),
-        IssuedToken {
-            uid: user.uid.clone(),
-            expires,
-        },
-    );
+    world.oidc.issued.insert(token_hash(&access_token), IssuedToken { uid: user.uid.clone(), expires });
     let mut id_claims = json!({
         "iss": issuer,
         "sub": user.uid,
@@ -486,10 +394,7 @@ async fn token(
     let id_token = shared.signer.sign("JWT", &id_claims);
     (
         StatusCode::OK,
-        [
-            (header::CACHE_CONTROL, "no-store"),
-            (header::PRAGMA, "no-cache"),
-        ],
+        [(header::CACHE_CONTROL, "no-store"), (header::PRAGMA, "no-cache")],
         axum::Json(json!({
             "access_token": access_token,
             "token_type": "Bearer",
@@ -508,15 +413,8 @@ async fn userinfo(State(shared): State<AppState>, headers: HeaderMap) -> Respons
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
         .unwrap_or("");
-    let Some(user) = world
-        .oidc
-        .lookup_access_token(token, now)
-        .and_then(|uid| world.users.get(&uid))
-    else {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer error=\"invalid_token\"")],
-        )
+    let Some(user) = world.oidc.lookup_access_token(token, now).and_then(|uid| world.users.get(&uid)) else {
+        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer error=\"invalid_token\"")])
             .into_response();
     };
     let mut body = json!({
@@ -568,18 +466,9 @@ struct LoginForm {
 async fn login(State(shared): State<AppState>, Form(form): Form<LoginForm>) -> Response {
     let now = shared.now();
     let mut world = shared.world();
-    let valid = world
-        .users
-        .get(&form.user)
-        .is_some_and(|user| user.password == form.password);
+    let valid = world.users.get(&form.user).is_some_and(|user| user.password == form.password);
     if !valid {
-        return (
-            StatusCode::SEE_OTHER,
-            [(
-                header::LOCATION,
-                "/index.php/login?direct=1&user=".to_string() + &form.user,
-            )],
-        )
+        return (StatusCode::SEE_OTHER, [(header::LOCATION, "/index.php/login?direct=1&user=".to_string() + &form.user)])
             .into_response();
     }
     let session_id = world.oidc.create_session(&form.user, now);
@@ -593,10 +482,7 @@ async fn login(State(shared): State<AppState>, Form(form): Form<LoginForm>) -> R
     let headers = response.headers_mut();
     for cookie in [
         format!("{cookie_name}={session_id}; path=/; HttpOnly; SameSite=Lax"),
-        format!(
-            "oc_sessionPassphrase={}; path=/; HttpOnly; SameSite=Lax",
-            random_token(40)
-        ),
+        format!("oc_sessionPassphrase={}; path=/; HttpOnly; SameSite=Lax", random_token(40)),
         "nc_sameSiteCookielax=true; path=/; HttpOnly; SameSite=Lax".to_string(),
         "nc_sameSiteCookiestrict=true; path=/; HttpOnly; SameSite=Strict".to_string(),
         format!("nc_username={}; path=/; HttpOnly; SameSite=Lax", form.user),
@@ -617,16 +503,12 @@ async fn logout(State(shared): State<AppState>, headers: HeaderMap) -> Response 
 fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let encoded = value.strip_prefix("Basic ")?;
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(encoded.trim())
-        .ok()?;
+    let decoded = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).ok()?;
     let decoded = String::from_utf8(decoded).ok()?;
     let (id, secret) = decoded.split_once(':')?;
     // RFC 6749 §2.3.1: both parts are form-urlencoded.
     let decode = |part: &str| {
-        percent_encoding::percent_decode_str(&part.replace('+', " "))
-            .decode_utf8_lossy()
-            .into_owned()
+        percent_encoding::percent_decode_str(&part.replace('+', " ")).decode_utf8_lossy().into_owned()
     };
     Some((decode(id), decode(secret)))
 }
@@ -635,9 +517,7 @@ fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
 pub fn random_token(length: usize) -> String {
     use rand::Rng as _;
     let mut rng = rand::thread_rng();
-    (0..length)
-        .map(|_| rng.sample(rand::distributions::Alphanumeric) as char)
-        .collect()
+    (0..length).map(|_| rng.sample(rand::distributions::Alphanumeric) as char).collect()
 }
 
 fn token_hash(token: &str) -> String {

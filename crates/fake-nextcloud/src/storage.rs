@@ -195,9 +195,7 @@ pub enum FileEventKind {
     Written,
     Deleted,
     /// The path before the rename, in the same form as `path`.
-    Renamed {
-        source_path: String,
-    },
+    Renamed { source_path: String },
 }
 
 #[derive(Debug, Default)]
@@ -254,11 +252,7 @@ pub fn parent_and_name(path: &str) -> (&str, &str) {
 }
 
 fn join(parent: &str, name: &str) -> String {
-    if parent.is_empty() {
-        name.to_string()
-    } else {
-        format!("{parent}/{name}")
-    }
+    if parent.is_empty() { name.to_string() } else { format!("{parent}/{name}") }
 }
 
 /// `path` equals `prefix` or lies below it; returns the rest.
@@ -276,9 +270,7 @@ fn strip_under<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
 
 /// Nextcloud's mimetype for a file name, by extension.
 pub fn mime_for(name: &str) -> &'static str {
-    let extension = name
-        .rsplit_once('.')
-        .map(|(_, ext)| ext.to_ascii_lowercase());
+    let extension = name.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
     match extension.as_deref() {
         Some("md" | "markdown") => "text/markdown",
         Some("txt") => "text/plain",
@@ -289,7 +281,9 @@ pub fn mime_for(name: &str) -> &'static str {
         Some("pdf") => "application/pdf",
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        Some("pptx") => {
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+        }
         Some("odt") => "application/vnd.oasis.opendocument.text",
         Some("ods") => "application/vnd.oasis.opendocument.spreadsheet",
         Some("odp") => "application/vnd.oasis.opendocument.presentation",
@@ -306,11 +300,7 @@ pub fn mime_for(name: &str) -> &'static str {
 
 impl Storage {
     pub fn new() -> Storage {
-        Storage {
-            next_fileid: 100,
-            next_share_id: 1,
-            ..Storage::default()
-        }
+        Storage { next_fileid: 100, next_share_id: 1, ..Storage::default() }
     }
 
     // ---- set-up -------------------------------------------------------
@@ -350,10 +340,7 @@ impl Storage {
         let id = self.insert_node(
             owner,
             path,
-            NodeKind::File {
-                content: content.into(),
-                mime,
-            },
+            NodeKind::File { content: content.into(), mime },
             mtime,
         );
         self.events.clear();
@@ -373,9 +360,7 @@ impl Storage {
     }
 
     pub fn node_at(&self, owner: &str, path: &str) -> Option<&Node> {
-        self.by_path
-            .get(&(owner.to_string(), path.to_string()))
-            .map(|id| &self.nodes[id])
+        self.by_path.get(&(owner.to_string(), path.to_string())).map(|id| &self.nodes[id])
     }
 
     pub fn shares(&self) -> impl Iterator<Item = &Share> {
@@ -404,26 +389,12 @@ impl Storage {
     }
 
     /// What `path` (clean, relative) means to the viewer.
-    pub fn resolve<'s>(
-        &'s self,
-        viewer: Viewer<'_>,
-        path: &str,
-    ) -> Result<Entry<'s>, StorageError> {
+    pub fn resolve<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Entry<'s>, StorageError> {
         for share in self.mounts(viewer) {
-            let Some(rest) = strip_under(path, &share.target) else {
-                continue;
-            };
-            let Some(root) = self.nodes.get(&share.node) else {
-                continue;
-            };
-            let owner_path = if rest.is_empty() {
-                root.path.clone()
-            } else {
-                join(&root.path, rest)
-            };
-            let node = self
-                .node_at(&root.owner, &owner_path)
-                .ok_or(StorageError::NotFound)?;
+            let Some(rest) = strip_under(path, &share.target) else { continue };
+            let Some(root) = self.nodes.get(&share.node) else { continue };
+            let owner_path = if rest.is_empty() { root.path.clone() } else { join(&root.path, rest) };
+            let node = self.node_at(&root.owner, &owner_path).ok_or(StorageError::NotFound)?;
             return Ok(Entry {
                 path: path.to_string(),
                 node,
@@ -432,9 +403,7 @@ impl Storage {
                 is_mount_root: rest.is_empty(),
             });
         }
-        let node = self
-            .node_at(viewer.uid, path)
-            .ok_or(StorageError::NotFound)?;
+        let node = self.node_at(viewer.uid, path).ok_or(StorageError::NotFound)?;
         Ok(Entry {
             path: path.to_string(),
             node,
@@ -459,9 +428,7 @@ impl Storage {
             return Some(node.path.clone());
         }
         for share in self.mounts(viewer) {
-            let Some(root) = self.nodes.get(&share.node) else {
-                continue;
-            };
+            let Some(root) = self.nodes.get(&share.node) else { continue };
             if root.owner != node.owner {
                 continue;
             }
@@ -498,9 +465,7 @@ impl Storage {
                 node_owner == &owner && node_path.starts_with(owner_prefix.as_str())
             });
         for ((_, node_path), id) in descendants {
-            let Some(rest) = strip_under(node_path, &owner_prefix) else {
-                continue;
-            };
+            let Some(rest) = strip_under(node_path, &owner_prefix) else { continue };
             if rest.is_empty() || rest.contains('/') {
                 continue;
             }
@@ -532,11 +497,7 @@ impl Storage {
     }
 
     /// Every entry at or below `path`, depth first, the folder itself first.
-    pub fn walk<'s>(
-        &'s self,
-        viewer: Viewer<'_>,
-        path: &str,
-    ) -> Result<Vec<Entry<'s>>, StorageError> {
+    pub fn walk<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Vec<Entry<'s>>, StorageError> {
         let root = self.resolve(viewer, path)?;
         let mut out = vec![root];
         let mut index = 0;
@@ -557,9 +518,7 @@ impl Storage {
             NodeKind::Folder => self
                 .by_path
                 .range((node.owner.clone(), node.path.clone())..)
-                .take_while(|((owner, path), _)| {
-                    owner == &node.owner && path.starts_with(node.path.as_str())
-                })
+                .take_while(|((owner, path), _)| owner == &node.owner && path.starts_with(node.path.as_str()))
                 .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
                 .filter_map(|(_, id)| self.nodes[id].content().map(|content| content.len() as u64))
                 .sum(),
@@ -608,13 +567,8 @@ impl Storage {
                 }
                 let id = entry.node.id;
                 let node = self.nodes.get_mut(&id).expect("resolved node");
-                let NodeKind::File { mime, .. } = &node.kind else {
-                    unreachable!()
-                };
-                node.kind = NodeKind::File {
-                    content: content.into(),
-                    mime: mime.clone(),
-                };
+                let NodeKind::File { mime, .. } = &node.kind else { unreachable!() };
+                node.kind = NodeKind::File { content: content.into(), mime: mime.clone() };
                 node.mtime = mtime;
                 self.touch(id, mtime);
                 self.event(viewer, FileEventKind::Written, id, path, mtime);
@@ -628,10 +582,7 @@ impl Storage {
                 let id = self.insert_node(
                     &parent.0,
                     &owner_path,
-                    NodeKind::File {
-                        content: content.into(),
-                        mime,
-                    },
+                    NodeKind::File { content: content.into(), mime },
                     mtime,
                 );
                 self.event(viewer, FileEventKind::Created, id, path, mtime);
@@ -642,12 +593,7 @@ impl Storage {
     }
 
     /// MKCOL.
-    pub fn mkcol(
-        &mut self,
-        viewer: Viewer<'_>,
-        path: &str,
-        now: i64,
-    ) -> Result<FileId, StorageError> {
+    pub fn mkcol(&mut self, viewer: Viewer<'_>, path: &str, now: i64) -> Result<FileId, StorageError> {
         if path.is_empty() || self.resolve(viewer, path).is_ok() {
             return Err(StorageError::AlreadyExists);
         }
@@ -713,9 +659,7 @@ impl Storage {
             // Renaming a received share moves its mount point.
             let share_id = entry.share.expect("mount root has a share").id;
             let (parent_path, _) = parent_and_name(destination);
-            let parent = self
-                .resolve(viewer, parent_path)
-                .map_err(|_| StorageError::ParentMissing)?;
+            let parent = self.resolve(viewer, parent_path).map_err(|_| StorageError::ParentMissing)?;
             if parent.share.is_some() || !parent.node.is_folder() {
                 return Err(StorageError::Forbidden);
             }
@@ -731,8 +675,7 @@ impl Storage {
         // Check the destination parent before touching anything.
         self.writable_folder(viewer, dest_parent_path)?;
         let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-        let (dest_owner, dest_parent_owner_path) =
-            self.writable_folder(viewer, dest_parent_path)?;
+        let (dest_owner, dest_parent_owner_path) = self.writable_folder(viewer, dest_parent_path)?;
         let dest_owner_path = join(&dest_parent_owner_path, dest_name);
         let old_parent = parent_and_name(source).0.to_string();
         self.relocate_subtree(id, &dest_owner, &dest_owner_path);
@@ -787,35 +730,19 @@ impl Storage {
         let (dest_parent_path, dest_name) = parent_and_name(destination);
         self.writable_folder(viewer, dest_parent_path)?;
         let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-        let (dest_owner, dest_parent_owner_path) =
-            self.writable_folder(viewer, dest_parent_path)?;
+        let (dest_owner, dest_parent_owner_path) = self.writable_folder(viewer, dest_parent_path)?;
         let dest_root = join(&dest_parent_owner_path, dest_name);
         let mut root_id = 0;
         for (rest, node) in source_entries {
-            let owner_path = if rest.is_empty() {
-                dest_root.clone()
-            } else {
-                join(&dest_root, &rest)
-            };
+            let owner_path = if rest.is_empty() { dest_root.clone() } else { join(&dest_root, &rest) };
             let id = self.insert_node(&dest_owner, &owner_path, node.kind.clone(), node.mtime);
             let copy = self.nodes.get_mut(&id).expect("inserted");
             copy.dead_properties = node.dead_properties.clone();
-            let visible = if rest.is_empty() {
-                destination.to_string()
-            } else {
-                join(destination, &rest)
-            };
+            let visible = if rest.is_empty() { destination.to_string() } else { join(destination, &rest) };
             if rest.is_empty() {
                 root_id = id;
             }
-            self.event_full(
-                viewer,
-                FileEventKind::Created,
-                id,
-                &visible,
-                now,
-                node.is_folder(),
-            );
+            self.event_full(viewer, FileEventKind::Created, id, &visible, now, node.is_folder());
         }
         Ok((root_id, !existed))
     }
@@ -945,8 +872,7 @@ impl Storage {
                 dead_properties: BTreeMap::new(),
             },
         );
-        self.by_path
-            .insert((owner.to_string(), path.to_string()), id);
+        self.by_path.insert((owner.to_string(), path.to_string()), id);
         if !path.is_empty() {
             let (parent, _) = parent_and_name(path);
             if let Some(&parent_id) = self.by_path.get(&(owner.to_string(), parent.to_string())) {
@@ -963,9 +889,7 @@ impl Storage {
 
     /// New etag for a node and its ancestors; mtime propagates up too.
     fn touch(&mut self, id: FileId, mtime: i64) {
-        let Some(node) = self.nodes.get(&id) else {
-            return;
-        };
+        let Some(node) = self.nodes.get(&id) else { return };
         let owner = node.owner.clone();
         let mut path = Some(node.path.clone());
         while let Some(current) = path {
@@ -977,23 +901,13 @@ impl Storage {
                     node.mtime = mtime;
                 }
             }
-            path = if current.is_empty() {
-                None
-            } else {
-                Some(parent_and_name(&current).0.to_string())
-            };
+            path = if current.is_empty() { None } else { Some(parent_and_name(&current).0.to_string()) };
         }
     }
 
     /// A folder the viewer may create in: `(owner, owner_path)`.
-    fn writable_folder(
-        &self,
-        viewer: Viewer<'_>,
-        path: &str,
-    ) -> Result<(String, String), StorageError> {
-        let parent = self
-            .resolve(viewer, path)
-            .map_err(|_| StorageError::ParentMissing)?;
+    fn writable_folder(&self, viewer: Viewer<'_>, path: &str) -> Result<(String, String), StorageError> {
+        let parent = self.resolve(viewer, path).map_err(|_| StorageError::ParentMissing)?;
         if !parent.node.is_folder() {
             return Err(StorageError::ParentMissing);
         }
@@ -1022,14 +936,10 @@ impl Storage {
     }
 
     fn subtree_ids(&self, id: FileId) -> Vec<FileId> {
-        let Some(node) = self.nodes.get(&id) else {
-            return Vec::new();
-        };
+        let Some(node) = self.nodes.get(&id) else { return Vec::new() };
         self.by_path
             .range((node.owner.clone(), node.path.clone())..)
-            .take_while(|((owner, path), _)| {
-                owner == &node.owner && path.starts_with(node.path.as_str())
-            })
+            .take_while(|((owner, path), _)| owner == &node.owner && path.starts_with(node.path.as_str()))
             .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
             .map(|(_, id)| *id)
             .collect()
@@ -1048,17 +958,11 @@ impl Storage {
         let old_path = self.nodes[&id].path.clone();
         for node_id in self.subtree_ids(id) {
             let node = self.nodes.get_mut(&node_id).expect("subtree node");
-            self.by_path
-                .remove(&(node.owner.clone(), node.path.clone()));
+            self.by_path.remove(&(node.owner.clone(), node.path.clone()));
             let rest = strip_under(&node.path, &old_path).unwrap_or("").to_string();
-            node.path = if rest.is_empty() {
-                new_path.to_string()
-            } else {
-                join(new_path, &rest)
-            };
+            node.path = if rest.is_empty() { new_path.to_string() } else { join(new_path, &rest) };
             node.owner = new_owner.to_string();
-            self.by_path
-                .insert((node.owner.clone(), node.path.clone()), node_id);
+            self.by_path.insert((node.owner.clone(), node.path.clone()), node_id);
         }
         for share in self.shares.values_mut() {
             if share.node == id {
@@ -1067,14 +971,7 @@ impl Storage {
         }
     }
 
-    fn event(
-        &mut self,
-        viewer: Viewer<'_>,
-        kind: FileEventKind,
-        id: FileId,
-        path: &str,
-        time: i64,
-    ) {
+    fn event(&mut self, viewer: Viewer<'_>, kind: FileEventKind, id: FileId, path: &str, time: i64) {
         let is_folder = self.nodes.get(&id).is_some_and(Node::is_folder);
         self.event_full(viewer, kind, id, path, time, is_folder);
     }

@@ -30,10 +30,7 @@ impl Webhooks {
     }
 }
 
-pub async fn deliver_forever(
-    shared: crate::AppState,
-    mut stopped: tokio::sync::watch::Receiver<bool>,
-) {
+pub async fn deliver_forever(shared: crate::AppState, mut stopped: tokio::sync::watch::Receiver<bool>) {
     let _ = shared;
     let _ = stopped.wait_for(|stop| *stop).await;
 }

@@ -24,10 +24,7 @@ pub struct User {
 
 impl User {
     pub fn viewer(&self) -> Viewer<'_> {
-        Viewer {
-            uid: &self.uid,
-            groups: &self.groups,
-        }
+        Viewer { uid: &self.uid, groups: &self.groups }
     }
 }
 
@@ -56,10 +53,7 @@ impl World {
             .groups
             .iter()
             .map(|group| {
-                (
-                    group.gid.clone(),
-                    group.display_name.clone().unwrap_or(group.gid.clone()),
-                )
+                (group.gid.clone(), group.display_name.clone().unwrap_or(group.gid.clone()))
             })
             .collect();
         let mut users = BTreeMap::new();
@@ -68,10 +62,7 @@ impl World {
                 problems.push(format!("user {:?} is defined twice", user.uid));
             }
             if user.uid.is_empty() || user.uid.contains(['/', '\\', ' ']) {
-                problems.push(format!(
-                    "user id {:?} is not a valid Nextcloud uid",
-                    user.uid
-                ));
+                problems.push(format!("user id {:?} is not a valid Nextcloud uid", user.uid));
             }
             for gid in &user.groups {
                 groups.entry(gid.clone()).or_insert_with(|| gid.clone());
@@ -133,10 +124,7 @@ impl World {
                     }
                 },
                 _ => {
-                    problems.push(format!(
-                        "file {:?} needs exactly one of content or source",
-                        file.path
-                    ));
+                    problems.push(format!("file {:?} needs exactly one of content or source", file.path));
                     continue;
                 }
             };
@@ -177,10 +165,9 @@ impl World {
                     continue;
                 }
             };
-            let wanted = share
-                .target
-                .clone()
-                .unwrap_or_else(|| storage::parent_and_name(&path).1.to_string());
+            let wanted = share.target.clone().unwrap_or_else(|| {
+                storage::parent_and_name(&path).1.to_string()
+            });
             let target = match share_type {
                 storage::ShareType::User => {
                     let recipient = &users[&share_with];
@@ -197,10 +184,7 @@ impl World {
                 Some(&target),
                 now,
             ) {
-                problems.push(format!(
-                    "share of {:?} by {:?}: {error}",
-                    share.path, share.owner
-                ));
+                problems.push(format!("share of {:?} by {:?}: {error}", share.path, share.owner));
             }
         }
 
@@ -238,11 +222,8 @@ impl World {
     /// Moves the storage's pending file events into the webhook queue.
     pub fn flush_file_events(&mut self) {
         for event in self.storage.take_events() {
-            let display_name = self
-                .users
-                .get(&event.uid)
-                .map(|user| user.display_name.clone())
-                .unwrap_or_default();
+            let display_name =
+                self.users.get(&event.uid).map(|user| user.display_name.clone()).unwrap_or_default();
             self.webhooks.enqueue_file_event(&event, &display_name);
         }
     }

@@ -155,13 +155,10 @@ pub fn parse(body: &[u8]) -> Result<Element, XmlError> {
     reader.config_mut().check_end_names = true;
     // Stack of (element, namespace bindings it introduced).
     let mut stack: Vec<(Element, Vec<(String, String)>)> = Vec::new();
-    let mut scopes: Vec<(String, String)> =
-        vec![("xml".into(), "http://www.w3.org/XML/1998/namespace".into())];
+    let mut scopes: Vec<(String, String)> = vec![("xml".into(), "http://www.w3.org/XML/1998/namespace".into())];
     let mut root: Option<Element> = None;
     loop {
-        let event = reader
-            .read_event()
-            .map_err(|error| XmlError::Malformed(error.to_string()))?;
+        let event = reader.read_event().map_err(|error| XmlError::Malformed(error.to_string()))?;
         match event {
             Event::Start(start) | Event::Empty(start) if root.is_some() => {
                 let _ = start;
@@ -201,12 +198,7 @@ pub fn parse(body: &[u8]) -> Result<Element, XmlError> {
                     let (ns, local) = resolve(&scopes, &key, false)?;
                     attributes.push((ns, local, value));
                 }
-                let element = Element {
-                    ns,
-                    local,
-                    attributes,
-                    content: Vec::new(),
-                };
+                let element = Element { ns, local, attributes, content: Vec::new() };
                 if is_empty {
                     scopes.truncate(scopes.len() - declared.len());
                     attach(&mut stack, &mut root, element);
@@ -215,9 +207,7 @@ pub fn parse(body: &[u8]) -> Result<Element, XmlError> {
                 }
             }
             Event::End(_) => {
-                let (element, declared) = stack
-                    .pop()
-                    .ok_or(XmlError::Malformed("stray end tag".into()))?;
+                let (element, declared) = stack.pop().ok_or(XmlError::Malformed("stray end tag".into()))?;
                 scopes.truncate(scopes.len() - declared.len());
                 attach(&mut stack, &mut root, element);
             }
@@ -240,11 +230,7 @@ pub fn parse(body: &[u8]) -> Result<Element, XmlError> {
                             "amp" => "&".into(),
                             "apos" => "'".into(),
                             "quot" => "\"".into(),
-                            other => {
-                                return Err(XmlError::Malformed(format!(
-                                    "unknown entity &{other};"
-                                )));
-                            }
+                            other => return Err(XmlError::Malformed(format!("unknown entity &{other};"))),
                         }
                     }
                     Err(error) => return Err(XmlError::Malformed(error.to_string())),
@@ -277,22 +263,14 @@ fn push_text(stack: &mut [(Element, Vec<(String, String)>)], text: &str) -> Resu
     }
 }
 
-fn attach(
-    stack: &mut [(Element, Vec<(String, String)>)],
-    root: &mut Option<Element>,
-    element: Element,
-) {
+fn attach(stack: &mut [(Element, Vec<(String, String)>)], root: &mut Option<Element>, element: Element) {
     match stack.last_mut() {
         Some((parent, _)) => parent.content.push(Content::Element(element)),
         None => *root = Some(element),
     }
 }
 
-fn resolve(
-    scopes: &[(String, String)],
-    name: &str,
-    is_element: bool,
-) -> Result<(String, String), XmlError> {
+fn resolve(scopes: &[(String, String)], name: &str, is_element: bool) -> Result<(String, String), XmlError> {
     let (prefix, local) = match name.split_once(':') {
         Some((prefix, local)) => (prefix, local),
         None => ("", name),
@@ -356,10 +334,7 @@ pub fn element_with(ns: &str, local: &str, inner_xml: &str) -> String {
     }
     match known_prefix(ns) {
         Some(prefix) => format!("<{prefix}:{local}>{inner_xml}</{prefix}:{local}>"),
-        None => format!(
-            "<x:{local} xmlns:x=\"{}\">{inner_xml}</x:{local}>",
-            escape(ns)
-        ),
+        None => format!("<x:{local} xmlns:x=\"{}\">{inner_xml}</x:{local}>", escape(ns)),
     }
 }
 

@@ -72,19 +72,14 @@ impl Running {
     /// A request with Basic auth for `uid` (password = "{uid}-pw").
     pub fn as_user(&self, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
         self.http
-            .request(
-                reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
-                self.url(path),
-            )
+            .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), self.url(path))
             .basic_auth(uid, Some(format!("{uid}-pw")))
     }
 }
 
 pub async fn start(fixture: &str) -> Running {
     let fixture = Fixture::parse(fixture).expect("fixture parses");
-    let fake = FakeNextcloud::start(&fixture, Config::default())
-        .await
-        .expect("fake starts");
+    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
