@@ -57,11 +57,8 @@ const FIXTURE_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event, ComponentKi
 /// Components of a calendar created by MKCALENDAR without a component set:
 /// Nextcloud accepts journals there (the caldav-server-tester's nextcloud
 /// profile records `save-load.journal.mixed-calendar` as full).
-const MKCALENDAR_COMPONENTS: &[ComponentKind] = &[
-    ComponentKind::Event,
-    ComponentKind::Todo,
-    ComponentKind::Journal,
-];
+const MKCALENDAR_COMPONENTS: &[ComponentKind] =
+    &[ComponentKind::Event, ComponentKind::Todo, ComponentKind::Journal];
 /// Components of the calendar Nextcloud creates on first login.
 const FIRST_LOGIN_COMPONENTS: &[ComponentKind] = &[ComponentKind::Event];
 
@@ -123,26 +120,16 @@ impl Calendar {
 
     /// The object whose UID is `uid`, other than `except_uri`.
     fn object_with_uid(&self, uid: &str, except_uri: &str) -> Option<&CalendarObject> {
-        self.objects
-            .values()
-            .find(|object| object.data.uid == uid && object.uri != except_uri)
+        self.objects.values().find(|object| object.data.uid == uid && object.uri != except_uri)
     }
 
     fn store(&mut self, uri: &str, data: CalendarData, now: i64) -> &CalendarObject {
-        let operation = if self.objects.contains_key(uri) {
-            Operation::Modified
-        } else {
-            Operation::Added
-        };
+        let operation =
+            if self.objects.contains_key(uri) { Operation::Modified } else { Operation::Added };
         let etag = webdav::etag_of(data.text.as_bytes());
         self.objects.insert(
             uri.to_string(),
-            CalendarObject {
-                uri: uri.to_string(),
-                data,
-                etag,
-                last_modified: now,
-            },
+            CalendarObject { uri: uri.to_string(), data, etag, last_modified: now },
         );
         self.changes.record(uri, operation);
         &self.objects[uri]
@@ -166,15 +153,9 @@ impl Calendars {
     ) -> Calendars {
         let mut calendars = Calendars::default();
         for calendar_fixture in &fixture.calendars {
-            let label = format!(
-                "calendar {}/{}",
-                calendar_fixture.owner, calendar_fixture.uri
-            );
+            let label = format!("calendar {}/{}", calendar_fixture.owner, calendar_fixture.uri);
             if !users.contains_key(&calendar_fixture.owner) {
-                problems.push(format!(
-                    "{label}: unknown owner {:?}",
-                    calendar_fixture.owner
-                ));
+                problems.push(format!("{label}: unknown owner {:?}", calendar_fixture.owner));
                 continue;
             }
             if !webdav::is_valid_name(&calendar_fixture.uri)
@@ -186,10 +167,7 @@ impl Calendars {
                 ));
                 continue;
             }
-            if calendars
-                .get(&calendar_fixture.owner, &calendar_fixture.uri)
-                .is_some()
-            {
+            if calendars.get(&calendar_fixture.owner, &calendar_fixture.uri).is_some() {
                 problems.push(format!("{label}: defined twice"));
                 continue;
             }
@@ -238,10 +216,7 @@ impl Calendars {
                         continue;
                     }
                 };
-                let uri = event
-                    .uri
-                    .clone()
-                    .unwrap_or_else(|| format!("{}.ics", data.uid));
+                let uri = event.uri.clone().unwrap_or_else(|| format!("{}.ics", data.uid));
                 if !webdav::is_valid_name(&uri) {
                     problems.push(format!("{label}: {uri:?} is not a valid object uri"));
                     continue;
@@ -273,17 +248,10 @@ impl Calendars {
 
     /// Creates an empty calendar; the caller made sure the uri is free.
     fn create(&mut self, owner: &str, uri: &str) -> &mut Calendar {
-        assert!(
-            self.get(owner, uri).is_none(),
-            "calendar {owner}/{uri} exists"
-        );
+        assert!(self.get(owner, uri).is_none(), "calendar {owner}/{uri} exists");
         self.next_calendar_id += 1;
         let calendar = Calendar::new(self.next_calendar_id, uri);
-        self.homes
-            .entry(owner.to_string())
-            .or_default()
-            .entry(uri.to_string())
-            .or_insert(calendar)
+        self.homes.entry(owner.to_string()).or_default().entry(uri.to_string()).or_insert(calendar)
     }
 
     pub fn get(&self, owner: &str, uri: &str) -> Option<&Calendar> {
@@ -296,10 +264,7 @@ impl Calendars {
 
     /// A user's calendars in uri order.
     pub fn of(&self, owner: &str) -> impl Iterator<Item = &Calendar> {
-        self.homes
-            .get(owner)
-            .into_iter()
-            .flat_map(|home| home.values())
+        self.homes.get(owner).into_iter().flat_map(|home| home.values())
     }
 }
 
@@ -323,11 +288,7 @@ fn handle_locked(world: &mut World, request: &DavRequest, now: i64) -> Response 
     let Some(user) = world.users.get(&request.user.uid).cloned() else {
         return crate::dav::not_found();
     };
-    let caller = Caller {
-        user: &user,
-        now,
-        minimal: webdav::prefers_minimal(request),
-    };
+    let caller = Caller { user: &user, now, minimal: webdav::prefers_minimal(request) };
     if request.method == Method::OPTIONS {
         return options(&allowed_methods(world, &user.uid, &segments));
     }
@@ -374,14 +335,8 @@ pub fn options(allow: &str) -> Response {
         StatusCode::OK,
         [
             (http::header::ALLOW, allow.to_string()),
-            (
-                http::HeaderName::from_static("dav"),
-                webdav::DAV_COMPLIANCE.to_string(),
-            ),
-            (
-                http::HeaderName::from_static("ms-author-via"),
-                "DAV".to_string(),
-            ),
+            (http::HeaderName::from_static("dav"), webdav::DAV_COMPLIANCE.to_string()),
+            (http::HeaderName::from_static("ms-author-via"), "DAV".to_string()),
             (http::header::ACCEPT_RANGES, "bytes".to_string()),
             (http::header::CONTENT_LENGTH, "0".to_string()),
         ],
@@ -402,11 +357,7 @@ fn calendar_href(uid: &str, uri: &str) -> String {
 }
 
 fn object_href(uid: &str, calendar_uri: &str, object_uri: &str) -> String {
-    format!(
-        "{}{}",
-        calendar_href(uid, calendar_uri),
-        crate::dav::encode_segment(object_uri)
-    )
+    format!("{}{}", calendar_href(uid, calendar_uri), crate::dav::encode_segment(object_uri))
 }
 
 /// The owner's privileges, as sabre lists them for a node the caller owns.
@@ -437,11 +388,7 @@ pub(crate) fn common_properties(
     caller: &Caller<'_>,
     reports: &[(&str, &str)],
 ) {
-    set.href(
-        xml::DAV,
-        "current-user-principal",
-        &principal_href(&caller.user.uid),
-    );
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
     set.href(xml::DAV, "owner", &principal_href(&caller.user.uid));
     set.xml(xml::DAV, "current-user-privilege-set", OWNER_PRIVILEGES);
     set.xml(
@@ -451,11 +398,7 @@ pub(crate) fn common_properties(
     );
     let mut all_reports = PRINCIPAL_REPORTS.to_vec();
     all_reports.extend_from_slice(reports);
-    set.xml(
-        xml::DAV,
-        "supported-report-set",
-        supported_reports(&all_reports),
-    );
+    set.xml(xml::DAV, "supported-report-set", supported_reports(&all_reports));
 }
 
 fn home_properties(caller: &Caller<'_>) -> PropertySet {
@@ -476,11 +419,7 @@ fn calendar_properties(caller: &Caller<'_>, calendar: &Calendar) -> PropertySet 
     let mut set = PropertySet::new();
     set.xml(xml::DAV, "resourcetype", "<d:collection/><cal:calendar/>");
     set.text_if(xml::DAV, "displayname", calendar.display_name.as_deref());
-    set.text(
-        xml::CALSERVER,
-        "getctag",
-        &calendar.changes.sync_token_uri(),
-    );
+    set.text(xml::CALSERVER, "getctag", &calendar.changes.sync_token_uri());
     set.text(xml::DAV, "sync-token", &calendar.changes.sync_token_uri());
     set.xml(
         xml::CALDAV,
@@ -501,37 +440,17 @@ fn calendar_properties(caller: &Caller<'_>, calendar: &Calendar) -> PropertySet 
         "supported-collation-set",
         "<cal:supported-collation>i;ascii-casemap</cal:supported-collation><cal:supported-collation>i;octet</cal:supported-collation><cal:supported-collation>i;unicode-casemap</cal:supported-collation>",
     );
-    set.text(
-        xml::CALDAV,
-        "max-resource-size",
-        &MAX_RESOURCE_SIZE.to_string(),
-    );
+    set.text(xml::CALDAV, "max-resource-size", &MAX_RESOURCE_SIZE.to_string());
     set.xml(
         xml::CALDAV,
         "schedule-calendar-transp",
-        if calendar.transparent {
-            "<cal:transparent/>"
-        } else {
-            "<cal:opaque/>"
-        },
+        if calendar.transparent { "<cal:transparent/>" } else { "<cal:opaque/>" },
     );
-    set.text_if(
-        xml::CALDAV,
-        "calendar-description",
-        calendar.description.as_deref(),
-    );
-    set.text_if(
-        xml::CALDAV,
-        "calendar-timezone",
-        calendar.timezone.as_deref(),
-    );
+    set.text_if(xml::CALDAV, "calendar-description", calendar.description.as_deref());
+    set.text_if(xml::CALDAV, "calendar-timezone", calendar.timezone.as_deref());
     set.text_if(xml::APPLE, "calendar-color", calendar.color.as_deref());
     set.text(xml::APPLE, "calendar-order", &calendar.order.to_string());
-    set.text(
-        xml::OC,
-        "owner-principal",
-        &format!("principals/users/{}", caller.user.uid),
-    );
+    set.text(xml::OC, "owner-principal", &format!("principals/users/{}", caller.user.uid));
     set.text(xml::NC, "owner-displayname", &caller.user.display_name);
     common_properties(&mut set, caller, CALENDAR_REPORTS);
     for (name, inner_xml) in &calendar.dead_properties {
@@ -554,24 +473,13 @@ fn object_properties(caller: &Caller<'_>, object: &CalendarObject) -> PropertySe
     set.xml(xml::DAV, "resourcetype", "");
     set.text(xml::DAV, "getetag", &object.etag);
     set.text(xml::DAV, "getcontenttype", &object_content_type(object));
-    set.text(
-        xml::DAV,
-        "getcontentlength",
-        &object.data.text.len().to_string(),
-    );
-    set.text(
-        xml::DAV,
-        "getlastmodified",
-        &crate::clock::http_date(object.last_modified),
-    );
+    set.text(xml::DAV, "getcontentlength", &object.data.text.len().to_string());
+    set.text(xml::DAV, "getlastmodified", &crate::clock::http_date(object.last_modified));
     set.text(xml::CALDAV, "calendar-data", &object.data.text);
     common_properties(
         &mut set,
         caller,
-        &[
-            (xml::CALDAV, "calendar-multiget"),
-            (xml::CALDAV, "calendar-query"),
-        ],
+        &[(xml::CALDAV, "calendar-multiget"), (xml::CALDAV, "calendar-query")],
     );
     set
 }
@@ -580,18 +488,10 @@ fn scheduling_properties(caller: &Caller<'_>, name: &str) -> PropertySet {
     let mut set = PropertySet::new();
     match name {
         "inbox" => {
-            set.xml(
-                xml::DAV,
-                "resourcetype",
-                "<d:collection/><cal:schedule-inbox/>",
-            );
+            set.xml(xml::DAV, "resourcetype", "<d:collection/><cal:schedule-inbox/>");
         }
         "outbox" => {
-            set.xml(
-                xml::DAV,
-                "resourcetype",
-                "<d:collection/><cal:schedule-outbox/>",
-            );
+            set.xml(xml::DAV, "resourcetype", "<d:collection/><cal:schedule-outbox/>");
         }
         _ => {
             set.xml(xml::DAV, "resourcetype", "<d:collection/><nc:trash-bin/>");
@@ -613,11 +513,7 @@ fn calendars_root(request: &DavRequest, caller: &Caller<'_>) -> Response {
     };
     let mut root = PropertySet::new();
     root.xml(xml::DAV, "resourcetype", "<d:collection/>");
-    root.href(
-        xml::DAV,
-        "current-user-principal",
-        &principal_href(&caller.user.uid),
-    );
+    root.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
     let mut responses = vec![root.response(CALENDARS_ROOT, &properties, caller.minimal)];
     if request.depth(Depth::One) != Depth::Zero {
         responses.push(home_properties(caller).response(
@@ -894,11 +790,8 @@ fn make_calendar(
             Ok(root) => root,
             Err(response) => return response,
         };
-        let expected = if extended_mkcol {
-            (xml::DAV, "mkcol")
-        } else {
-            (xml::CALDAV, "mkcalendar")
-        };
+        let expected =
+            if extended_mkcol { (xml::DAV, "mkcol") } else { (xml::CALDAV, "mkcalendar") };
         if !root.is(expected.0, expected.1) {
             return webdav::bad_request(&format!(
                 "The request body must be a {{{}}}{} element",
@@ -1023,10 +916,8 @@ fn calendar_object(
                 Ok(root) => root,
                 Err(response) => return response,
             };
-            let results: Vec<(PropertyName, u16)> = webdav::property_updates(&root)
-                .iter()
-                .map(|update| (update.name(), 403))
-                .collect();
+            let results: Vec<(PropertyName, u16)> =
+                webdav::property_updates(&root).iter().map(|update| (update.name(), 403)).collect();
             webdav::proppatch_response(&object_href(&uid, calendar_uri, object_uri), &results)
         }
         "REPORT" => {
@@ -1041,11 +932,7 @@ fn calendar_object(
             &allowed_methods(
                 world,
                 &uid,
-                &[
-                    uid.clone(),
-                    calendar_uri.to_string(),
-                    object_uri.to_string(),
-                ],
+                &[uid.clone(), calendar_uri.to_string(), object_uri.to_string()],
             ),
         ),
         "COPY" => webdav::not_implemented("COPY of calendar objects is not implemented here"),
@@ -1056,24 +943,14 @@ fn calendar_object(
 }
 
 fn get_object(object: &CalendarObject, head: bool) -> Response {
-    let body = if head {
-        String::new()
-    } else {
-        object.data.text.clone()
-    };
+    let body = if head { String::new() } else { object.data.text.clone() };
     (
         StatusCode::OK,
         [
             (http::header::CONTENT_TYPE, object_content_type(object)),
             (http::header::ETAG, object.etag.clone()),
-            (
-                http::header::LAST_MODIFIED,
-                crate::clock::http_date(object.last_modified),
-            ),
-            (
-                http::header::CONTENT_LENGTH,
-                object.data.text.len().to_string(),
-            ),
+            (http::header::LAST_MODIFIED, crate::clock::http_date(object.last_modified)),
+            (http::header::CONTENT_LENGTH, object.data.text.len().to_string()),
         ],
         body,
     )
@@ -1094,11 +971,7 @@ fn invalid_calendar_data(error: InvalidCalendarData, components: &[ComponentKind
             "Sabre\\CalDAV\\Exception\\InvalidComponentType",
             &format!(
                 "iCalendar objects must at least have a component of type {}",
-                components
-                    .iter()
-                    .map(|kind| kind.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                components.iter().map(|kind| kind.as_str()).collect::<Vec<_>>().join(", ")
             ),
             "<cal:supported-calendar-component xmlns:cal=\"urn:ietf:params:xml:ns:caldav\"/>",
         ),
@@ -1125,10 +998,7 @@ fn put_object(
     if !webdav::is_valid_name(object_uri) {
         return webdav::bad_request("This object name is not allowed");
     }
-    let existing_etag = calendar
-        .objects
-        .get(object_uri)
-        .map(|object| object.etag.clone());
+    let existing_etag = calendar.objects.get(object_uri).map(|object| object.etag.clone());
     if let Err(response) = webdav::check_preconditions(request, existing_etag.as_deref()) {
         return response;
     }
@@ -1161,11 +1031,7 @@ fn put_object(
     let repaired = data.repaired;
     let created = existing_etag.is_none();
     let object = calendar.store(object_uri, data, caller.now);
-    let status = if created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::NO_CONTENT
-    };
+    let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
     let mut response = (status, [(http::header::CONTENT_LENGTH, "0")]).into_response();
     // sabre sends no ETag when it had to change the body.
     if !repaired && let Ok(value) = http::HeaderValue::from_str(&object.etag) {
@@ -1202,9 +1068,8 @@ fn move_object(
     if *owner != uid || world.calendars.get(&uid, target_calendar).is_none() {
         return webdav::conflict("The destination calendar does not exist");
     }
-    let overwrite = request
-        .header("overwrite")
-        .is_none_or(|value| !value.trim().eq_ignore_ascii_case("F"));
+    let overwrite =
+        request.header("overwrite").is_none_or(|value| !value.trim().eq_ignore_ascii_case("F"));
     let Some(source) = world
         .calendars
         .get(&uid, calendar_uri)
@@ -1271,9 +1136,9 @@ fn resolve_object_href(href: &str, uid: &str) -> Option<(String, String)> {
 pub(crate) fn report_properties(root: &Element) -> PropertyRequest {
     match root.child(xml::DAV, "prop") {
         Some(prop) => PropertyRequest::Named(webdav::property_names(prop)),
-        None if root.child(xml::DAV, "allprop").is_some() => PropertyRequest::All {
-            include: Vec::new(),
-        },
+        None if root.child(xml::DAV, "allprop").is_some() => {
+            PropertyRequest::All { include: Vec::new() }
+        }
         None => PropertyRequest::Named(Vec::new()),
     }
 }

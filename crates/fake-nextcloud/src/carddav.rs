@@ -83,27 +83,15 @@ impl AddressBook {
     }
 
     fn card_with_uid(&self, uid: &str, except_uri: &str) -> Option<&Card> {
-        self.cards
-            .values()
-            .find(|card| card.data.uid == uid && card.uri != except_uri)
+        self.cards.values().find(|card| card.data.uid == uid && card.uri != except_uri)
     }
 
     fn store(&mut self, uri: &str, data: CardData, now: i64) -> &Card {
-        let operation = if self.cards.contains_key(uri) {
-            Operation::Modified
-        } else {
-            Operation::Added
-        };
+        let operation =
+            if self.cards.contains_key(uri) { Operation::Modified } else { Operation::Added };
         let etag = webdav::etag_of(data.text.as_bytes());
-        self.cards.insert(
-            uri.to_string(),
-            Card {
-                uri: uri.to_string(),
-                data,
-                etag,
-                last_modified: now,
-            },
-        );
+        self.cards
+            .insert(uri.to_string(), Card { uri: uri.to_string(), data, etag, last_modified: now });
         self.changes.record(uri, operation);
         &self.cards[uri]
     }
@@ -173,10 +161,7 @@ impl AddressBooks {
                         continue;
                     }
                 };
-                let uri = card
-                    .uri
-                    .clone()
-                    .unwrap_or_else(|| format!("{}.vcf", data.uid));
+                let uri = card.uri.clone().unwrap_or_else(|| format!("{}.vcf", data.uid));
                 if !webdav::is_valid_name(&uri) {
                     problems.push(format!("{label}: {uri:?} is not a valid card uri"));
                     continue;
@@ -205,17 +190,10 @@ impl AddressBooks {
     }
 
     fn create(&mut self, owner: &str, uri: &str) -> &mut AddressBook {
-        assert!(
-            self.get(owner, uri).is_none(),
-            "address book {owner}/{uri} exists"
-        );
+        assert!(self.get(owner, uri).is_none(), "address book {owner}/{uri} exists");
         self.next_address_book_id += 1;
         let book = AddressBook::new(self.next_address_book_id, uri);
-        self.homes
-            .entry(owner.to_string())
-            .or_default()
-            .entry(uri.to_string())
-            .or_insert(book)
+        self.homes.entry(owner.to_string()).or_default().entry(uri.to_string()).or_insert(book)
     }
 
     pub fn get(&self, owner: &str, uri: &str) -> Option<&AddressBook> {
@@ -228,18 +206,12 @@ impl AddressBooks {
 
     /// A user's address books in uri order.
     pub fn of(&self, owner: &str) -> impl Iterator<Item = &AddressBook> {
-        self.homes
-            .get(owner)
-            .into_iter()
-            .flat_map(|home| home.values())
+        self.homes.get(owner).into_iter().flat_map(|home| home.values())
     }
 }
 
 pub fn home_href(uid: &str) -> String {
-    format!(
-        "{ADDRESSBOOKS_ROOT}users/{}/",
-        crate::dav::encode_segment(uid)
-    )
+    format!("{ADDRESSBOOKS_ROOT}users/{}/", crate::dav::encode_segment(uid))
 }
 
 fn book_href(uid: &str, uri: &str) -> String {
@@ -247,11 +219,7 @@ fn book_href(uid: &str, uri: &str) -> String {
 }
 
 fn card_href(uid: &str, book: &str, card: &str) -> String {
-    format!(
-        "{}{}",
-        book_href(uid, book),
-        crate::dav::encode_segment(card)
-    )
+    format!("{}{}", book_href(uid, book), crate::dav::encode_segment(card))
 }
 
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
@@ -267,11 +235,7 @@ fn handle_locked(world: &mut World, request: &DavRequest, now: i64) -> Response 
     let Some(user) = world.users.get(&request.user.uid).cloned() else {
         return crate::dav::not_found();
     };
-    let caller = Caller {
-        user: &user,
-        now,
-        minimal: webdav::prefers_minimal(request),
-    };
+    let caller = Caller { user: &user, now, minimal: webdav::prefers_minimal(request) };
     match segments.as_slice() {
         [] => collection(
             request,
@@ -344,40 +308,20 @@ fn home_properties(caller: &Caller<'_>) -> PropertySet {
 
 fn book_properties(caller: &Caller<'_>, book: &AddressBook) -> PropertySet {
     let mut set = PropertySet::new();
-    set.xml(
-        xml::DAV,
-        "resourcetype",
-        "<d:collection/><card:addressbook/>",
-    );
+    set.xml(xml::DAV, "resourcetype", "<d:collection/><card:addressbook/>");
     set.text_if(xml::DAV, "displayname", book.display_name.as_deref());
-    set.text_if(
-        xml::CARDDAV,
-        "addressbook-description",
-        book.description.as_deref(),
-    );
+    set.text_if(xml::CARDDAV, "addressbook-description", book.description.as_deref());
     // Unlike calendars, sabre's and Nextcloud's address book backends give
     // the bare sync token number as the ctag.
-    set.text(
-        xml::CALSERVER,
-        "getctag",
-        &book.changes.sync_token().to_string(),
-    );
+    set.text(xml::CALSERVER, "getctag", &book.changes.sync_token().to_string());
     set.text(xml::DAV, "sync-token", &book.changes.sync_token_uri());
     set.xml(
         xml::CARDDAV,
         "supported-address-data",
         "<card:address-data-type content-type=\"text/vcard\" version=\"3.0\"/><card:address-data-type content-type=\"text/vcard\" version=\"4.0\"/>",
     );
-    set.text(
-        xml::CARDDAV,
-        "max-resource-size",
-        &MAX_RESOURCE_SIZE.to_string(),
-    );
-    set.text(
-        xml::OC,
-        "owner-principal",
-        &format!("principals/users/{}", caller.user.uid),
-    );
+    set.text(xml::CARDDAV, "max-resource-size", &MAX_RESOURCE_SIZE.to_string());
+    set.text(xml::OC, "owner-principal", &format!("principals/users/{}", caller.user.uid));
     common_properties(&mut set, caller, ADDRESS_BOOK_REPORTS);
     for (name, inner_xml) in &book.dead_properties {
         set.xml(&name.ns, &name.local, inner_xml.clone());
@@ -392,24 +336,13 @@ fn card_properties(caller: &Caller<'_>, card: &Card) -> PropertySet {
     set.xml(xml::DAV, "resourcetype", "");
     set.text(xml::DAV, "getetag", &card.etag);
     set.text(xml::DAV, "getcontenttype", CARD_CONTENT_TYPE);
-    set.text(
-        xml::DAV,
-        "getcontentlength",
-        &card.data.text.len().to_string(),
-    );
-    set.text(
-        xml::DAV,
-        "getlastmodified",
-        &crate::clock::http_date(card.last_modified),
-    );
+    set.text(xml::DAV, "getcontentlength", &card.data.text.len().to_string());
+    set.text(xml::DAV, "getlastmodified", &crate::clock::http_date(card.last_modified));
     set.text(xml::CARDDAV, "address-data", &card.data.text);
     common_properties(
         &mut set,
         caller,
-        &[
-            (xml::CARDDAV, "addressbook-multiget"),
-            (xml::CARDDAV, "addressbook-query"),
-        ],
+        &[(xml::CARDDAV, "addressbook-multiget"), (xml::CARDDAV, "addressbook-query")],
     );
     set
 }
@@ -548,9 +481,7 @@ fn apply_book_properties(
             _ => {
                 match value {
                     Some(element) => {
-                        staged
-                            .dead_properties
-                            .insert(name.clone(), element.inner_xml());
+                        staged.dead_properties.insert(name.clone(), element.inner_xml());
                     }
                     None => {
                         staged.dead_properties.remove(&name);
@@ -681,14 +612,8 @@ fn card_resource(
                     [
                         (http::header::CONTENT_TYPE, CARD_CONTENT_TYPE.to_string()),
                         (http::header::ETAG, card.etag.clone()),
-                        (
-                            http::header::LAST_MODIFIED,
-                            crate::clock::http_date(card.last_modified),
-                        ),
-                        (
-                            http::header::CONTENT_LENGTH,
-                            card.data.text.len().to_string(),
-                        ),
+                        (http::header::LAST_MODIFIED, crate::clock::http_date(card.last_modified)),
+                        (http::header::CONTENT_LENGTH, card.data.text.len().to_string()),
                     ],
                     body,
                 )
@@ -739,10 +664,8 @@ fn card_resource(
                 Ok(root) => root,
                 Err(response) => return response,
             };
-            let results: Vec<(PropertyName, u16)> = webdav::property_updates(&root)
-                .iter()
-                .map(|update| (update.name(), 403))
-                .collect();
+            let results: Vec<(PropertyName, u16)> =
+                webdav::property_updates(&root).iter().map(|update| (update.name(), 403)).collect();
             webdav::proppatch_response(&card_href(&uid, book_uri, card_uri), &results)
         }
         "MKCOL" => webdav::method_not_allowed(
@@ -808,11 +731,7 @@ fn put_card(
     let repaired = data.repaired;
     let created = existing_etag.is_none();
     let card = book.store(card_uri, data, caller.now);
-    let status = if created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::NO_CONTENT
-    };
+    let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
     let mut response = (status, [(http::header::CONTENT_LENGTH, "0")]).into_response();
     if !repaired && let Ok(value) = http::HeaderValue::from_str(&card.etag) {
         response.headers_mut().insert(http::header::ETAG, value);

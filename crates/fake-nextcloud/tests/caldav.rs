@@ -23,13 +23,9 @@ fn demo_fixture() -> Fixture {
 }
 
 async fn start_with(fixture: Fixture) -> common::Running {
-    let fake = FakeNextcloud::start(&fixture, Config::default())
-        .await
-        .expect("fake starts");
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
+    let http =
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     common::Running { fake, http }
 }
 
@@ -55,10 +51,7 @@ async fn request(
 ) -> Answer {
     let mut builder = running
         .http
-        .request(
-            reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
-            running.url(path),
-        )
+        .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), running.url(path))
         .basic_auth(credentials.0, Some(credentials.1))
         .body(body.to_string());
     if let Some(depth) = depth {
@@ -71,11 +64,7 @@ async fn request(
     let status = response.status();
     let headers = response.headers().clone();
     let body = response.text().await.unwrap_or_default();
-    Answer {
-        status,
-        headers,
-        body,
-    }
+    Answer { status, headers, body }
 }
 
 async fn as_alice(
@@ -85,16 +74,7 @@ async fn as_alice(
     depth: Option<&str>,
     body: &str,
 ) -> Answer {
-    request(
-        running,
-        method,
-        ("alice", ALICE_PASSWORD),
-        path,
-        depth,
-        &[],
-        body,
-    )
-    .await
+    request(running, method, ("alice", ALICE_PASSWORD), path, depth, &[], body).await
 }
 
 /// One `d:response` of a multistatus.
@@ -110,9 +90,7 @@ struct Entry {
 
 impl Entry {
     fn text(&self, ns: &str, local: &str) -> Option<String> {
-        self.found
-            .get(&format!("{{{ns}}}{local}"))
-            .map(Element::text)
+        self.found.get(&format!("{{{ns}}}{local}")).map(Element::text)
     }
 
     fn has(&self, ns: &str, local: &str) -> bool {
@@ -125,18 +103,13 @@ fn multistatus(body: &str) -> Vec<Entry> {
     assert!(root.is(xml::DAV, "multistatus"), "{body}");
     root.children_named(xml::DAV, "response")
         .map(|response| {
-            let href = response
-                .child(xml::DAV, "href")
-                .map(Element::text)
-                .unwrap_or_default();
+            let href = response.child(xml::DAV, "href").map(Element::text).unwrap_or_default();
             let status = response.child(xml::DAV, "status").map(Element::text);
             let mut found = BTreeMap::new();
             let mut missing = Vec::new();
             for propstat in response.children_named(xml::DAV, "propstat") {
-                let status = propstat
-                    .child(xml::DAV, "status")
-                    .map(Element::text)
-                    .unwrap_or_default();
+                let status =
+                    propstat.child(xml::DAV, "status").map(Element::text).unwrap_or_default();
                 for prop in propstat.children_named(xml::DAV, "prop") {
                     for property in prop.children() {
                         let key = format!("{{{}}}{}", property.ns, property.local);
@@ -148,12 +121,7 @@ fn multistatus(body: &str) -> Vec<Entry> {
                     }
                 }
             }
-            Entry {
-                href,
-                status,
-                found,
-                missing,
-            }
+            Entry { href, status, found, missing }
         })
         .collect()
 }
@@ -184,12 +152,7 @@ fn event_ics(uid: &str, summary: &str) -> String {
 #[tokio::test]
 async fn a_client_discovers_principal_and_homes_from_the_dav_root() {
     let running = start_demo().await;
-    let well_known = running
-        .http
-        .get(running.url("/.well-known/caldav"))
-        .send()
-        .await
-        .unwrap();
+    let well_known = running.http.get(running.url("/.well-known/caldav")).send().await.unwrap();
     assert_eq!(well_known.status(), StatusCode::MOVED_PERMANENTLY);
     assert_eq!(well_known.headers()["location"], "/remote.php/dav/");
 
@@ -209,11 +172,7 @@ async fn a_client_discovers_principal_and_homes_from_the_dav_root() {
         dav_root.text(xml::DAV, "current-user-principal").as_deref(),
         Some("/remote.php/dav/principals/users/alice/")
     );
-    assert!(
-        dav_root.found["{DAV:}resourcetype"]
-            .child(xml::DAV, "collection")
-            .is_some()
-    );
+    assert!(dav_root.found["{DAV:}resourcetype"].child(xml::DAV, "collection").is_some());
     // As on Nextcloud: the root is not a principal.
     assert_eq!(dav_root.missing, vec!["{DAV:}principal-URL".to_string()]);
 
@@ -230,10 +189,7 @@ async fn a_client_discovers_principal_and_homes_from_the_dav_root() {
     assert_eq!(principal.status, StatusCode::MULTI_STATUS);
     let entries = multistatus(&principal.body);
     let alice = entry(&entries, "/remote.php/dav/principals/users/alice/");
-    assert_eq!(
-        alice.text(xml::DAV, "displayname").as_deref(),
-        Some("Alice Martin")
-    );
+    assert_eq!(alice.text(xml::DAV, "displayname").as_deref(), Some("Alice Martin"));
     assert_eq!(
         alice.text(xml::CALDAV, "calendar-home-set").as_deref(),
         Some("/remote.php/dav/calendars/alice/")
@@ -246,10 +202,7 @@ async fn a_client_discovers_principal_and_homes_from_the_dav_root() {
         alice.text(xml::DAV, "principal-URL").as_deref(),
         Some("/remote.php/dav/principals/users/alice/")
     );
-    assert_eq!(
-        alice.text(xml::SABRE, "email-address").as_deref(),
-        Some("alice@example.com")
-    );
+    assert_eq!(alice.text(xml::SABRE, "email-address").as_deref(), Some("alice@example.com"));
     let addresses: Vec<String> =
         alice.found["{urn:ietf:params:xml:ns:caldav}calendar-user-address-set"]
             .children()
@@ -257,25 +210,12 @@ async fn a_client_discovers_principal_and_homes_from_the_dav_root() {
             .collect();
     assert_eq!(
         addresses,
-        vec![
-            "mailto:alice@example.com",
-            "/remote.php/dav/principals/users/alice/"
-        ]
+        vec!["mailto:alice@example.com", "/remote.php/dav/principals/users/alice/"]
     );
-    assert!(
-        alice.found["{DAV:}resourcetype"]
-            .child(xml::DAV, "principal")
-            .is_some()
-    );
+    assert!(alice.found["{DAV:}resourcetype"].child(xml::DAV, "principal").is_some());
 
-    let options = as_alice(
-        &running,
-        "OPTIONS",
-        "/remote.php/dav/principals/users/alice/",
-        None,
-        "",
-    )
-    .await;
+    let options =
+        as_alice(&running, "OPTIONS", "/remote.php/dav/principals/users/alice/", None, "").await;
     assert_eq!(options.status, StatusCode::OK);
     let dav_header = options.headers["dav"].to_str().unwrap();
     assert!(
@@ -316,14 +256,8 @@ async fn the_calendar_home_lists_calendars_with_nextcloud_properties() {
         resourcetype.child(xml::DAV, "collection").is_some()
             && resourcetype.child(xml::CALDAV, "calendar").is_some()
     );
-    assert_eq!(
-        personal.text(xml::DAV, "displayname").as_deref(),
-        Some("Personnel")
-    );
-    assert_eq!(
-        personal.text(xml::APPLE, "calendar-color").as_deref(),
-        Some("#0082c9")
-    );
+    assert_eq!(personal.text(xml::DAV, "displayname").as_deref(), Some("Personnel"));
+    assert_eq!(personal.text(xml::APPLE, "calendar-color").as_deref(), Some("#0082c9"));
     let ctag = personal.text(xml::CALSERVER, "getctag").unwrap();
     assert!(ctag.starts_with("http://sabre.io/ns/sync/"), "{ctag}");
     assert_eq!(personal.text(xml::DAV, "sync-token"), Some(ctag));
@@ -338,11 +272,7 @@ async fn the_calendar_home_lists_calendars_with_nextcloud_properties() {
         Some("/remote.php/dav/principals/users/alice/")
     );
     let inbox = entry(&entries, "/remote.php/dav/calendars/alice/inbox/");
-    assert!(
-        inbox.found["{DAV:}resourcetype"]
-            .child(xml::CALDAV, "schedule-inbox")
-            .is_some()
-    );
+    assert!(inbox.found["{DAV:}resourcetype"].child(xml::CALDAV, "schedule-inbox").is_some());
 
     // Carol has no calendar in the fixture: Nextcloud's first-login one.
     let carol = request(
@@ -357,9 +287,7 @@ async fn the_calendar_home_lists_calendars_with_nextcloud_properties() {
     .await;
     assert_eq!(carol.status, StatusCode::MULTI_STATUS);
     assert_eq!(
-        multistatus(&carol.body)[0]
-            .text(xml::DAV, "displayname")
-            .as_deref(),
+        multistatus(&carol.body)[0].text(xml::DAV, "displayname").as_deref(),
         Some("Personal")
     );
 }
@@ -376,10 +304,8 @@ async fn the_weekly_standup_expands_to_nine_oclock_berlin_across_dst() {
     let entries = multistatus(&answer.body);
     let standup = entry(&entries, STANDUP);
     let expanded = standup.text(xml::CALDAV, "calendar-data").unwrap();
-    let starts: Vec<&str> = expanded
-        .lines()
-        .filter_map(|line| line.trim_end().strip_prefix("DTSTART:"))
-        .collect();
+    let starts: Vec<&str> =
+        expanded.lines().filter_map(|line| line.trim_end().strip_prefix("DTSTART:")).collect();
     assert_eq!(
         starts,
         vec![
@@ -393,32 +319,14 @@ async fn the_weekly_standup_expands_to_nine_oclock_berlin_across_dst() {
         ],
         "{expanded}"
     );
-    assert!(
-        !expanded.contains("20260323"),
-        "the EXDATE'd 2026-03-23 is missing: {expanded}"
-    );
-    assert!(
-        expanded.contains("RECURRENCE-ID:20260406T070000Z"),
-        "{expanded}"
-    );
-    assert!(
-        expanded.contains("SUMMARY:Stand-up Apollo (décalé)"),
-        "{expanded}"
-    );
-    assert!(
-        !expanded.contains("RRULE") && !expanded.contains("VTIMEZONE"),
-        "{expanded}"
-    );
+    assert!(!expanded.contains("20260323"), "the EXDATE'd 2026-03-23 is missing: {expanded}");
+    assert!(expanded.contains("RECURRENCE-ID:20260406T070000Z"), "{expanded}");
+    assert!(expanded.contains("SUMMARY:Stand-up Apollo (décalé)"), "{expanded}");
+    assert!(!expanded.contains("RRULE") && !expanded.contains("VTIMEZONE"), "{expanded}");
     // The non-recurring budget review is in range too, as itself.
-    let budget = entry(
-        &entries,
-        "/remote.php/dav/calendars/alice/personal/budget-review.ics",
-    );
+    let budget = entry(&entries, "/remote.php/dav/calendars/alice/personal/budget-review.ics");
     assert!(
-        budget
-            .text(xml::CALDAV, "calendar-data")
-            .unwrap()
-            .contains("DTSTART:20260326T130000Z")
+        budget.text(xml::CALDAV, "calendar-data").unwrap().contains("DTSTART:20260326T130000Z")
     );
 }
 
@@ -441,10 +349,8 @@ async fn a_time_range_query_finds_the_recurring_series() {
         &in_range("20260420T000000Z", "20260421T000000Z"),
     )
     .await;
-    let hrefs: Vec<String> = multistatus(&late_april.body)
-        .into_iter()
-        .map(|entry| entry.href)
-        .collect();
+    let hrefs: Vec<String> =
+        multistatus(&late_april.body).into_iter().map(|entry| entry.href).collect();
     assert_eq!(hrefs, vec![STANDUP.to_string()]);
 
     let excluded_day = as_alice(
@@ -469,10 +375,8 @@ async fn a_time_range_query_finds_the_recurring_series() {
         &in_range("20260326T000000Z", "20260327T000000Z"),
     )
     .await;
-    let hrefs: Vec<String> = multistatus(&budget_day.body)
-        .into_iter()
-        .map(|entry| entry.href)
-        .collect();
+    let hrefs: Vec<String> =
+        multistatus(&budget_day.body).into_iter().map(|entry| entry.href).collect();
     assert_eq!(
         hrefs,
         vec!["/remote.php/dav/calendars/alice/personal/budget-review.ics".to_string()]
@@ -484,10 +388,8 @@ async fn a_time_range_query_finds_the_recurring_series() {
         "",
     );
     let answer = as_alice(&running, "REPORT", ALICE_CALENDAR, Some("1"), &by_summary).await;
-    let hrefs: Vec<String> = multistatus(&answer.body)
-        .into_iter()
-        .map(|entry| entry.href)
-        .collect();
+    let hrefs: Vec<String> =
+        multistatus(&answer.body).into_iter().map(|entry| entry.href).collect();
     assert_eq!(
         hrefs,
         vec!["/remote.php/dav/calendars/alice/personal/budget-review.ics".to_string()]
@@ -507,9 +409,7 @@ async fn a_time_range_query_finds_the_recurring_series() {
     let answer = as_alice(&running, "REPORT", ALICE_CALENDAR, Some("1"), on_vcalendar).await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
     assert!(
-        answer
-            .body
-            .contains("You cannot add time-range filters on the VCALENDAR component"),
+        answer.body.contains("You cannot add time-range filters on the VCALENDAR component"),
         "{}",
         answer.body
     );
@@ -538,10 +438,7 @@ async fn an_object_lives_through_put_get_conditional_writes_and_delete() {
     assert_eq!(fetched.status, StatusCode::OK);
     assert_eq!(fetched.body, ics);
     assert_eq!(fetched.headers["etag"], etag.as_str());
-    assert_eq!(
-        fetched.headers["content-type"],
-        "text/calendar; charset=utf-8; component=vevent"
-    );
+    assert_eq!(fetched.headers["content-type"], "text/calendar; charset=utf-8; component=vevent");
 
     let properties = as_alice(
         &running,
@@ -553,10 +450,7 @@ async fn an_object_lives_through_put_get_conditional_writes_and_delete() {
     .await;
     let entries = multistatus(&properties.body);
     assert_eq!(entries[0].text(xml::DAV, "getetag"), Some(etag.clone()));
-    assert_eq!(
-        entries[0].text(xml::DAV, "getcontentlength"),
-        Some(ics.len().to_string())
-    );
+    assert_eq!(entries[0].text(xml::DAV, "getcontentlength"), Some(ics.len().to_string()));
     assert!(
         entries[0].has(xml::DAV, "getlastmodified") && entries[0].has(xml::DAV, "getcontenttype")
     );
@@ -564,31 +458,17 @@ async fn an_object_lives_through_put_get_conditional_writes_and_delete() {
     let put = |headers: Vec<(&'static str, String)>, body: String| {
         let running = &running;
         async move {
-            let headers: Vec<(&str, &str)> = headers
-                .iter()
-                .map(|(name, value)| (*name, value.as_str()))
-                .collect();
-            request(
-                running,
-                "PUT",
-                ("alice", ALICE_PASSWORD),
-                path,
-                None,
-                &headers,
-                &body,
-            )
-            .await
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            request(running, "PUT", ("alice", ALICE_PASSWORD), path, None, &headers, &body).await
         }
     };
     let refused = put(vec![("If-None-Match", "*".into())], ics.clone()).await;
     assert_eq!(refused.status, StatusCode::PRECONDITION_FAILED);
     let stale = put(vec![("If-Match", "\"not-the-etag\"".into())], ics.clone()).await;
     assert_eq!(stale.status, StatusCode::PRECONDITION_FAILED);
-    let updated = put(
-        vec![("If-Match", etag.clone())],
-        event_ics("lunch@test", "Long lunch"),
-    )
-    .await;
+    let updated =
+        put(vec![("If-Match", etag.clone())], event_ics("lunch@test", "Long lunch")).await;
     assert_eq!(updated.status, StatusCode::NO_CONTENT);
     let new_etag = updated.headers["etag"].to_str().unwrap().to_string();
     assert_ne!(new_etag, etag);
@@ -617,14 +497,8 @@ async fn an_object_lives_through_put_get_conditional_writes_and_delete() {
     assert_eq!(wrong_delete.status, StatusCode::PRECONDITION_FAILED);
     let deleted = as_alice(&running, "DELETE", path, None, "").await;
     assert_eq!(deleted.status, StatusCode::NO_CONTENT);
-    assert_eq!(
-        as_alice(&running, "GET", path, None, "").await.status,
-        StatusCode::NOT_FOUND
-    );
-    assert_eq!(
-        as_alice(&running, "DELETE", path, None, "").await.status,
-        StatusCode::NOT_FOUND
-    );
+    assert_eq!(as_alice(&running, "GET", path, None, "").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(as_alice(&running, "DELETE", path, None, "").await.status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
@@ -646,17 +520,11 @@ async fn invalid_calendar_data_is_refused_like_sabre() {
     let garbage = put("garbage.ics", "this is not iCalendar".into()).await;
     assert_eq!(garbage.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert!(
-        garbage
-            .body
-            .contains("Sabre\\DAV\\Exception\\UnsupportedMediaType"),
+        garbage.body.contains("Sabre\\DAV\\Exception\\UnsupportedMediaType"),
         "{}",
         garbage.body
     );
-    let card = put(
-        "card.ics",
-        "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:x\r\nEND:VCARD\r\n".into(),
-    )
-    .await;
+    let card = put("card.ics", "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:x\r\nEND:VCARD\r\n".into()).await;
     assert_eq!(card.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let journal = put(
         "journal.ics",
@@ -664,11 +532,7 @@ async fn invalid_calendar_data_is_refused_like_sabre() {
     )
     .await;
     assert_eq!(journal.status, StatusCode::FORBIDDEN, "{}", journal.body);
-    assert!(
-        journal.body.contains("supported-calendar-component"),
-        "{}",
-        journal.body
-    );
+    assert!(journal.body.contains("supported-calendar-component"), "{}", journal.body);
     let method = put(
         "method.ics",
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nUID:m1\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260101T000000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n".into(),
@@ -680,11 +544,7 @@ async fn invalid_calendar_data_is_refused_like_sabre() {
     // The standup's UID under another name: Nextcloud's UidConflict.
     let duplicate = put("copy.ics", event_ics("weekly-standup@tamebi.demo", "Copy")).await;
     assert_eq!(duplicate.status, StatusCode::CONFLICT, "{}", duplicate.body);
-    assert!(
-        duplicate.body.contains("no-uid-conflict"),
-        "{}",
-        duplicate.body
-    );
+    assert!(duplicate.body.contains("no-uid-conflict"), "{}", duplicate.body);
     assert!(duplicate.body.contains(STANDUP), "{}", duplicate.body);
 }
 
@@ -728,24 +588,11 @@ async fn calendars_are_created_changed_and_deleted() {
         Some("Projets"),
         "PROPPATCH is all or nothing"
     );
-    assert_eq!(
-        entries[0].text(xml::APPLE, "calendar-color").as_deref(),
-        Some("#ff0000")
-    );
-    assert!(
-        properties.body.contains(r#"<cal:comp name="VTODO"/>"#),
-        "{}",
-        properties.body
-    );
+    assert_eq!(entries[0].text(xml::APPLE, "calendar-color").as_deref(), Some("#ff0000"));
+    assert!(properties.body.contains(r#"<cal:comp name="VTODO"/>"#), "{}", properties.body);
 
-    let event_refused = as_alice(
-        &running,
-        "PUT",
-        &format!("{path}e.ics"),
-        None,
-        &event_ics("e@test", "E"),
-    )
-    .await;
+    let event_refused =
+        as_alice(&running, "PUT", &format!("{path}e.ics"), None, &event_ics("e@test", "E")).await;
     assert_eq!(
         event_refused.status,
         StatusCode::FORBIDDEN,
@@ -763,14 +610,9 @@ async fn calendars_are_created_changed_and_deleted() {
     .await;
     assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
 
+    assert_eq!(as_alice(&running, "DELETE", path, None, "").await.status, StatusCode::NO_CONTENT);
     assert_eq!(
-        as_alice(&running, "DELETE", path, None, "").await.status,
-        StatusCode::NO_CONTENT
-    );
-    assert_eq!(
-        as_alice(&running, "PROPFIND", path, Some("0"), "")
-            .await
-            .status,
+        as_alice(&running, "PROPFIND", path, Some("0"), "").await.status,
         StatusCode::NOT_FOUND
     );
 }
@@ -786,12 +628,7 @@ async fn multiget_answers_each_href_and_404s_the_missing_one() {
     let entries = multistatus(&answer.body);
     assert_eq!(entries.len(), 2);
     let standup = entry(&entries, STANDUP);
-    assert!(
-        standup
-            .text(xml::CALDAV, "calendar-data")
-            .unwrap()
-            .contains("RRULE:FREQ=WEEKLY")
-    );
+    assert!(standup.text(xml::CALDAV, "calendar-data").unwrap().contains("RRULE:FREQ=WEEKLY"));
     let missing = entry(&entries, &format!("{ALICE_CALENDAR}missing.ics"));
     assert_eq!(missing.status.as_deref(), Some("HTTP/1.1 404 Not Found"));
 }
@@ -806,9 +643,7 @@ async fn sync_collection_reports_changes_since_a_token() {
     };
     let token_of = |body: &str| {
         let root = xml::parse(body.as_bytes()).unwrap();
-        root.child(xml::DAV, "sync-token")
-            .map(Element::text)
-            .expect("a sync token")
+        root.child(xml::DAV, "sync-token").map(Element::text).expect("a sync token")
     };
     let initial = as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync("")).await;
     assert_eq!(initial.status, StatusCode::MULTI_STATUS, "{}", initial.body);
@@ -816,41 +651,19 @@ async fn sync_collection_reports_changes_since_a_token() {
     let first_token = token_of(&initial.body);
     assert!(first_token.starts_with("http://sabre.io/ns/sync/"));
 
-    let nothing_yet = as_alice(
-        &running,
-        "REPORT",
-        ALICE_CALENDAR,
-        Some("0"),
-        &sync(&first_token),
-    )
-    .await;
-    assert!(
-        multistatus(&nothing_yet.body).is_empty(),
-        "{}",
-        nothing_yet.body
-    );
+    let nothing_yet =
+        as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync(&first_token)).await;
+    assert!(multistatus(&nothing_yet.body).is_empty(), "{}", nothing_yet.body);
 
     let new_path = format!("{ALICE_CALENDAR}dinner.ics");
     assert_eq!(
-        as_alice(
-            &running,
-            "PUT",
-            &new_path,
-            None,
-            &event_ics("dinner@test", "Dinner")
-        )
-        .await
-        .status,
+        as_alice(&running, "PUT", &new_path, None, &event_ics("dinner@test", "Dinner"))
+            .await
+            .status,
         StatusCode::CREATED
     );
-    let after_put = as_alice(
-        &running,
-        "REPORT",
-        ALICE_CALENDAR,
-        Some("0"),
-        &sync(&first_token),
-    )
-    .await;
+    let after_put =
+        as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync(&first_token)).await;
     let entries = multistatus(&after_put.body);
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].href, new_path);
@@ -862,14 +675,8 @@ async fn sync_collection_reports_changes_since_a_token() {
         as_alice(&running, "DELETE", STANDUP, None, "").await.status,
         StatusCode::NO_CONTENT
     );
-    let after_delete = as_alice(
-        &running,
-        "REPORT",
-        ALICE_CALENDAR,
-        Some("0"),
-        &sync(&second_token),
-    )
-    .await;
+    let after_delete =
+        as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync(&second_token)).await;
     let entries = multistatus(&after_delete.body);
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].href, STANDUP);
@@ -884,11 +691,7 @@ async fn sync_collection_reports_changes_since_a_token() {
     )
     .await;
     assert_eq!(invalid.status, StatusCode::FORBIDDEN);
-    assert!(
-        invalid.body.contains("<d:valid-sync-token/>"),
-        "{}",
-        invalid.body
-    );
+    assert!(invalid.body.contains("<d:valid-sync-token/>"), "{}", invalid.body);
 }
 
 #[tokio::test]
@@ -900,24 +703,12 @@ async fn bob_never_reaches_alices_calendars() {
         ("PROPFIND", ALICE_CALENDAR),
         ("GET", STANDUP),
         ("DELETE", STANDUP),
-        (
-            "PUT",
-            "/remote.php/dav/calendars/alice/personal/intrusion.ics",
-        ),
+        ("PUT", "/remote.php/dav/calendars/alice/personal/intrusion.ics"),
         ("MKCALENDAR", "/remote.php/dav/calendars/alice/intrusion/"),
     ] {
-        let body = if method == "PUT" {
-            event_ics("intrusion@test", "x")
-        } else {
-            String::new()
-        };
+        let body = if method == "PUT" { event_ics("intrusion@test", "x") } else { String::new() };
         let answer = request(&running, method, bob, path, Some("0"), &[], &body).await;
-        assert_eq!(
-            answer.status,
-            StatusCode::NOT_FOUND,
-            "{method} {path}: {}",
-            answer.body
-        );
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{method} {path}: {}", answer.body);
     }
     let report = request(
         &running,
@@ -946,15 +737,9 @@ async fn bob_never_reaches_alices_calendars() {
     .await;
     assert_eq!(answer.status, StatusCode::MULTI_STATUS);
     assert!(!answer.body.contains("Stand-up"), "{}", answer.body);
-    assert_eq!(
-        multistatus(&answer.body)[0].status.as_deref(),
-        Some("HTTP/1.1 404 Not Found")
-    );
+    assert_eq!(multistatus(&answer.body)[0].status.as_deref(), Some("HTTP/1.1 404 Not Found"));
     // Alice's object is untouched.
-    assert_eq!(
-        as_alice(&running, "GET", STANDUP, None, "").await.status,
-        StatusCode::OK
-    );
+    assert_eq!(as_alice(&running, "GET", STANDUP, None, "").await.status, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -969,14 +754,8 @@ async fn malformed_xml_is_a_400_and_unknown_properties_are_404_propstats() {
     )
     .await;
     assert_eq!(malformed.status, StatusCode::BAD_REQUEST);
-    let undeclared = as_alice(
-        &running,
-        "REPORT",
-        ALICE_CALENDAR,
-        Some("1"),
-        "<c:calendar-query/>",
-    )
-    .await;
+    let undeclared =
+        as_alice(&running, "REPORT", ALICE_CALENDAR, Some("1"), "<c:calendar-query/>").await;
     assert_eq!(undeclared.status, StatusCode::BAD_REQUEST);
     let unknown = as_alice(
         &running,
@@ -988,10 +767,7 @@ async fn malformed_xml_is_a_400_and_unknown_properties_are_404_propstats() {
     .await;
     assert_eq!(unknown.status, StatusCode::MULTI_STATUS);
     let entries = multistatus(&unknown.body);
-    assert_eq!(
-        entries[0].missing,
-        vec!["{urn:example:z}favourite-colour".to_string()]
-    );
+    assert_eq!(entries[0].missing, vec!["{urn:example:z}favourite-colour".to_string()]);
     assert!(entries[0].has(xml::DAV, "displayname"));
     let unknown_report = as_alice(
         &running,
@@ -1002,49 +778,35 @@ async fn malformed_xml_is_a_400_and_unknown_properties_are_404_propstats() {
     )
     .await;
     assert_eq!(unknown_report.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    assert!(
-        unknown_report.body.contains("supported-report"),
-        "{}",
-        unknown_report.body
-    );
+    assert!(unknown_report.body.contains("supported-report"), "{}", unknown_report.body);
 }
 
 #[tokio::test]
 async fn the_bearer_fault_refuses_bearer_on_caldav_but_app_passwords_still_work() {
     let mut fixture = demo_fixture();
-    fixture
-        .faults
-        .bearer_rejected_on
-        .push("/remote.php/dav/calendars".into());
+    fixture.faults.bearer_rejected_on.push("/remote.php/dav/calendars".into());
     let running = start_with(fixture).await;
     let now = running.fake.shared.now();
-    let token = running
-        .fake
-        .shared
-        .signer
-        .sign_access_token(&access_token::Claims {
-            iss: running.fake.base_url().to_string(),
-            sub: "alice".into(),
-            aud: access_token::Audience::One("nextcloud".into()),
-            exp: now + 600,
-            iat: now,
-            nbf: None,
-            jti: "test-token".into(),
-            client_id: "nextcloud".into(),
-            azp: None,
-            preferred_username: None,
-            scope: None,
-        });
+    let token = running.fake.shared.signer.sign_access_token(&access_token::Claims {
+        iss: running.fake.base_url().to_string(),
+        sub: "alice".into(),
+        aud: access_token::Audience::One("nextcloud".into()),
+        exp: now + 600,
+        iat: now,
+        nbf: None,
+        jti: "test-token".into(),
+        client_id: "nextcloud".into(),
+        azp: None,
+        preferred_username: None,
+        scope: None,
+    });
     let with_bearer = |path: &'static str| {
         let running = &running;
         let token = token.clone();
         async move {
             running
                 .http
-                .request(
-                    reqwest::Method::from_bytes(b"PROPFIND").unwrap(),
-                    running.url(path),
-                )
+                .request(reqwest::Method::from_bytes(b"PROPFIND").unwrap(), running.url(path))
                 .bearer_auth(token)
                 .header("Depth", "0")
                 .send()
@@ -1092,21 +854,13 @@ async fn principal_search_finds_users_by_display_name() {
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].href, "/remote.php/dav/principals/users/bob/");
     // On the DAV root Nextcloud finds nothing, and refuses an empty search.
-    let on_root = as_alice(
-        &running,
-        "REPORT",
-        "/remote.php/dav/",
-        Some("0"),
-        &search("stone"),
-    )
-    .await;
+    let on_root =
+        as_alice(&running, "REPORT", "/remote.php/dav/", Some("0"), &search("stone")).await;
     assert_eq!(on_root.status, StatusCode::MULTI_STATUS);
     assert!(multistatus(&on_root.body).is_empty());
     let empty = r#"<d:principal-property-search xmlns:d="DAV:"><d:prop><d:displayname/></d:prop></d:principal-property-search>"#;
     assert_eq!(
-        as_alice(&running, "REPORT", "/remote.php/dav/", Some("0"), empty)
-            .await
-            .status,
+        as_alice(&running, "REPORT", "/remote.php/dav/", Some("0"), empty).await.status,
         StatusCode::BAD_REQUEST
     );
 }
@@ -1117,19 +871,8 @@ async fn free_busy_query_reports_busy_time_in_utc() {
     let body = r#"<c:free-busy-query xmlns:c="urn:ietf:params:xml:ns:caldav"><c:time-range start="20260330T000000Z" end="20260331T000000Z"/></c:free-busy-query>"#;
     let answer = as_alice(&running, "REPORT", ALICE_CALENDAR, Some("1"), body).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
-    assert!(
-        answer.headers["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/calendar")
-    );
-    assert!(
-        answer
-            .body
-            .contains("FREEBUSY:20260330T070000Z/20260330T071500Z"),
-        "{}",
-        answer.body
-    );
+    assert!(answer.headers["content-type"].to_str().unwrap().starts_with("text/calendar"));
+    assert!(answer.body.contains("FREEBUSY:20260330T070000Z/20260330T071500Z"), "{}", answer.body);
 }
 
 #[test]
@@ -1166,10 +909,7 @@ uri = "personal"
     let problems =
         fake_nextcloud::World::from_fixture(&fixture, 0).expect_err("the fixture is inconsistent");
     assert_eq!(problems.len(), 4, "{problems:?}");
-    assert!(
-        problems[1].starts_with("calendar alice/work event #3: cannot read"),
-        "{problems:?}"
-    );
+    assert!(problems[1].starts_with("calendar alice/work event #3: cannot read"), "{problems:?}");
     assert!(
         problems[2].contains("event #4: UID \"a\" is already used by \"a.ics\""),
         "{problems:?}"
@@ -1178,10 +918,7 @@ uri = "personal"
         problems[0].starts_with("calendar alice/work event #2: invalid iCalendar:"),
         "{problems:?}"
     );
-    assert!(
-        problems[3].contains("calendar nobody/personal: unknown owner"),
-        "{problems:?}"
-    );
+    assert!(problems[3].contains("calendar nobody/personal: unknown owner"), "{problems:?}");
 }
 
 #[tokio::test]
@@ -1190,9 +927,7 @@ async fn an_object_moves_between_the_owners_calendars() {
     let mkcalendar = r#"<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"/>"#;
     let archive = "/remote.php/dav/calendars/alice/archive/";
     assert_eq!(
-        as_alice(&running, "MKCALENDAR", archive, None, mkcalendar)
-            .await
-            .status,
+        as_alice(&running, "MKCALENDAR", archive, None, mkcalendar).await.status,
         StatusCode::CREATED
     );
     let destination = running.url(&format!("{archive}budget.ics"));
@@ -1220,11 +955,7 @@ async fn an_object_moves_between_the_owners_calendars() {
         StatusCode::NOT_FOUND
     );
     let fetched = as_alice(&running, "GET", &format!("{archive}budget.ics"), None, "").await;
-    assert!(
-        fetched.body.contains("UID:budget-review@tamebi.demo"),
-        "{}",
-        fetched.body
-    );
+    assert!(fetched.body.contains("UID:budget-review@tamebi.demo"), "{}", fetched.body);
     // Into bob's calendar: refused, and nothing changes.
     let bobs = running.url("/remote.php/dav/calendars/bob/personal/stolen.ics");
     let refused = request(
@@ -1239,9 +970,7 @@ async fn an_object_moves_between_the_owners_calendars() {
     .await;
     assert_eq!(refused.status, StatusCode::CONFLICT);
     assert_eq!(
-        as_alice(&running, "GET", &format!("{archive}budget.ics"), None, "")
-            .await
-            .status,
+        as_alice(&running, "GET", &format!("{archive}budget.ics"), None, "").await.status,
         StatusCode::OK
     );
 }

@@ -17,13 +17,9 @@ async fn start_demo() -> common::Running {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
     let fixture = Fixture::load(&path).expect("the demo fixture loads");
-    let fake = FakeNextcloud::start(&fixture, Config::default())
-        .await
-        .expect("fake starts");
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
+    let http =
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     common::Running { fake, http }
 }
 
@@ -44,10 +40,7 @@ async fn request(
 ) -> Answer {
     let mut builder = running
         .http
-        .request(
-            reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
-            running.url(path),
-        )
+        .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), running.url(path))
         .basic_auth(credentials.0, Some(credentials.1))
         .body(body.to_string());
     if let Some(depth) = depth {
@@ -60,11 +53,7 @@ async fn request(
     let status = response.status();
     let headers = response.headers().clone();
     let body = response.text().await.unwrap_or_default();
-    Answer {
-        status,
-        headers,
-        body,
-    }
+    Answer { status, headers, body }
 }
 
 async fn as_alice(
@@ -74,16 +63,7 @@ async fn as_alice(
     depth: Option<&str>,
     body: &str,
 ) -> Answer {
-    request(
-        running,
-        method,
-        ("alice", ALICE_PASSWORD),
-        path,
-        depth,
-        &[],
-        body,
-    )
-    .await
+    request(running, method, ("alice", ALICE_PASSWORD), path, depth, &[], body).await
 }
 
 /// (href, status, 200-propstat properties) of each response.
@@ -91,10 +71,7 @@ fn responses(body: &str) -> Vec<(String, Option<String>, Vec<Element>)> {
     let root = xml::parse(body.as_bytes()).unwrap_or_else(|error| panic!("{error}: {body}"));
     root.children_named(xml::DAV, "response")
         .map(|response| {
-            let href = response
-                .child(xml::DAV, "href")
-                .map(Element::text)
-                .unwrap_or_default();
+            let href = response.child(xml::DAV, "href").map(Element::text).unwrap_or_default();
             let status = response.child(xml::DAV, "status").map(Element::text);
             let found = response
                 .children_named(xml::DAV, "propstat")
@@ -116,10 +93,7 @@ fn responses(body: &str) -> Vec<(String, Option<String>, Vec<Element>)> {
 }
 
 fn hrefs(body: &str) -> Vec<String> {
-    responses(body)
-        .into_iter()
-        .map(|(href, _, _)| href)
-        .collect()
+    responses(body).into_iter().map(|(href, _, _)| href).collect()
 }
 
 fn query(filter: &str) -> String {
@@ -150,26 +124,15 @@ async fn the_address_book_home_lists_address_books() {
         vec!["/remote.php/dav/addressbooks/users/alice/", ALICE_CONTACTS]
     );
     let (_, _, contacts) = &entries[1];
-    let resourcetype = contacts
-        .iter()
-        .find(|property| property.is(xml::DAV, "resourcetype"))
-        .unwrap();
+    let resourcetype =
+        contacts.iter().find(|property| property.is(xml::DAV, "resourcetype")).unwrap();
     assert!(resourcetype.child(xml::CARDDAV, "addressbook").is_some());
-    let name = contacts
-        .iter()
-        .find(|property| property.is(xml::DAV, "displayname"))
-        .unwrap();
+    let name = contacts.iter().find(|property| property.is(xml::DAV, "displayname")).unwrap();
     assert_eq!(name.text(), "Contacts");
-    let token = contacts
-        .iter()
-        .find(|property| property.is(xml::DAV, "sync-token"))
-        .unwrap()
-        .text();
-    let ctag = contacts
-        .iter()
-        .find(|property| property.is(xml::CALSERVER, "getctag"))
-        .unwrap()
-        .text();
+    let token =
+        contacts.iter().find(|property| property.is(xml::DAV, "sync-token")).unwrap().text();
+    let ctag =
+        contacts.iter().find(|property| property.is(xml::CALSERVER, "getctag")).unwrap().text();
     // Address books, unlike calendars, carry the bare number as ctag.
     assert_eq!(token, format!("http://sabre.io/ns/sync/{ctag}"));
     assert!(ctag.parse::<u64>().is_ok(), "{ctag}");
@@ -224,27 +187,14 @@ async fn a_card_lives_through_put_get_and_delete() {
     .await;
     assert_eq!(updated.status, StatusCode::NO_CONTENT);
 
-    assert_eq!(
-        as_alice(&running, "DELETE", &path, None, "").await.status,
-        StatusCode::NO_CONTENT
-    );
-    assert_eq!(
-        as_alice(&running, "GET", &path, None, "").await.status,
-        StatusCode::NOT_FOUND
-    );
+    assert_eq!(as_alice(&running, "DELETE", &path, None, "").await.status, StatusCode::NO_CONTENT);
+    assert_eq!(as_alice(&running, "GET", &path, None, "").await.status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
 async fn invalid_vcards_are_refused() {
     let running = start_demo().await;
-    let garbage = as_alice(
-        &running,
-        "PUT",
-        &format!("{ALICE_CONTACTS}x.vcf"),
-        None,
-        "hello",
-    )
-    .await;
+    let garbage = as_alice(&running, "PUT", &format!("{ALICE_CONTACTS}x.vcf"), None, "hello").await;
     assert_eq!(garbage.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let calendar = as_alice(
         &running,
@@ -256,9 +206,7 @@ async fn invalid_vcards_are_refused() {
     .await;
     assert_eq!(calendar.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert!(
-        calendar
-            .body
-            .contains("This collection can only support vcard objects."),
+        calendar.body.contains("This collection can only support vcard objects."),
         "{}",
         calendar.body
     );
@@ -270,12 +218,7 @@ async fn invalid_vcards_are_refused() {
         &card("chloe@tamebi.demo", "Other"),
     )
     .await;
-    assert_eq!(
-        duplicate.status,
-        StatusCode::BAD_REQUEST,
-        "{}",
-        duplicate.body
-    );
+    assert_eq!(duplicate.status, StatusCode::BAD_REQUEST, "{}", duplicate.body);
     // A card without UID is repaired, so the PUT carries no ETag.
     let repaired = as_alice(
         &running,
@@ -375,21 +318,10 @@ async fn sync_collection_lists_added_and_deleted_cards() {
     let token = token_of(&initial.body);
     let new_card = format!("{ALICE_CONTACTS}new.vcf");
     assert_eq!(
-        as_alice(
-            &running,
-            "PUT",
-            &new_card,
-            None,
-            &card("new@example.org", "New")
-        )
-        .await
-        .status,
+        as_alice(&running, "PUT", &new_card, None, &card("new@example.org", "New")).await.status,
         StatusCode::CREATED
     );
-    assert_eq!(
-        as_alice(&running, "DELETE", CHLOE, None, "").await.status,
-        StatusCode::NO_CONTENT
-    );
+    assert_eq!(as_alice(&running, "DELETE", CHLOE, None, "").await.status, StatusCode::NO_CONTENT);
     let changes = as_alice(&running, "REPORT", ALICE_CONTACTS, None, &sync(&token)).await;
     let entries = responses(&changes.body);
     assert_eq!(entries.len(), 2, "{}", changes.body);
@@ -406,41 +338,22 @@ async fn extended_mkcol_creates_an_address_book() {
     let running = start_demo().await;
     let path = "/remote.php/dav/addressbooks/users/alice/clients/";
     let body = r#"<d:mkcol xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav"><d:set><d:prop><d:resourcetype><d:collection/><c:addressbook/></d:resourcetype><d:displayname>Clients</d:displayname></d:prop></d:set></d:mkcol>"#;
-    assert_eq!(
-        as_alice(&running, "MKCOL", path, None, body).await.status,
-        StatusCode::CREATED
-    );
+    assert_eq!(as_alice(&running, "MKCOL", path, None, body).await.status, StatusCode::CREATED);
     assert_eq!(
         as_alice(&running, "MKCOL", path, None, body).await.status,
         StatusCode::METHOD_NOT_ALLOWED
     );
     let plain = r#"<d:mkcol xmlns:d="DAV:"><d:set><d:prop><d:resourcetype><d:collection/></d:resourcetype></d:prop></d:set></d:mkcol>"#;
-    let refused = as_alice(
-        &running,
-        "MKCOL",
-        "/remote.php/dav/addressbooks/users/alice/plain/",
-        None,
-        plain,
-    )
-    .await;
+    let refused =
+        as_alice(&running, "MKCOL", "/remote.php/dav/addressbooks/users/alice/plain/", None, plain)
+            .await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
     assert!(refused.body.contains("valid-resourcetype"));
     let listed = as_alice(&running, "PROPFIND", path, Some("0"), "").await;
-    assert!(
-        listed
-            .body
-            .contains("<d:displayname>Clients</d:displayname>"),
-        "{}",
-        listed.body
-    );
+    assert!(listed.body.contains("<d:displayname>Clients</d:displayname>"), "{}", listed.body);
+    assert_eq!(as_alice(&running, "DELETE", path, None, "").await.status, StatusCode::NO_CONTENT);
     assert_eq!(
-        as_alice(&running, "DELETE", path, None, "").await.status,
-        StatusCode::NO_CONTENT
-    );
-    assert_eq!(
-        as_alice(&running, "PROPFIND", path, Some("0"), "")
-            .await
-            .status,
+        as_alice(&running, "PROPFIND", path, Some("0"), "").await.status,
         StatusCode::NOT_FOUND
     );
 }
@@ -454,10 +367,7 @@ async fn bob_never_reaches_alices_address_books() {
         ("PROPFIND", ALICE_CONTACTS),
         ("GET", CHLOE),
         ("DELETE", CHLOE),
-        (
-            "PUT",
-            "/remote.php/dav/addressbooks/users/alice/contacts/intrusion.vcf",
-        ),
+        ("PUT", "/remote.php/dav/addressbooks/users/alice/contacts/intrusion.vcf"),
         ("REPORT", ALICE_CONTACTS),
     ] {
         let body = match method {
@@ -466,12 +376,7 @@ async fn bob_never_reaches_alices_address_books() {
             _ => String::new(),
         };
         let answer = request(&running, method, bob, path, Some("1"), &[], &body).await;
-        assert_eq!(
-            answer.status,
-            StatusCode::NOT_FOUND,
-            "{method} {path}: {}",
-            answer.body
-        );
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{method} {path}: {}", answer.body);
     }
     let home = request(
         &running,
@@ -484,10 +389,7 @@ async fn bob_never_reaches_alices_address_books() {
     )
     .await;
     assert!(!home.body.contains("/users/alice/"), "{}", home.body);
-    assert_eq!(
-        as_alice(&running, "GET", CHLOE, None, "").await.status,
-        StatusCode::OK
-    );
+    assert_eq!(as_alice(&running, "GET", CHLOE, None, "").await.status, StatusCode::OK);
 }
 
 #[test]
@@ -521,8 +423,5 @@ vcf = "BEGIN:VCARD\nVERSION:3.0\nUID:c3\nFN:Same uri\nEND:VCARD\n"
         problems[0].starts_with("address book alice/contacts card #2: invalid vCard: VERSION"),
         "{problems:?}"
     );
-    assert!(
-        problems[1].contains("card #3: uri \"c1.vcf\" is used twice"),
-        "{problems:?}"
-    );
+    assert!(problems[1].contains("card #3: uri \"c1.vcf\" is used twice"), "{problems:?}");
 }

@@ -61,10 +61,9 @@ impl TextMatch {
     /// sabre's `StringUtil::textMatch`, then the negation.
     pub fn matches(&self, haystack: &str) -> bool {
         let (haystack, needle) = match self.collation {
-            Collation::AsciiCasemap => (
-                haystack.to_ascii_uppercase(),
-                self.value.to_ascii_uppercase(),
-            ),
+            Collation::AsciiCasemap => {
+                (haystack.to_ascii_uppercase(), self.value.to_ascii_uppercase())
+            }
             Collation::Octet => (haystack.to_string(), self.value.clone()),
             Collation::UnicodeCasemap => (haystack.to_uppercase(), self.value.to_uppercase()),
         };
@@ -121,15 +120,9 @@ pub fn parse_filter(filter: &Element) -> Result<CompFilter, String> {
 }
 
 fn name_of(element: &Element) -> Result<String, String> {
-    element
-        .attribute("name")
-        .map(str::to_string)
-        .ok_or_else(|| {
-            format!(
-                "The {{{}}}{} element needs a name attribute",
-                element.ns, element.local
-            )
-        })
+    element.attribute("name").map(str::to_string).ok_or_else(|| {
+        format!("The {{{}}}{} element needs a name attribute", element.ns, element.local)
+    })
 }
 
 fn parse_comp_filter(element: &Element) -> Result<CompFilter, String> {
@@ -152,7 +145,7 @@ fn parse_comp_filter(element: &Element) -> Result<CompFilter, String> {
             "time-range" => {
                 if filter.name == "VCALENDAR" {
                     return Err(
-                        "You cannot add time-range filters on the VCALENDAR component".into(),
+                        "You cannot add time-range filters on the VCALENDAR component".into()
                     );
                 }
                 filter.time_range = Some(parse_time_range(child)?);
@@ -189,11 +182,7 @@ fn parse_prop_filter(element: &Element) -> Result<PropFilter, String> {
 
 fn parse_param_filter(element: &Element) -> Result<ParamFilter, String> {
     let name = name_of(element)?;
-    let mut filter = ParamFilter {
-        name,
-        is_not_defined: false,
-        text_match: None,
-    };
+    let mut filter = ParamFilter { name, is_not_defined: false, text_match: None };
     for child in element.children() {
         if child.ns != xml::CALDAV {
             continue;
@@ -230,10 +219,7 @@ pub fn parse_time_range(element: &Element) -> Result<TimeRange, String> {
             }),
         }
     };
-    let range = TimeRange {
-        start: bound("start")?,
-        end: bound("end")?,
-    };
+    let range = TimeRange { start: bound("start")?, end: bound("end")? };
     if let (Some(start), Some(end)) = (range.start, range.end)
         && end <= start
     {
@@ -269,11 +255,7 @@ pub fn object_matches(data: &CalendarData, filter: &CompFilter) -> Result<bool, 
         return Ok(true);
     }
     let instances = std::cell::OnceCell::new();
-    let instances_of_object = || {
-        instances
-            .get_or_init(|| ical::instances(&data.ical))
-            .clone()
-    };
+    let instances_of_object = || instances.get_or_init(|| ical::instances(&data.ical)).clone();
     validate(&data.ical, filter, &instances_of_object)
 }
 
@@ -318,17 +300,11 @@ pub fn validate(
     instances_of_object: &dyn Fn() -> Vec<Instance>,
 ) -> Result<bool, FilterError> {
     let root = &ical.components[0];
-    if !root
-        .component_type
-        .as_str()
-        .eq_ignore_ascii_case(&filter.name)
-    {
+    if !root.component_type.as_str().eq_ignore_ascii_case(&filter.name) {
         return Ok(false);
     }
-    Ok(
-        validate_comp_filters(ical, 0, &filter.comp_filters, instances_of_object)?
-            && validate_prop_filters(ical, root, &filter.prop_filters)?,
-    )
+    Ok(validate_comp_filters(ical, 0, &filter.comp_filters, instances_of_object)?
+        && validate_prop_filters(ical, root, &filter.prop_filters)?)
 }
 
 fn named_children<'a>(
@@ -536,10 +512,7 @@ mod tests {
         let combined = filter(
             r#"<c:comp-filter name="VCALENDAR"><c:comp-filter name="VEVENT"><c:prop-filter name="SUMMARY"><c:text-match>nothing like it</c:text-match></c:prop-filter><c:time-range start="20260101T000000Z" end="20260201T000000Z"/></c:comp-filter></c:comp-filter>"#,
         );
-        assert!(
-            object_matches(&meeting, &combined).unwrap(),
-            "sabre ignores the text-match"
-        );
+        assert!(object_matches(&meeting, &combined).unwrap(), "sabre ignores the text-match");
     }
 
     #[test]

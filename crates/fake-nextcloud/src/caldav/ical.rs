@@ -187,9 +187,7 @@ pub fn parse_calendar_data(
     // `Prefer: handling=strict`: a missing PRODID, UID or DTSTAMP is added.
     let mut repaired = false;
     if !ical.components[0].has_property(&ICalendarProperty::Prodid) {
-        ical.components[0]
-            .entries
-            .push(text_entry(ICalendarProperty::Prodid, PRODID));
+        ical.components[0].entries.push(text_entry(ICalendarProperty::Prodid, PRODID));
         repaired = true;
     }
     let uid = match uids.first() {
@@ -214,11 +212,7 @@ pub fn parse_calendar_data(
             repaired = true;
         }
     }
-    let text = if repaired {
-        serialize(&ical)
-    } else {
-        text.to_string()
-    };
+    let text = if repaired { serialize(&ical) } else { text.to_string() };
     let (first_occurrence, last_occurrence) = denormalized_occurrences(&ical)?;
     Ok(CalendarData {
         text,
@@ -238,10 +232,7 @@ fn parse_icalendar(text: &str) -> Result<ICalendar, InvalidCalendarData> {
         Entry::ICalendar(ical) => ical,
         Entry::VCard(_) => return Err(InvalidCalendarData::NotACalendar),
         Entry::InvalidLine(line) => {
-            return Err(InvalidCalendarData::Parse(format!(
-                "invalid line {:?}",
-                truncate(&line)
-            )));
+            return Err(InvalidCalendarData::Parse(format!("invalid line {:?}", truncate(&line))));
         }
         Entry::UnexpectedComponentEnd { expected, found } => {
             return Err(InvalidCalendarData::Parse(format!(
@@ -257,29 +248,21 @@ fn parse_icalendar(text: &str) -> Result<ICalendar, InvalidCalendarData> {
             return Err(InvalidCalendarData::Parse("too many components".into()));
         }
         Entry::Eof => {
-            return Err(InvalidCalendarData::Parse(
-                "the body holds no iCalendar object".into(),
-            ));
+            return Err(InvalidCalendarData::Parse("the body holds no iCalendar object".into()));
         }
         _ => return Err(InvalidCalendarData::Parse("unexpected content".into())),
     };
     if !matches!(parser.entry(), Entry::Eof) {
-        return Err(InvalidCalendarData::Parse(
-            "more than one object in the body".into(),
-        ));
+        return Err(InvalidCalendarData::Parse("more than one object in the body".into()));
     }
     if nesting_depth(&ical) > COMPONENT_DEPTH_MAX {
-        return Err(InvalidCalendarData::Parse(
-            "components are nested too deeply".into(),
-        ));
+        return Err(InvalidCalendarData::Parse("components are nested too deeply".into()));
     }
     // calcard accepts a body that stops before its END line; sabre/vobject
     // does not.
     let end = format!("END:{}", ical.components[0].component_type.as_str());
     if !ends_with_line(text, &end) {
-        return Err(InvalidCalendarData::Parse(format!(
-            "the body does not end with {end}"
-        )));
+        return Err(InvalidCalendarData::Parse(format!("the body does not end with {end}")));
     }
     Ok(ical)
 }
@@ -341,9 +324,7 @@ pub fn children(ical: &ICalendar, id: u32) -> impl Iterator<Item = (u32, &ICalen
         .map(|component| component.component_ids.as_slice())
         .unwrap_or(&[]);
     ids.iter().filter_map(move |child_id| {
-        ical.components
-            .get(*child_id as usize)
-            .map(|child| (*child_id, child))
+        ical.components.get(*child_id as usize).map(|child| (*child_id, child))
     })
 }
 
@@ -383,11 +364,7 @@ fn moment_of(
 ) -> Option<Moment> {
     let result = value.to_date_time()?;
     let has_time = value.has_time();
-    let tz = if has_time {
-        resolver.resolve_or_default(tz_id)
-    } else {
-        Tz::UTC
-    };
+    let tz = if has_time { resolver.resolve_or_default(tz_id) } else { Tz::UTC };
     let instant = result.to_date_time_with_tz(tz)?.timestamp();
     Some(Moment { instant, has_time })
 }
@@ -397,9 +374,7 @@ fn property_moment(
     name: &ICalendarProperty,
     resolver: &TzResolver<&str>,
 ) -> Option<Moment> {
-    component
-        .property(name)
-        .and_then(|entry| entry_moment(entry, resolver))
+    component.property(name).and_then(|entry| entry_moment(entry, resolver))
 }
 
 fn property_duration(component: &ICalendarComponent, name: &ICalendarProperty) -> Option<i64> {
@@ -414,10 +389,9 @@ fn property_duration(component: &ICalendarComponent, name: &ICalendarProperty) -
 /// events, else nothing.
 fn event_duration(component: &ICalendarComponent, resolver: &TzResolver<&str>) -> i64 {
     let start = property_moment(component, &ICalendarProperty::Dtstart, resolver);
-    if let (Some(start), Some(end)) = (
-        start,
-        property_moment(component, &ICalendarProperty::Dtend, resolver),
-    ) {
+    if let (Some(start), Some(end)) =
+        (start, property_moment(component, &ICalendarProperty::Dtend, resolver))
+    {
         return end.instant - start.instant;
     }
     if let Some(duration) = property_duration(component, &ICalendarProperty::Duration) {
@@ -449,9 +423,7 @@ pub struct Instance {
 pub fn instances(ical: &ICalendar) -> Vec<Instance> {
     let mut unsequenced = ical.clone();
     for component in &mut unsequenced.components {
-        component
-            .entries
-            .retain(|entry| entry.name != ICalendarProperty::Sequence);
+        component.entries.retain(|entry| entry.name != ICalendarProperty::Sequence);
     }
     let resolver = resolver(ical);
     let expansion = unsequenced.expand_dates(Tz::UTC, RECURRENCE_INSTANCES_MAX);
@@ -500,9 +472,7 @@ fn denormalized_occurrences(
     let events: Vec<(u32, &ICalendarComponent)> = children(ical, 0)
         .filter(|(_, child)| child.component_type == ICalendarComponentType::VEvent)
         .collect();
-    let has_start = events
-        .iter()
-        .any(|(_, event)| event.has_property(&ICalendarProperty::Dtstart));
+    let has_start = events.iter().any(|(_, event)| event.has_property(&ICalendarProperty::Dtstart));
     if !has_start {
         return Ok((None, None));
     }
@@ -560,10 +530,7 @@ pub struct TimeRange {
 
 impl TimeRange {
     fn bounds(self) -> (i64, i64) {
-        (
-            self.start.unwrap_or(OPEN_START),
-            self.end.unwrap_or(OPEN_END),
-        )
+        (self.start.unwrap_or(OPEN_START), self.end.unwrap_or(OPEN_END))
     }
 }
 
@@ -629,13 +596,9 @@ pub fn component_in_time_range(
             };
             Ok(start <= effective_end && end > journal_start.instant)
         }
-        ICalendarComponentType::VAlarm => Ok(alarm_in_time_range(
-            ical,
-            comp_id,
-            start,
-            end,
-            instances_of_object,
-        )),
+        ICalendarComponentType::VAlarm => {
+            Ok(alarm_in_time_range(ical, comp_id, start, end, instances_of_object))
+        }
         ICalendarComponentType::VFreebusy => Err(TimeRangeError::NotImplemented(
             "time-range filters are currently not supported on VFREEBUSY components".into(),
         )),
@@ -730,11 +693,7 @@ fn alarm_in_time_range(
                     .filter(|instance| instance.comp_id == parent_id)
                     .any(|instance| {
                         fires_in_range(
-                            if related_end {
-                                instance.end
-                            } else {
-                                instance.start
-                            } + offset,
+                            if related_end { instance.end } else { instance.start } + offset,
                         )
                     });
             }
@@ -765,13 +724,11 @@ fn alarm_repetitions(alarm: &ICalendarComponent) -> Vec<i64> {
     let Some(duration) = property_duration(alarm, &ICalendarProperty::Duration) else {
         return vec![0];
     };
-    let repeat = match alarm
-        .property(&ICalendarProperty::Repeat)
-        .and_then(|entry| entry.values.first())
-    {
-        Some(ICalendarValue::Integer(repeat)) if *repeat > 0 => (*repeat).min(1000),
-        _ => 1,
-    };
+    let repeat =
+        match alarm.property(&ICalendarProperty::Repeat).and_then(|entry| entry.values.first()) {
+            Some(ICalendarValue::Integer(repeat)) if *repeat > 0 => (*repeat).min(1000),
+            _ => 1,
+        };
     (0..repeat).map(|index| index * duration).collect()
 }
 
@@ -807,10 +764,7 @@ pub fn property_in_time_range(
 /// matching: text values unescaped (several joined with commas), anything
 /// else as written.
 pub fn entry_text(entry: &ICalendarEntry) -> String {
-    let all_text = entry
-        .values
-        .iter()
-        .all(|value| matches!(value, ICalendarValue::Text(_)));
+    let all_text = entry.values.iter().all(|value| matches!(value, ICalendarValue::Text(_)));
     if all_text {
         return entry
             .values
@@ -849,11 +803,7 @@ pub fn parameter_values(entry: &ICalendarEntry, name: &str) -> Option<Vec<String
         .filter(|param| param.name.as_str().eq_ignore_ascii_case(name))
         .map(parameter_text)
         .collect();
-    if values.is_empty() {
-        None
-    } else {
-        Some(values)
-    }
+    if values.is_empty() { None } else { Some(values) }
 }
 
 fn parameter_text(param: &ICalendarParameter) -> String {
@@ -870,17 +820,12 @@ fn parameter_text(param: &ICalendarParameter) -> String {
 /// non-VEVENT components dropped.
 pub fn expand(ical: &ICalendar, start: i64, end: i64) -> String {
     let resolver = resolver(ical);
-    let mut out = ICalendar {
-        components: vec![ICalendarComponent::new(ICalendarComponentType::VCalendar)],
-    };
+    let mut out =
+        ICalendar { components: vec![ICalendarComponent::new(ICalendarComponentType::VCalendar)] };
     let source_root = &ical.components[0];
-    out.components[0]
-        .entries
-        .push(text_entry(ICalendarProperty::Prodid, PRODID));
+    out.components[0].entries.push(text_entry(ICalendarProperty::Prodid, PRODID));
     if !source_root.has_property(&ICalendarProperty::Calscale) {
-        out.components[0]
-            .entries
-            .push(text_entry(ICalendarProperty::Calscale, "GREGORIAN"));
+        out.components[0].entries.push(text_entry(ICalendarProperty::Calscale, "GREGORIAN"));
     }
     for entry in &source_root.entries {
         if entry.name != ICalendarProperty::Prodid {
@@ -903,10 +848,7 @@ pub fn expand(ical: &ICalendar, start: i64, end: i64) -> String {
         let in_range = component_in_time_range(
             ical,
             child_id,
-            TimeRange {
-                start: Some(start),
-                end: Some(end),
-            },
+            TimeRange { start: Some(start), end: Some(end) },
             &Vec::new,
         )
         .unwrap_or(false);
@@ -983,11 +925,7 @@ fn copy_tree(
     }
     if let Some(occurrence) = occurrence {
         let mut recurrence_id = ICalendarEntry::new(ICalendarProperty::RecurrenceId);
-        set_moment(
-            &mut recurrence_id,
-            occurrence.start,
-            occurrence.start_has_time,
-        );
+        set_moment(&mut recurrence_id, occurrence.start, occurrence.start_has_time);
         component.entries.push(recurrence_id);
     }
     out.components.push(component);
@@ -995,9 +933,7 @@ fn copy_tree(
     let child_ids: Vec<u32> = original.component_ids.clone();
     for child_id in child_ids {
         let new_child = copy_tree(out, source, child_id, resolver, None);
-        out.components[new_id as usize]
-            .component_ids
-            .push(new_child);
+        out.components[new_id as usize].component_ids.push(new_child);
     }
     new_id
 }
@@ -1012,9 +948,7 @@ fn set_moment(entry: &mut ICalendarEntry, instant: i64, has_time: bool) {
             PartialDateTime::from_utc_timestamp(instant),
         ))];
     } else {
-        entry
-            .params
-            .push(ICalendarParameter::value(ICalendarValueType::Date));
+        entry.params.push(ICalendarParameter::value(ICalendarValueType::Date));
         entry.values = vec![ICalendarValue::PartialDateTime(Box::new(
             PartialDateTime::from_date_timestamp(instant),
         ))];
@@ -1035,9 +969,7 @@ fn to_utc(entry: &mut ICalendarEntry, resolver: &TzResolver<&str>) {
         }
     }
     if changed {
-        entry
-            .params
-            .retain(|param| param.name != ICalendarParameterName::Tzid);
+        entry.params.retain(|param| param.name != ICalendarParameterName::Tzid);
     }
 }
 
@@ -1063,19 +995,14 @@ pub fn busy_periods(ical: &ICalendar, start: i64, end: i64) -> Vec<BusyPeriod> {
             .property(&ICalendarProperty::Transp)
             .map(entry_text)
             .is_some_and(|value| value.eq_ignore_ascii_case("TRANSPARENT"));
-        let status = component
-            .property(&ICalendarProperty::Status)
-            .map(entry_text)
-            .unwrap_or_default();
+        let status =
+            component.property(&ICalendarProperty::Status).map(entry_text).unwrap_or_default();
         if transparent || status.eq_ignore_ascii_case("CANCELLED") {
             continue;
         }
         if instance.start < end && instance.end > start {
-            let busy_type = if status.eq_ignore_ascii_case("TENTATIVE") {
-                "BUSY-TENTATIVE"
-            } else {
-                "BUSY"
-            };
+            let busy_type =
+                if status.eq_ignore_ascii_case("TENTATIVE") { "BUSY-TENTATIVE" } else { "BUSY" };
             periods.push(BusyPeriod {
                 start: instance.start.max(start),
                 end: instance.end.min(end),

@@ -57,30 +57,19 @@ pub async fn handle_root(shared: &Shared, request: DavRequest) -> Response {
 }
 
 fn group_href(gid: &str) -> String {
-    format!(
-        "{PRINCIPALS_ROOT}groups/{}/",
-        crate::dav::encode_segment(gid)
-    )
+    format!("{PRINCIPALS_ROOT}groups/{}/", crate::dav::encode_segment(gid))
 }
 
 fn collection_properties(caller: &Caller<'_>) -> PropertySet {
     let mut set = PropertySet::new();
     set.xml(xml::DAV, "resourcetype", "<d:collection/>");
-    set.href(
-        xml::DAV,
-        "current-user-principal",
-        &principal_href(&caller.user.uid),
-    );
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
     set.xml(
         xml::DAV,
         "principal-collection-set",
         "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
     );
-    set.xml(
-        xml::DAV,
-        "supported-report-set",
-        supported_reports(PRINCIPAL_REPORTS),
-    );
+    set.xml(xml::DAV, "supported-report-set", supported_reports(PRINCIPAL_REPORTS));
     set
 }
 
@@ -110,23 +99,12 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
     );
     set.xml(xml::DAV, "group-member-set", "");
     set.href(xml::CALDAV, "calendar-home-set", &super::home_href(uid));
-    set.href(
-        xml::CALDAV,
-        "schedule-inbox-URL",
-        &super::calendar_href(uid, "inbox"),
-    );
-    set.href(
-        xml::CALDAV,
-        "schedule-outbox-URL",
-        &super::calendar_href(uid, "outbox"),
-    );
+    set.href(xml::CALDAV, "schedule-inbox-URL", &super::calendar_href(uid, "inbox"));
+    set.href(xml::CALDAV, "schedule-outbox-URL", &super::calendar_href(uid, "outbox"));
     if caller.user.uid == uid
         && let Some(calendar) = world.calendars.of(uid).next()
     {
-        let default = world
-            .calendars
-            .get(uid, super::DEFAULT_CALENDAR_URI)
-            .unwrap_or(calendar);
+        let default = world.calendars.get(uid, super::DEFAULT_CALENDAR_URI).unwrap_or(calendar);
         set.href(
             xml::CALDAV,
             "schedule-default-calendar-URL",
@@ -140,47 +118,28 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
     addresses.push_str(&format!("<d:href>{}</d:href>", xml::escape(&principal)));
     set.xml(xml::CALDAV, "calendar-user-address-set", addresses);
     set.text(xml::CALDAV, "calendar-user-type", "INDIVIDUAL");
-    set.href(
-        xml::CARDDAV,
-        "addressbook-home-set",
-        &crate::carddav::home_href(uid),
-    );
+    set.href(xml::CARDDAV, "addressbook-home-set", &crate::carddav::home_href(uid));
     if let Some(email) = &user.email {
         set.text(xml::SABRE, "email-address", email);
         set.xml(
             xml::CALSERVER,
             "email-address-set",
-            format!(
-                "<cs:email-address>{}</cs:email-address>",
-                xml::escape(email)
-            ),
+            format!("<cs:email-address>{}</cs:email-address>", xml::escape(email)),
         );
     }
-    set.href(
-        xml::DAV,
-        "current-user-principal",
-        &principal_href(&caller.user.uid),
-    );
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
     set.href(xml::DAV, "owner", &principal);
     set.xml(
         xml::DAV,
         "current-user-privilege-set",
-        if caller.user.uid == uid {
-            OWNER_PRIVILEGES
-        } else {
-            READ_PRIVILEGES
-        },
+        if caller.user.uid == uid { OWNER_PRIVILEGES } else { READ_PRIVILEGES },
     );
     set.xml(
         xml::DAV,
         "principal-collection-set",
         "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
     );
-    set.xml(
-        xml::DAV,
-        "supported-report-set",
-        supported_reports(PRINCIPAL_REPORTS),
-    );
+    set.xml(xml::DAV, "supported-report-set", supported_reports(PRINCIPAL_REPORTS));
     set
 }
 
@@ -203,26 +162,13 @@ fn group_principal_properties(
             .users
             .values()
             .filter(|user| user.groups.contains(gid))
-            .map(|user| {
-                format!(
-                    "<d:href>{}</d:href>",
-                    xml::escape(&principal_href(&user.uid))
-                )
-            })
+            .map(|user| format!("<d:href>{}</d:href>", xml::escape(&principal_href(&user.uid))))
             .collect::<String>(),
     );
     set.text(xml::CALDAV, "calendar-user-type", "GROUP");
-    set.href(
-        xml::DAV,
-        "current-user-principal",
-        &principal_href(&caller.user.uid),
-    );
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
     set.xml(xml::DAV, "current-user-privilege-set", READ_PRIVILEGES);
-    set.xml(
-        xml::DAV,
-        "supported-report-set",
-        supported_reports(PRINCIPAL_REPORTS),
-    );
+    set.xml(xml::DAV, "supported-report-set", supported_reports(PRINCIPAL_REPORTS));
     set
 }
 
@@ -234,18 +180,10 @@ fn proxy_properties(caller: &Caller<'_>, uid: &str, name: &str) -> PropertySet {
         "<d:principal/><cs:calendar-proxy-write/>"
     };
     set.xml(xml::DAV, "resourcetype", resourcetype);
-    set.href(
-        xml::DAV,
-        "principal-URL",
-        &format!("{}{name}/", principal_href(uid)),
-    );
+    set.href(xml::DAV, "principal-URL", &format!("{}{name}/", principal_href(uid)));
     set.xml(xml::DAV, "group-member-set", "");
     set.xml(xml::DAV, "group-membership", "");
-    set.href(
-        xml::DAV,
-        "current-user-principal",
-        &principal_href(&caller.user.uid),
-    );
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
     set
 }
 
@@ -256,11 +194,7 @@ fn principals_locked(world: &World, request: &DavRequest, now: i64) -> Response 
     let Some(user) = world.users.get(&request.user.uid) else {
         return crate::dav::not_found();
     };
-    let caller = Caller {
-        user,
-        now,
-        minimal: webdav::prefers_minimal(request),
-    };
+    let caller = Caller { user, now, minimal: webdav::prefers_minimal(request) };
     let exists = match segments.as_slice() {
         [] => true,
         [collection] => PRINCIPAL_COLLECTIONS.contains(&collection.as_str()),
@@ -406,20 +340,12 @@ fn parse_principal_property_search(
     root: &Element,
 ) -> Result<(Vec<PropertySearch>, bool, PropertyRequest, bool), Response> {
     if request.depth(Depth::Zero) != Depth::Zero {
-        return Err(webdav::bad_request(
-            "This report is only defined when Depth: 0",
-        ));
+        return Err(webdav::bad_request("This report is only defined when Depth: 0"));
     }
     let mut searches = Vec::new();
     for search in root.children_named(xml::DAV, "property-search") {
-        let names = search
-            .child(xml::DAV, "prop")
-            .map(webdav::property_names)
-            .unwrap_or_default();
-        let needle = search
-            .child(xml::DAV, "match")
-            .map(Element::text)
-            .unwrap_or_default();
+        let names = search.child(xml::DAV, "prop").map(webdav::property_names).unwrap_or_default();
+        let needle = search.child(xml::DAV, "match").map(Element::text).unwrap_or_default();
         searches.push(PropertySearch { names, needle });
     }
     if searches.is_empty() {
@@ -429,9 +355,7 @@ fn parse_principal_property_search(
     }
     let any_of = root.attribute("test") == Some("anyof");
     let properties = super::report_properties(root);
-    let whole_set = root
-        .child(xml::DAV, "apply-to-principal-collection-set")
-        .is_some();
+    let whole_set = root.child(xml::DAV, "apply-to-principal-collection-set").is_some();
     Ok((searches, any_of, properties, whole_set))
 }
 
@@ -500,11 +424,7 @@ fn root_locked(world: &World, request: &DavRequest, now: i64) -> Response {
     let Some(user) = world.users.get(&request.user.uid) else {
         return crate::dav::not_found();
     };
-    let caller = Caller {
-        user,
-        now,
-        minimal: webdav::prefers_minimal(request),
-    };
+    let caller = Caller { user, now, minimal: webdav::prefers_minimal(request) };
     match request.method.as_str() {
         "OPTIONS" => super::options("OPTIONS, GET, HEAD, PROPFIND, REPORT"),
         "PROPFIND" => {
@@ -519,11 +439,7 @@ fn root_locked(world: &World, request: &DavRequest, now: i64) -> Response {
                 for child in DAV_ROOT_CHILDREN {
                     let mut set = PropertySet::new();
                     set.xml(xml::DAV, "resourcetype", "<d:collection/>");
-                    set.href(
-                        xml::DAV,
-                        "current-user-principal",
-                        &principal_href(&user.uid),
-                    );
+                    set.href(xml::DAV, "current-user-principal", &principal_href(&user.uid));
                     responses.push(set.response(
                         &format!("{DAV_ROOT_HREF}{child}/"),
                         &properties,

@@ -89,10 +89,8 @@ fn object_response(
 ) -> String {
     let mut set: PropertySet = object_properties(caller, object);
     if let Some((start, end)) = expand
-        && let Some(value) = set
-            .values
-            .iter_mut()
-            .find(|value| value.name.is(xml::CALDAV, "calendar-data"))
+        && let Some(value) =
+            set.values.iter_mut().find(|value| value.name.is(xml::CALDAV, "calendar-data"))
     {
         value.inner_xml = xml::escape(&ical::expand(&object.data.ical, start, end));
     }
@@ -124,18 +122,12 @@ fn calendar_query(
     let filter: CompFilter =
         filter::parse_filter(filter_element).map_err(|message| webdav::bad_request(&message))?;
     let expand = expand_range(root)?;
-    let calendar = world
-        .calendars
-        .get(uid, calendar_uri)
-        .ok_or_else(crate::dav::not_found)?;
+    let calendar = world.calendars.get(uid, calendar_uri).ok_or_else(crate::dav::not_found)?;
     let depth = request.depth(Depth::Zero);
     let mut responses = Vec::new();
     match object {
         Some(object_uri) => {
-            let object = calendar
-                .objects
-                .get(object_uri)
-                .ok_or_else(crate::dav::not_found)?;
+            let object = calendar.objects.get(object_uri).ok_or_else(crate::dav::not_found)?;
             if depth == Depth::Zero
                 && filter::object_matches(&object.data, &filter).map_err(filter_error)?
             {
@@ -151,9 +143,8 @@ fn calendar_query(
         None => {
             // sabre's workaround for Microsoft clients that send Depth: 0
             // where they mean 1; everybody else gets a 400.
-            let microsoft = request
-                .header("user-agent")
-                .is_some_and(|agent| agent.starts_with("MSFT-"));
+            let microsoft =
+                request.header("user-agent").is_some_and(|agent| agent.starts_with("MSFT-"));
             if depth == Depth::Zero && !microsoft {
                 return Err(webdav::bad_request(
                     "A calendar-query REPORT on a calendar with a Depth: 0 is undefined. Set Depth to 1",
@@ -173,10 +164,9 @@ fn calendar_query(
         }
     }
     let mut response = webdav::multistatus(&responses, None);
-    response.headers_mut().insert(
-        http::header::VARY,
-        http::HeaderValue::from_static("Brief,Prefer"),
-    );
+    response
+        .headers_mut()
+        .insert(http::header::VARY, http::HeaderValue::from_static("Brief,Prefer"));
     Ok(response)
 }
 
@@ -193,11 +183,7 @@ fn calendar_multiget(
         let href = href_element.text().trim().to_string();
         let found =
             super::resolve_object_href(&href, uid).and_then(|(calendar_uri, object_uri)| {
-                let object = world
-                    .calendars
-                    .get(uid, &calendar_uri)?
-                    .objects
-                    .get(&object_uri)?;
+                let object = world.calendars.get(uid, &calendar_uri)?.objects.get(&object_uri)?;
                 Some((calendar_uri, object))
             });
         match found {
@@ -212,10 +198,9 @@ fn calendar_multiget(
         }
     }
     let mut response = webdav::multistatus(&responses, None);
-    response.headers_mut().insert(
-        http::header::VARY,
-        http::HeaderValue::from_static("Brief,Prefer"),
-    );
+    response
+        .headers_mut()
+        .insert(http::header::VARY, http::HeaderValue::from_static("Brief,Prefer"));
     Ok(response)
 }
 
@@ -227,10 +212,7 @@ fn sync_collection(
 ) -> Result<Response, Response> {
     let uid = caller.user.uid.as_str();
     let report = webdav::parse_sync_collection(root)?;
-    let calendar = world
-        .calendars
-        .get(uid, calendar_uri)
-        .ok_or_else(crate::dav::not_found)?;
+    let calendar = world.calendars.get(uid, calendar_uri).ok_or_else(crate::dav::not_found)?;
     let plan = webdav::plan_sync(&report, &calendar.changes, || {
         calendar.objects.keys().cloned().collect()
     })?;
@@ -274,10 +256,7 @@ fn sync_collection(
             }
         }
     }
-    Ok(webdav::multistatus(
-        &responses,
-        Some(&calendar.changes.sync_token_uri()),
-    ))
+    Ok(webdav::multistatus(&responses, Some(&calendar.changes.sync_token_uri())))
 }
 
 fn free_busy_query(
@@ -295,14 +274,9 @@ fn free_busy_query(
     let range: TimeRange = filter::parse_time_range(time_range_element)
         .map_err(|message| webdav::bad_request(&message))?;
     let (Some(start), Some(end)) = (range.start, range.end) else {
-        return Err(webdav::bad_request(
-            "The freebusy report must have a start and an end date",
-        ));
+        return Err(webdav::bad_request("The freebusy report must have a start and an end date"));
     };
-    let calendar = world
-        .calendars
-        .get(uid, calendar_uri)
-        .ok_or_else(crate::dav::not_found)?;
+    let calendar = world.calendars.get(uid, calendar_uri).ok_or_else(crate::dav::not_found)?;
     let events_in_range = CompFilter {
         name: "VCALENDAR".into(),
         is_not_defined: false,

@@ -28,10 +28,7 @@ pub struct PropertyName {
 
 impl PropertyName {
     pub fn new(ns: &str, local: &str) -> PropertyName {
-        PropertyName {
-            ns: ns.to_string(),
-            local: local.to_string(),
-        }
+        PropertyName { ns: ns.to_string(), local: local.to_string() }
     }
 
     pub fn is(&self, ns: &str, local: &str) -> bool {
@@ -39,10 +36,7 @@ impl PropertyName {
     }
 
     fn of(element: &Element) -> PropertyName {
-        PropertyName {
-            ns: element.ns.clone(),
-            local: element.local.clone(),
-        }
+        PropertyName { ns: element.ns.clone(), local: element.local.clone() }
     }
 }
 
@@ -60,10 +54,7 @@ pub enum PropertyRequest {
 impl PropertyRequest {
     pub fn named(names: &[(&str, &str)]) -> PropertyRequest {
         PropertyRequest::Named(
-            names
-                .iter()
-                .map(|(ns, local)| PropertyName::new(ns, local))
-                .collect(),
+            names.iter().map(|(ns, local)| PropertyName::new(ns, local)).collect(),
         )
     }
 
@@ -85,15 +76,11 @@ pub fn property_names(prop: &Element) -> Vec<PropertyName> {
 /// Parses a PROPFIND body; an empty body means `allprop` (RFC 4918 9.1).
 pub fn parse_propfind(body: &[u8]) -> Result<PropertyRequest, Response> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(PropertyRequest::All {
-            include: Vec::new(),
-        });
+        return Ok(PropertyRequest::All { include: Vec::new() });
     }
     let root = parse_body(body)?;
     if !root.is(xml::DAV, "propfind") {
-        return Err(bad_request(
-            "The root element of a PROPFIND request must be {DAV:}propfind",
-        ));
+        return Err(bad_request("The root element of a PROPFIND request must be {DAV:}propfind"));
     }
     if let Some(prop) = root.child(xml::DAV, "prop") {
         return Ok(PropertyRequest::Named(property_names(prop)));
@@ -101,10 +88,7 @@ pub fn parse_propfind(body: &[u8]) -> Result<PropertyRequest, Response> {
     if root.child(xml::DAV, "propname").is_some() {
         return Ok(PropertyRequest::Names);
     }
-    let include = root
-        .child(xml::DAV, "include")
-        .map(property_names)
-        .unwrap_or_default();
+    let include = root.child(xml::DAV, "include").map(property_names).unwrap_or_default();
     Ok(PropertyRequest::All { include })
 }
 
@@ -188,10 +172,7 @@ impl PropertySet {
                     ));
                 }
                 for name in include {
-                    match self
-                        .values
-                        .iter()
-                        .find(|value| value.name == *name && !value.in_allprop)
+                    match self.values.iter().find(|value| value.name == *name && !value.in_allprop)
                     {
                         Some(value) => found.push_str(&xml::element_with(
                             &name.ns,
@@ -248,18 +229,12 @@ pub fn status_response(href: &str, status: &str) -> String {
 
 /// A whole multistatus body.
 pub fn multistatus_body(responses: &[String], sync_token: Option<&str>) -> String {
-    let mut out = format!(
-        "<?xml version=\"1.0\"?>\n<d:multistatus {}>",
-        xml::ROOT_NAMESPACES
-    );
+    let mut out = format!("<?xml version=\"1.0\"?>\n<d:multistatus {}>", xml::ROOT_NAMESPACES);
     for response in responses {
         out.push_str(response);
     }
     if let Some(token) = sync_token {
-        out.push_str(&format!(
-            "<d:sync-token>{}</d:sync-token>",
-            xml::escape(token)
-        ));
+        out.push_str(&format!("<d:sync-token>{}</d:sync-token>", xml::escape(token)));
     }
     out.push_str("</d:multistatus>\n");
     out
@@ -275,9 +250,7 @@ pub fn multistatus(responses: &[String], sync_token: Option<&str>) -> Response {
 pub fn prefers_minimal(request: &crate::dav::DavRequest) -> bool {
     let prefer = request.header("prefer").unwrap_or("");
     let brief = request.header("brief").unwrap_or("");
-    prefer
-        .split(',')
-        .any(|part| part.trim().eq_ignore_ascii_case("return=minimal"))
+    prefer.split(',').any(|part| part.trim().eq_ignore_ascii_case("return=minimal"))
         || brief.trim().eq_ignore_ascii_case("t")
 }
 
@@ -294,44 +267,23 @@ pub fn error_with_condition(
         xml::escape(exception),
         xml::escape(message)
     );
-    (
-        status,
-        [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")],
-        body,
-    )
-        .into_response()
+    (status, [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")], body).into_response()
 }
 
 pub fn bad_request(message: &str) -> Response {
-    crate::dav::xml_error(
-        StatusCode::BAD_REQUEST,
-        "Sabre\\DAV\\Exception\\BadRequest",
-        message,
-    )
+    crate::dav::xml_error(StatusCode::BAD_REQUEST, "Sabre\\DAV\\Exception\\BadRequest", message)
 }
 
 pub fn forbidden(message: &str) -> Response {
-    crate::dav::xml_error(
-        StatusCode::FORBIDDEN,
-        "Sabre\\DAV\\Exception\\Forbidden",
-        message,
-    )
+    crate::dav::xml_error(StatusCode::FORBIDDEN, "Sabre\\DAV\\Exception\\Forbidden", message)
 }
 
 pub fn not_found(message: &str) -> Response {
-    crate::dav::xml_error(
-        StatusCode::NOT_FOUND,
-        "Sabre\\DAV\\Exception\\NotFound",
-        message,
-    )
+    crate::dav::xml_error(StatusCode::NOT_FOUND, "Sabre\\DAV\\Exception\\NotFound", message)
 }
 
 pub fn conflict(message: &str) -> Response {
-    crate::dav::xml_error(
-        StatusCode::CONFLICT,
-        "Sabre\\DAV\\Exception\\Conflict",
-        message,
-    )
+    crate::dav::xml_error(StatusCode::CONFLICT, "Sabre\\DAV\\Exception\\Conflict", message)
 }
 
 pub fn not_implemented(message: &str) -> Response {
@@ -410,11 +362,7 @@ pub fn too_many_matches() -> Response {
 pub fn etag_of(data: &[u8]) -> String {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(data);
-    let hex: String = digest
-        .iter()
-        .take(16)
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
+    let hex: String = digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect();
     format!("\"{hex}\"")
 }
 
@@ -427,10 +375,7 @@ pub fn check_preconditions(
     if let Some(if_match) = request.header("if-match") {
         let holds = match current_etag {
             None => false,
-            Some(etag) => if_match
-                .split(',')
-                .map(str::trim)
-                .any(|tag| tag == "*" || tag == etag),
+            Some(etag) => if_match.split(',').map(str::trim).any(|tag| tag == "*" || tag == etag),
         };
         if !holds {
             let message = match current_etag {
@@ -445,10 +390,7 @@ pub fn check_preconditions(
     if let Some(if_none_match) = request.header("if-none-match")
         && let Some(etag) = current_etag
     {
-        let matches = if_none_match
-            .split(',')
-            .map(str::trim)
-            .any(|tag| tag == "*" || tag == etag);
+        let matches = if_none_match.split(',').map(str::trim).any(|tag| tag == "*" || tag == etag);
         if matches {
             let message = if if_none_match.trim() == "*" {
                 "An If-None-Match header was specified, but the resource exists"
@@ -503,10 +445,7 @@ pub fn property_updates(root: &Element) -> Vec<PropertyUpdate> {
 pub fn proppatch_response(href: &str, results: &[(PropertyName, u16)]) -> Response {
     let mut by_status: std::collections::BTreeMap<u16, String> = std::collections::BTreeMap::new();
     for (name, status) in results {
-        by_status
-            .entry(*status)
-            .or_default()
-            .push_str(&xml::empty_element(&name.ns, &name.local));
+        by_status.entry(*status).or_default().push_str(&xml::empty_element(&name.ns, &name.local));
     }
     let mut out = format!("<d:response><d:href>{}</d:href>", xml::escape(href));
     for (status, props) in by_status {
@@ -563,10 +502,7 @@ impl Default for ChangeLog {
 impl ChangeLog {
     /// Nextcloud creates collections with sync token 1.
     pub fn new() -> ChangeLog {
-        ChangeLog {
-            sync_token: 1,
-            changes: Vec::new(),
-        }
+        ChangeLog { sync_token: 1, changes: Vec::new() }
     }
 
     pub fn sync_token(&self) -> u64 {
@@ -579,11 +515,7 @@ impl ChangeLog {
     }
 
     pub fn record(&mut self, uri: &str, operation: Operation) {
-        self.changes.push(Change {
-            token: self.sync_token,
-            uri: uri.to_string(),
-            operation,
-        });
+        self.changes.push(Change { token: self.sync_token, uri: uri.to_string(), operation });
         self.sync_token += 1;
     }
 
@@ -632,9 +564,7 @@ pub struct SyncCollection {
 }
 
 pub fn parse_sync_collection(root: &Element) -> Result<SyncCollection, Response> {
-    let token = root
-        .child(xml::DAV, "sync-token")
-        .map(|element| element.text().trim().to_string());
+    let token = root.child(xml::DAV, "sync-token").map(|element| element.text().trim().to_string());
     let token = token.filter(|token| !token.is_empty());
     let limit = root
         .child(xml::DAV, "limit")
@@ -643,15 +573,9 @@ pub fn parse_sync_collection(root: &Element) -> Result<SyncCollection, Response>
         .transpose()
         .map_err(|_| bad_request("The {DAV:}nresults element must be an integer"))?;
     let Some(prop) = root.child(xml::DAV, "prop") else {
-        return Err(bad_request(
-            "The {DAV:}prop element is required for a sync-collection report",
-        ));
+        return Err(bad_request("The {DAV:}prop element is required for a sync-collection report"));
     };
-    Ok(SyncCollection {
-        token,
-        limit,
-        properties: PropertyRequest::Named(property_names(prop)),
-    })
+    Ok(SyncCollection { token, limit, properties: PropertyRequest::Named(property_names(prop)) })
 }
 
 /// What a sync-collection REPORT resolves to before properties are fetched.
@@ -690,26 +614,18 @@ pub fn plan_sync(
             }
             Ok(SyncPlan::Initial { members })
         }
-        Some(number) => Ok(SyncPlan::Incremental(
-            log.changes_since(number, report.limit),
-        )),
+        Some(number) => Ok(SyncPlan::Incremental(log.changes_since(number, report.limit))),
     }
 }
 
 /// Decodes one percent-encoded path segment; `None` when it is not UTF-8.
 pub fn decode_segment(segment: &str) -> Option<String> {
-    percent_encoding::percent_decode_str(segment)
-        .decode_utf8()
-        .ok()
-        .map(|text| text.into_owned())
+    percent_encoding::percent_decode_str(segment).decode_utf8().ok().map(|text| text.into_owned())
 }
 
 /// Splits a percent-encoded path into decoded segments, dropping empty ones.
 pub fn decode_path(path: &str) -> Option<Vec<String>> {
-    path.split('/')
-        .filter(|segment| !segment.is_empty())
-        .map(decode_segment)
-        .collect()
+    path.split('/').filter(|segment| !segment.is_empty()).map(decode_segment).collect()
 }
 
 /// Allowed characters of a collection or member name we create.
@@ -744,10 +660,7 @@ mod tests {
         assert_eq!(later.added, Vec::<String>::new());
         assert_eq!(later.modified, vec!["a.ics"]);
         assert_eq!(later.deleted, vec!["c.ics"]);
-        assert_eq!(
-            log.changes_since(log.sync_token(), None),
-            Changes::default()
-        );
+        assert_eq!(log.changes_since(log.sync_token(), None), Changes::default());
         let limited = log.changes_since(1, Some(1));
         assert_eq!(limited.modified, vec!["a.ics"]);
         assert!(limited.added.is_empty() && limited.deleted.is_empty());
@@ -755,30 +668,19 @@ mod tests {
 
     #[test]
     fn propfind_bodies_parse_into_requests() {
-        assert_eq!(
-            parse_propfind(b"").unwrap(),
-            PropertyRequest::All { include: vec![] }
-        );
+        assert_eq!(parse_propfind(b"").unwrap(), PropertyRequest::All { include: vec![] });
         let named = parse_propfind(
             br#"<d:propfind xmlns:d="DAV:" xmlns:x="urn:x"><d:prop><d:getetag/><x:y/></d:prop></d:propfind>"#,
         )
         .unwrap();
-        assert_eq!(
-            named,
-            PropertyRequest::named(&[("DAV:", "getetag"), ("urn:x", "y")])
-        );
+        assert_eq!(named, PropertyRequest::named(&[("DAV:", "getetag"), ("urn:x", "y")]));
         assert_eq!(
             parse_propfind(br#"<propfind xmlns="DAV:"><propname/></propfind>"#).unwrap(),
             PropertyRequest::Names
         );
+        assert_eq!(parse_propfind(b"<d:propfind").unwrap_err().status(), StatusCode::BAD_REQUEST);
         assert_eq!(
-            parse_propfind(b"<d:propfind").unwrap_err().status(),
-            StatusCode::BAD_REQUEST
-        );
-        assert_eq!(
-            parse_propfind(br#"<x xmlns="DAV:"/>"#)
-                .unwrap_err()
-                .status(),
+            parse_propfind(br#"<x xmlns="DAV:"/>"#).unwrap_err().status(),
             StatusCode::BAD_REQUEST
         );
     }
@@ -789,15 +691,9 @@ mod tests {
         set.text(xml::DAV, "displayname", "A & B");
         let request = PropertyRequest::named(&[("DAV:", "displayname"), ("urn:x", "nope")]);
         let response = set.response("/c/", &request, false);
-        assert!(
-            response.contains("<d:displayname>A &amp; B</d:displayname>"),
-            "{response}"
-        );
+        assert!(response.contains("<d:displayname>A &amp; B</d:displayname>"), "{response}");
         assert!(response.contains("HTTP/1.1 404 Not Found"), "{response}");
-        assert!(
-            response.contains(r#"<x:nope xmlns:x="urn:x"/>"#),
-            "{response}"
-        );
+        assert!(response.contains(r#"<x:nope xmlns:x="urn:x"/>"#), "{response}");
         let minimal = set.response("/c/", &request, true);
         assert!(!minimal.contains("404"), "{minimal}");
     }
@@ -811,25 +707,18 @@ mod tests {
             limit,
             properties: PropertyRequest::Named(vec![]),
         };
-        let refused = plan_sync(
-            &report(Some("http://example.invalid/x"), None),
-            &log,
-            Vec::new,
-        )
-        .unwrap_err();
+        let refused =
+            plan_sync(&report(Some("http://example.invalid/x"), None), &log, Vec::new).unwrap_err();
         assert_eq!(refused.status(), StatusCode::FORBIDDEN);
         assert!(matches!(
-            plan_sync(
-                &report(Some("http://sabre.io/ns/sync/abc"), None),
-                &log,
-                || vec!["a.ics".into()]
-            ),
+            plan_sync(&report(Some("http://sabre.io/ns/sync/abc"), None), &log, || vec![
+                "a.ics".into()
+            ]),
             Ok(SyncPlan::Initial { .. })
         ));
-        let too_many = plan_sync(&report(None, Some(1)), &log, || {
-            vec!["a.ics".into(), "b.ics".into()]
-        })
-        .unwrap_err();
+        let too_many =
+            plan_sync(&report(None, Some(1)), &log, || vec!["a.ics".into(), "b.ics".into()])
+                .unwrap_err();
         assert_eq!(too_many.status(), StatusCode::INSUFFICIENT_STORAGE);
         assert!(matches!(
             plan_sync(&report(Some("http://sabre.io/ns/sync/1"), None), &log, Vec::new),

@@ -81,7 +81,7 @@ fn parse_query(root: &Element) -> Result<AddressBookQuery, String> {
     for filter_element in root.children_named(xml::CARDDAV, "filter") {
         if seen_filter {
             return Err(
-                "You can only include 1 {urn:ietf:params:xml:ns:carddav}filter element".into(),
+                "You can only include 1 {urn:ietf:params:xml:ns:carddav}filter element".into()
             );
         }
         seen_filter = true;
@@ -123,15 +123,8 @@ fn address_data_properties(address_data: &Element) -> Vec<String> {
 }
 
 fn parse_prop_filter(element: &Element) -> Result<PropFilter, String> {
-    let name = element
-        .attribute("name")
-        .ok_or("A prop-filter needs a name attribute")?
-        .to_string();
-    let test = if element.attribute("test") == Some("allof") {
-        Test::AllOf
-    } else {
-        Test::AnyOf
-    };
+    let name = element.attribute("name").ok_or("A prop-filter needs a name attribute")?.to_string();
+    let test = if element.attribute("test") == Some("allof") { Test::AllOf } else { Test::AnyOf };
     let mut filter = PropFilter {
         name,
         test,
@@ -145,19 +138,16 @@ fn parse_prop_filter(element: &Element) -> Result<PropFilter, String> {
         }
         match child.local.as_str() {
             "is-not-defined" => filter.is_not_defined = true,
-            "text-match" => filter
-                .text_matches
-                .push(filter::parse_text_match(child, CARDDAV_COLLATION)?),
+            "text-match" => {
+                filter.text_matches.push(filter::parse_text_match(child, CARDDAV_COLLATION)?)
+            }
             "param-filter" => {
                 let name = child
                     .attribute("name")
                     .ok_or("A param-filter needs a name attribute")?
                     .to_string();
-                let mut param_filter = ParamFilter {
-                    name,
-                    is_not_defined: false,
-                    text_match: None,
-                };
+                let mut param_filter =
+                    ParamFilter { name, is_not_defined: false, text_match: None };
                 for grandchild in child.children() {
                     if grandchild.is(xml::CARDDAV, "is-not-defined") {
                         param_filter.is_not_defined = true;
@@ -192,17 +182,11 @@ fn card_matches(data: &CardData, filters: &[PropFilter], test: Test) -> bool {
         } else {
             let mut results = Vec::new();
             if !filter.param_filters.is_empty() {
-                results.push(param_filters_hold(
-                    &properties,
-                    &filter.param_filters,
-                    filter.test,
-                ));
+                results.push(param_filters_hold(&properties, &filter.param_filters, filter.test));
             }
             if !filter.text_matches.is_empty() {
-                let texts: Vec<String> = properties
-                    .iter()
-                    .map(|entry| vcard::entry_text(entry))
-                    .collect();
+                let texts: Vec<String> =
+                    properties.iter().map(|entry| vcard::entry_text(entry)).collect();
                 results.push(text_matches_hold(&texts, &filter.text_matches, filter.test));
             }
             match (results.as_slice(), filter.test) {
@@ -238,9 +222,9 @@ fn param_filters_hold(
         } else {
             match (&filter.text_match, is_defined) {
                 (None, _) | (_, false) => is_defined,
-                (Some(text_match), true) => values
-                    .iter()
-                    .any(|parts| text_match.matches(&parts.join(","))),
+                (Some(text_match), true) => {
+                    values.iter().any(|parts| text_match.matches(&parts.join(",")))
+                }
             }
         };
         if test == Test::AnyOf && success {
@@ -275,10 +259,8 @@ fn card_response(
 ) -> String {
     let mut set = card_properties(caller, card);
     if !reduce_to.is_empty()
-        && let Some(value) = set
-            .values
-            .iter_mut()
-            .find(|value| value.name.is(xml::CARDDAV, "address-data"))
+        && let Some(value) =
+            set.values.iter_mut().find(|value| value.name.is(xml::CARDDAV, "address-data"))
     {
         value.inner_xml = xml::escape(&vcard::reduced(&card.data, reduce_to));
     }
@@ -321,10 +303,9 @@ fn address_book_query(
         }
     }
     let mut response = webdav::multistatus(&responses, None);
-    response.headers_mut().insert(
-        http::header::VARY,
-        http::HeaderValue::from_static("Brief,Prefer"),
-    );
+    response
+        .headers_mut()
+        .insert(http::header::VARY, http::HeaderValue::from_static("Brief,Prefer"));
     Ok(response)
 }
 
@@ -340,11 +321,7 @@ fn multiget(world: &World, caller: &Caller<'_>, root: &Element) -> Response {
     for href_element in root.children_named(xml::DAV, "href") {
         let href = href_element.text().trim().to_string();
         let found = super::resolve_card_href(&href, uid).and_then(|(book_uri, card_uri)| {
-            let card = world
-                .address_books
-                .get(uid, &book_uri)?
-                .cards
-                .get(&card_uri)?;
+            let card = world.address_books.get(uid, &book_uri)?.cards.get(&card_uri)?;
             Some((book_uri, card))
         });
         match found {
@@ -370,9 +347,7 @@ fn sync_collection(
 ) -> Result<Response, Response> {
     let uid = caller.user.uid.as_str();
     let report = webdav::parse_sync_collection(root)?;
-    let plan = webdav::plan_sync(&report, &book.changes, || {
-        book.cards.keys().cloned().collect()
-    })?;
+    let plan = webdav::plan_sync(&report, &book.changes, || book.cards.keys().cloned().collect())?;
     let member_response = |uri: &str| -> Option<String> {
         if uri.is_empty() {
             return Some(super::book_properties(caller, book).response(
@@ -382,13 +357,7 @@ fn sync_collection(
             ));
         }
         let card = book.cards.get(uri)?;
-        Some(card_response(
-            caller,
-            card,
-            &card_href(uid, &book.uri, uri),
-            &report.properties,
-            &[],
-        ))
+        Some(card_response(caller, card, &card_href(uid, &book.uri, uri), &report.properties, &[]))
     };
     let mut responses = Vec::new();
     match plan {
@@ -412,10 +381,7 @@ fn sync_collection(
             }
         }
     }
-    Ok(webdav::multistatus(
-        &responses,
-        Some(&book.changes.sync_token_uri()),
-    ))
+    Ok(webdav::multistatus(&responses, Some(&book.changes.sync_token_uri())))
 }
 
 #[cfg(test)]
@@ -476,10 +442,7 @@ mod tests {
 
     #[test]
     fn limits_and_bad_attributes_are_read() {
-        assert_eq!(
-            query("<c:limit><c:nresults>2</c:nresults></c:limit>").limit,
-            Some(2)
-        );
+        assert_eq!(query("<c:limit><c:nresults>2</c:nresults></c:limit>").limit, Some(2));
         let body = r#"<c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav"><c:filter test="sometimes"/></c:addressbook-query>"#;
         assert!(parse_query(&xml::parse(body.as_bytes()).expect("xml")).is_err());
     }

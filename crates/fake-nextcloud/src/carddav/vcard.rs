@@ -57,14 +57,10 @@ pub fn parse_card_data(text: &str) -> Result<CardData, InvalidCardData> {
         _ => return Err(InvalidCardData::Parse("unexpected content".into())),
     };
     if !matches!(parser.entry(), Entry::Eof) {
-        return Err(InvalidCardData::Parse(
-            "more than one object in the body".into(),
-        ));
+        return Err(InvalidCardData::Parse("more than one object in the body".into()));
     }
     if !crate::caldav::ical::ends_with_line(text, "END:VCARD") {
-        return Err(InvalidCardData::Parse(
-            "the body does not end with END:VCARD".into(),
-        ));
+        return Err(InvalidCardData::Parse("the body does not end with END:VCARD".into()));
     }
     let versions = vcard.properties(&VCardProperty::Version).count();
     if versions != 1 {
@@ -91,9 +87,7 @@ pub fn parse_card_data(text: &str) -> Result<CardData, InvalidCardData> {
         Some(uid) => uid.to_string(),
         None => {
             let uid = uuid::Uuid::new_v4().to_string();
-            vcard
-                .entries
-                .push(VCardEntry::new(VCardProperty::Uid).with_value(uid.clone()));
+            vcard.entries.push(VCardEntry::new(VCardProperty::Uid).with_value(uid.clone()));
             repaired = true;
             uid
         }
@@ -105,26 +99,15 @@ pub fn parse_card_data(text: &str) -> Result<CardData, InvalidCardData> {
                 "The FN property must appear in the VCARD component exactly 1 time".into(),
             ));
         };
-        vcard
-            .entries
-            .push(VCardEntry::new(VCardProperty::Fn).with_value(name));
+        vcard.entries.push(VCardEntry::new(VCardProperty::Fn).with_value(name));
         repaired = true;
     } else if names > 1 {
         return Err(InvalidCardData::Validation(
             "The FN property must appear in the VCARD component exactly 1 time".into(),
         ));
     }
-    let text = if repaired {
-        serialize(&vcard)
-    } else {
-        text.to_string()
-    };
-    Ok(CardData {
-        text,
-        repaired,
-        vcard,
-        uid,
-    })
+    let text = if repaired { serialize(&vcard) } else { text.to_string() };
+    Ok(CardData { text, repaired, vcard, uid })
 }
 
 /// sabre/vobject's FN repair: from N ("Given Family"), ORG, NICKNAME or EMAIL.
@@ -137,11 +120,7 @@ fn fallback_name(vcard: &VCard) -> Option<String> {
             _ => family,
         });
     }
-    for property in [
-        VCardProperty::Org,
-        VCardProperty::Nickname,
-        VCardProperty::Email,
-    ] {
+    for property in [VCardProperty::Org, VCardProperty::Nickname, VCardProperty::Email] {
         if let Some(entry) = vcard.property(&property) {
             return Some(entry_text(entry));
         }
@@ -160,11 +139,7 @@ fn value_text(value: &VCardValue) -> String {
     match value {
         VCardValue::Text(text) => text.clone(),
         VCardValue::Component(parts) => parts.join(","),
-        other => other
-            .clone()
-            .into_text()
-            .map(|text| text.into_owned())
-            .unwrap_or_default(),
+        other => other.clone().into_text().map(|text| text.into_owned()).unwrap_or_default(),
     }
 }
 
@@ -191,18 +166,10 @@ pub fn entry_text(entry: &VCardEntry) -> String {
         let mut written = String::new();
         let _ = entry.write_to(&mut written, true);
         let unfolded = written.replace("\r\n ", "").replace("\r\n", "");
-        return unfolded
-            .split_once(':')
-            .map(|(_, value)| value.to_string())
-            .unwrap_or_default();
+        return unfolded.split_once(':').map(|(_, value)| value.to_string()).unwrap_or_default();
     }
     let separator = if is_structured(&entry.name) { ";" } else { "," };
-    entry
-        .values
-        .iter()
-        .map(value_text)
-        .collect::<Vec<_>>()
-        .join(separator)
+    entry.values.iter().map(value_text).collect::<Vec<_>>().join(separator)
 }
 
 /// The entries of a card whose property name matches (case-insensitive,
@@ -211,10 +178,7 @@ pub fn entries_named<'a>(
     vcard: &'a VCard,
     name: &'a str,
 ) -> impl Iterator<Item = &'a VCardEntry> + 'a {
-    vcard
-        .entries
-        .iter()
-        .filter(move |entry| entry.name.as_str().eq_ignore_ascii_case(name))
+    vcard.entries.iter().filter(move |entry| entry.name.as_str().eq_ignore_ascii_case(name))
 }
 
 /// The values of a parameter on a property (all parts), as text.
@@ -225,11 +189,7 @@ pub fn parameter_values(entry: &VCardEntry, name: &str) -> Option<Vec<String>> {
         .filter(|param| param.name.as_str().eq_ignore_ascii_case(name))
         .map(parameter_text)
         .collect();
-    if values.is_empty() {
-        None
-    } else {
-        Some(values)
-    }
+    if values.is_empty() { None } else { Some(values) }
 }
 
 fn parameter_text(param: &VCardParameter) -> String {
@@ -243,22 +203,11 @@ pub fn reduced(data: &CardData, names: &[String]) -> String {
         return data.text.clone();
     }
     let keep = |entry: &VCardEntry| {
-        matches!(
-            entry.name,
-            VCardProperty::Uid | VCardProperty::Version | VCardProperty::Fn
-        ) || names
-            .iter()
-            .any(|name| entry.name.as_str().eq_ignore_ascii_case(name))
+        matches!(entry.name, VCardProperty::Uid | VCardProperty::Version | VCardProperty::Fn)
+            || names.iter().any(|name| entry.name.as_str().eq_ignore_ascii_case(name))
     };
-    let vcard = VCard {
-        entries: data
-            .vcard
-            .entries
-            .iter()
-            .filter(|entry| keep(entry))
-            .cloned()
-            .collect(),
-    };
+    let vcard =
+        VCard { entries: data.vcard.entries.iter().filter(|entry| keep(entry)).cloned().collect() };
     serialize(&vcard)
 }
 
@@ -291,19 +240,12 @@ mod tests {
                 .expect("repaired");
         assert!(data.repaired);
         assert!(data.text.contains("FN:Dana Kowalski"), "{}", data.text);
-        assert!(
-            data.text.contains(&format!("UID:{}", data.uid)),
-            "{}",
-            data.text
-        );
+        assert!(data.text.contains(&format!("UID:{}", data.uid)), "{}", data.text);
     }
 
     #[test]
     fn invalid_cards_are_refused_in_sabres_categories() {
-        assert!(matches!(
-            parse_card_data("nonsense"),
-            Err(InvalidCardData::Parse(_))
-        ));
+        assert!(matches!(parse_card_data("nonsense"), Err(InvalidCardData::Parse(_))));
         assert_eq!(
             parse_card_data("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nEND:VCALENDAR\r\n").unwrap_err(),
             InvalidCardData::NotACard

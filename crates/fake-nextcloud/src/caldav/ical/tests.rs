@@ -1,3 +1,5 @@
+//! Recurrence expansion and time-range matching, checked against hand-computed instants.
+
 use super::*;
 
 const BOTH: &[ComponentKind] = &[ComponentKind::Event, ComponentKind::Todo];
@@ -56,10 +58,7 @@ fn event(extra: &str) -> String {
 }
 
 fn range(start: &str, end: &str) -> TimeRange {
-    TimeRange {
-        start: Some(utc(start)),
-        end: Some(utc(end)),
-    }
+    TimeRange { start: Some(utc(start)), end: Some(utc(end)) }
 }
 
 fn first_child_in_range(data: &CalendarData, range: TimeRange) -> bool {
@@ -74,10 +73,8 @@ fn the_weekly_standup_stays_at_nine_berlin_time_across_dst() {
     let data = parse_calendar_data(WEEKLY_STANDUP, BOTH, 0).expect("valid");
     assert!(!data.repaired);
     assert_eq!(data.uid, "weekly-standup@tamebi.demo");
-    let starts: Vec<String> = instances(&data.ical)
-        .iter()
-        .map(|instance| format_utc(instance.start))
-        .collect();
+    let starts: Vec<String> =
+        instances(&data.ical).iter().map(|instance| format_utc(instance.start)).collect();
     assert_eq!(
         starts,
         vec![
@@ -104,54 +101,23 @@ fn expansion_writes_utc_instances_with_recurrence_ids() {
     assert!(!expanded.contains("RRULE"), "{expanded}");
     assert!(!expanded.contains("TZID"), "{expanded}");
     assert_eq!(expanded.matches("BEGIN:VEVENT").count(), 7, "{expanded}");
-    assert!(
-        expanded.contains("DTSTART:20260309T080000Z\r\nDTEND:20260309T081500Z"),
-        "{expanded}"
-    );
-    assert!(
-        expanded.contains("DTSTART:20260330T070000Z\r\nDTEND:20260330T071500Z"),
-        "{expanded}"
-    );
-    assert!(
-        expanded.contains("RECURRENCE-ID:20260330T070000Z"),
-        "{expanded}"
-    );
-    assert!(
-        !expanded.contains("20260323"),
-        "the EXDATE is gone: {expanded}"
-    );
-    assert!(
-        expanded.contains("RECURRENCE-ID:20260406T070000Z"),
-        "{expanded}"
-    );
+    assert!(expanded.contains("DTSTART:20260309T080000Z\r\nDTEND:20260309T081500Z"), "{expanded}");
+    assert!(expanded.contains("DTSTART:20260330T070000Z\r\nDTEND:20260330T071500Z"), "{expanded}");
+    assert!(expanded.contains("RECURRENCE-ID:20260330T070000Z"), "{expanded}");
+    assert!(!expanded.contains("20260323"), "the EXDATE is gone: {expanded}");
+    assert!(expanded.contains("RECURRENCE-ID:20260406T070000Z"), "{expanded}");
     assert!(expanded.contains("DTSTART:20260406T080000Z"), "{expanded}");
-    assert!(
-        expanded.contains("SUMMARY:Stand-up Apollo (moved)"),
-        "{expanded}"
-    );
+    assert!(expanded.contains("SUMMARY:Stand-up Apollo (moved)"), "{expanded}");
     let only_april = expand(&data.ical, utc("20260401T000000Z"), utc("20260410T000000Z"));
-    assert_eq!(
-        only_april.matches("BEGIN:VEVENT").count(),
-        1,
-        "{only_april}"
-    );
+    assert_eq!(only_april.matches("BEGIN:VEVENT").count(), 1, "{only_april}");
 }
 
 #[test]
 fn a_recurring_series_matches_a_range_holding_one_of_its_instances() {
     let data = parse_calendar_data(WEEKLY_STANDUP, BOTH, 0).expect("valid");
-    assert!(first_child_in_range(
-        &data,
-        range("20260420T000000Z", "20260421T000000Z")
-    ));
-    assert!(
-        !first_child_in_range(&data, range("20260323T000000Z", "20260324T000000Z")),
-        "EXDATE"
-    );
-    assert!(!first_child_in_range(
-        &data,
-        range("20260601T000000Z", "20260701T000000Z")
-    ));
+    assert!(first_child_in_range(&data, range("20260420T000000Z", "20260421T000000Z")));
+    assert!(!first_child_in_range(&data, range("20260323T000000Z", "20260324T000000Z")), "EXDATE");
+    assert!(!first_child_in_range(&data, range("20260601T000000Z", "20260701T000000Z")));
 }
 
 #[test]
@@ -162,80 +128,46 @@ fn event_time_ranges_follow_sabre_vobject() {
         0,
     )
     .expect("valid");
-    assert!(first_child_in_range(
-        &timed,
-        range("20260105T103000Z", "20260105T120000Z")
-    ));
+    assert!(first_child_in_range(&timed, range("20260105T103000Z", "20260105T120000Z")));
     assert!(
         !first_child_in_range(&timed, range("20260105T110000Z", "20260105T120000Z")),
         "DTEND is exclusive"
     );
     let all_day =
         parse_calendar_data(&event("DTSTART;VALUE=DATE:20260105\r\n"), BOTH, 0).expect("valid");
-    assert!(first_child_in_range(
-        &all_day,
-        range("20260105T230000Z", "20260106T010000Z")
-    ));
-    assert!(!first_child_in_range(
-        &all_day,
-        range("20260106T000000Z", "20260106T010000Z")
-    ));
+    assert!(first_child_in_range(&all_day, range("20260105T230000Z", "20260106T010000Z")));
+    assert!(!first_child_in_range(&all_day, range("20260106T000000Z", "20260106T010000Z")));
     let instant =
         parse_calendar_data(&event("DTSTART:20260105T100000Z\r\n"), BOTH, 0).expect("valid");
-    assert!(first_child_in_range(
-        &instant,
-        range("20260105T090000Z", "20260105T110000Z")
-    ));
-    assert!(!first_child_in_range(
-        &instant,
-        range("20260105T100001Z", "20260105T110000Z")
-    ));
+    assert!(first_child_in_range(&instant, range("20260105T090000Z", "20260105T110000Z")));
+    assert!(!first_child_in_range(&instant, range("20260105T100001Z", "20260105T110000Z")));
 }
 
 #[test]
 fn nextcloud_forgets_duration_in_the_last_occurrence() {
-    let data = parse_calendar_data(
-        &event("DTSTART:20260117T120000Z\r\nDURATION:PT1H\r\n"),
-        BOTH,
-        0,
-    )
-    .expect("valid");
+    let data =
+        parse_calendar_data(&event("DTSTART:20260117T120000Z\r\nDURATION:PT1H\r\n"), BOTH, 0)
+            .expect("valid");
     assert_eq!(data.first_occurrence, Some(utc("20260117T120000Z")));
-    assert_eq!(
-        data.last_occurrence, data.first_occurrence,
-        "Nextcloud's immutable clone bug"
-    );
+    assert_eq!(data.last_occurrence, data.first_occurrence, "Nextcloud's immutable clone bug");
     // The component itself still spans the hour.
-    assert!(first_child_in_range(
-        &data,
-        range("20260117T123000Z", "20260117T140000Z")
-    ));
+    assert!(first_child_in_range(&data, range("20260117T123000Z", "20260117T140000Z")));
 }
 
 #[test]
 fn endless_series_end_at_nextclouds_max_date() {
-    let data = parse_calendar_data(
-        &event("DTSTART:20260101T090000Z\r\nRRULE:FREQ=DAILY\r\n"),
-        BOTH,
-        0,
-    )
-    .expect("valid");
+    let data =
+        parse_calendar_data(&event("DTSTART:20260101T090000Z\r\nRRULE:FREQ=DAILY\r\n"), BOTH, 0)
+            .expect("valid");
     assert_eq!(data.last_occurrence, Some(MAX_DATE));
 }
 
 #[test]
 fn invalid_bodies_are_refused_in_sabres_categories() {
-    assert!(matches!(
-        parse_calendar_data("hello", BOTH, 0),
-        Err(InvalidCalendarData::Parse(_))
-    ));
+    assert!(matches!(parse_calendar_data("hello", BOTH, 0), Err(InvalidCalendarData::Parse(_))));
     assert_eq!(
-        parse_calendar_data(
-            "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:x\r\nEND:VCARD\r\n",
-            BOTH,
-            0
-        )
-        .unwrap_err(),
+        parse_calendar_data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:x\r\nEND:VCARD\r\n", BOTH, 0)
+            .unwrap_err(),
         InvalidCalendarData::NotACalendar
     );
     let journal = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VJOURNAL\r\nUID:j\r\nDTSTAMP:20260101T000000Z\r\nEND:VJOURNAL\r\nEND:VCALENDAR\r\n";
@@ -264,16 +196,8 @@ fn missing_uid_and_dtstamp_are_repaired() {
     let body = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VEVENT\r\nDTSTART:20260101T000000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
     let data = parse_calendar_data(body, BOTH, utc("20260102T030405Z")).expect("repaired");
     assert!(data.repaired);
-    assert!(
-        data.text.contains(&format!("UID:{}", data.uid)),
-        "{}",
-        data.text
-    );
-    assert!(
-        data.text.contains("DTSTAMP:20260102T030405Z"),
-        "{}",
-        data.text
-    );
+    assert!(data.text.contains(&format!("UID:{}", data.uid)), "{}", data.text);
+    assert!(data.text.contains("DTSTAMP:20260102T030405Z"), "{}", data.text);
 }
 
 #[test]
@@ -285,34 +209,19 @@ fn todo_time_ranges_follow_sabre_vobject() {
         parse_calendar_data(&body, BOTH, 0).expect("valid")
     };
     let with_duration = todo("DTSTART:20260118T120000Z\r\nDURATION:PT2H\r\n");
-    assert!(first_child_in_range(
-        &with_duration,
-        range("20260118T130000Z", "20260118T150000Z")
-    ));
-    assert!(first_child_in_range(
-        &with_duration,
-        range("20260118T110000Z", "20260118T130000Z")
-    ));
+    assert!(first_child_in_range(&with_duration, range("20260118T130000Z", "20260118T150000Z")));
+    assert!(first_child_in_range(&with_duration, range("20260118T110000Z", "20260118T130000Z")));
     let with_due = todo("DTSTART:20260109T120000Z\r\nDUE:20260109T130000Z\r\n");
     assert!(first_child_in_range(
         &with_due,
-        TimeRange {
-            start: Some(utc("20260109T000000Z")),
-            end: None
-        }
+        TimeRange { start: Some(utc("20260109T000000Z")), end: None }
     ));
     assert!(!first_child_in_range(
         &with_due,
-        TimeRange {
-            start: None,
-            end: Some(utc("20260101T000000Z"))
-        }
+        TimeRange { start: None, end: Some(utc("20260101T000000Z")) }
     ));
     let bare = todo("");
-    assert!(first_child_in_range(
-        &bare,
-        range("20000101T000000Z", "20000102T000000Z")
-    ));
+    assert!(first_child_in_range(&bare, range("20000101T000000Z", "20000102T000000Z")));
 }
 
 #[test]
@@ -341,17 +250,11 @@ fn text_values_come_out_like_vobjects_get_value() {
     )
     .expect("valid");
     let (_, component) = children(&data.ical, 0).next().expect("event");
-    let categories = component
-        .property(&ICalendarProperty::Categories)
-        .expect("categories");
+    let categories = component.property(&ICalendarProperty::Categories).expect("categories");
     assert_eq!(entry_text(categories), "hands,feet");
-    let summary = component
-        .property(&ICalendarProperty::Summary)
-        .expect("summary");
+    let summary = component.property(&ICalendarProperty::Summary).expect("summary");
     assert_eq!(entry_text(summary), "a, b");
-    let start = component
-        .property(&ICalendarProperty::Dtstart)
-        .expect("start");
+    let start = component.property(&ICalendarProperty::Dtstart).expect("start");
     assert_eq!(entry_text(start), "20260101T000000Z");
 }
 
