@@ -271,10 +271,10 @@ pub fn validate(
     if claims.iss != validation.issuer {
         return Err(TokenError::Issuer(claims.iss));
     }
-    if let Some(audience) = &validation.audience {
-        if !claims.aud.contains(audience) {
-            return Err(TokenError::Audience);
-        }
+    if let Some(audience) = &validation.audience
+        && !claims.aud.contains(audience)
+    {
+        return Err(TokenError::Audience);
     }
     if claims.exp + validation.leeway_seconds < now {
         return Err(TokenError::Expired);
@@ -282,10 +282,10 @@ pub fn validate(
     if claims.iat - validation.leeway_seconds > now {
         return Err(TokenError::IssuedInFuture);
     }
-    if let Some(nbf) = claims.nbf {
-        if nbf - validation.leeway_seconds > now {
-            return Err(TokenError::NotYetValid);
-        }
+    if let Some(nbf) = claims.nbf
+        && nbf - validation.leeway_seconds > now
+    {
+        return Err(TokenError::NotYetValid);
     }
     Ok(claims)
 }

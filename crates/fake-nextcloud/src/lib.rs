@@ -144,10 +144,11 @@ impl FakeNextcloud {
         });
 
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let mut tasks = Vec::new();
-        tasks.push(serve(listener, router(shared.clone()), stopped.clone()));
-        tasks.push(serve(converter_listener, converter::router(shared.clone()), stopped.clone()));
-        tasks.push(tokio::spawn(webhooks::deliver_forever(shared.clone(), stopped)));
+        let tasks = vec![
+            serve(listener, router(shared.clone()), stopped.clone()),
+            serve(converter_listener, converter::router(shared.clone()), stopped.clone()),
+            tokio::spawn(webhooks::deliver_forever(shared.clone(), stopped)),
+        ];
         tracing::info!(url = %shared.base_url, converter = %shared.converter_url, "fake Nextcloud listening");
         Ok(FakeNextcloud { shared, stop, tasks })
     }

@@ -1,9 +1,765 @@
 //! OCS: `/ocs/v1.php` and `/ocs/v2.php` — capabilities, the current user, the
 //! files_sharing shares API and webhook_listeners registration.
+//!
+//! Every answer is Nextcloud's envelope `{"ocs":{"meta":…,"data":…}}`, in
+//! JSON when `?format=json` (or an `Accept: application/json` header) asks
+//! for it and in XML otherwise, rendered the way `OC\AppFramework\OCS`
+//! renders it:
+//!
+//! - v1 answers HTTP 200 for everything except "not logged in" (401), and
+//!   its `statuscode` is 100 for success and the failure code otherwise;
+//!   `totalitems` and `itemsperpage` are always present as strings.
+//! - v2 answers the failure code as the HTTP status (997 → 401, 998 → 404,
+//!   996/999 → 500, anything outside 200..=600 → 400), `statuscode` 200 on
+//!   success, and leaves `totalitems`/`itemsperpage` out.
+//!
+//! Security follows `SecurityMiddleware`: routes that are not public need a
+//! user (else 997 "Current user is not logged in"), and routes without
+//! `NoCSRFRequired` need the `OCS-APIRequest` header, a bearer token or a
+//! session's request token — else the bare `{"message":"CSRF check failed"}`
+//! with HTTP 412 that real clients get when they forget the header.
 
-use crate::AppState;
+mod shares;
+mod webhook_listeners;
+
+use crate::auth::{self, AuthMethod, Authenticated};
+use crate::{AppState, Shared};
 use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use http::{HeaderMap, StatusCode, header};
+use serde_json::{Map, Value, json};
+
+/// OCS status codes that are not HTTP statuses (`OCSController::RESPOND_*`).
+pub mod code {
+    pub const SERVER_ERROR: u16 = 996;
+    pub const UNAUTHORISED: u16 = 997;
+    pub const NOT_FOUND: u16 = 998;
+    pub const UNKNOWN_ERROR: u16 = 999;
+}
+
+/// The largest OCS request body parsed.
+pub const BODY_LENGTH_MAX: usize = 1024 * 1024;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
+        .route("/ocs/{version}/cloud/capabilities", get(capabilities))
+        .route("/ocs/{version}/cloud/user", get(current_user))
+        .route("/ocs/{version}/cloud/users/{uid}", get(user))
+        .route(
+            "/ocs/{version}/apps/files_sharing/api/v1/shares",
+            get(shares::list).post(shares::create),
+        )
+        .route(
+            "/ocs/{version}/apps/files_sharing/api/v1/shares/{id}",
+            get(shares::show).put(shares::update).delete(shares::delete),
+        )
+        .route(
+            "/ocs/{version}/apps/webhook_listeners/api/v1/webhooks",
+            get(webhook_listeners::list).post(webhook_listeners::create),
+        )
+        .route(
+            "/ocs/{version}/apps/webhook_listeners/api/v1/webhooks/{id}",
+            get(webhook_listeners::show)
+                .post(webhook_listeners::update)
+                .delete(webhook_listeners::delete),
+        )
+        .route("/ocs/{version}/{*rest}", any(unknown_route))
+}
+
+/// Which entry point a request came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    V1,
+    V2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Xml,
+}
+
+/// How to render one OCS answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ocs {
+    pub version: Version,
+    pub format: Format,
+}
+
+impl Ocs {
+    /// Reads the version from the `v1.php`/`v2.php` path segment and the
+    /// format from `?format=` or, failing that, the first `Accept` entry
+    /// that names a format (`getResponderByHTTPHeader`).
+    pub fn new(version_segment: &str, query: Option<&str>, headers: &HeaderMap) -> Option<Ocs> {
+        let version = match version_segment {
+            "v1.php" => Version::V1,
+            "v2.php" => Version::V2,
+            _ => return None,
+        };
+        let format_parameter = query.and_then(|query| {
+            url::form_urlencoded::parse(query.as_bytes())
+                .find(|(key, _)| key == "format")
+                .map(|(_, value)| value.into_owned())
+        });
+        let format = match format_parameter.as_deref() {
+            Some("json") => Format::Json,
+            Some(_) => Format::Xml,
+            None => format_from_accept(headers),
+        };
+        Some(Ocs { version, format })
+    }
+
+    /// Success with `data`.
+    pub fn ok(&self, data: Value) -> Response {
+        self.respond(200, "", data, HeaderMap::new())
+    }
+
+    /// A failure with an OCS code (an HTTP status or one of [`code`]).
+    pub fn error(&self, status: u16, message: &str) -> Response {
+        self.respond(status, message, json!([]), HeaderMap::new())
+    }
+
+    /// The general case: `status` as an OCS controller would set it.
+    pub fn respond(
+        &self,
+        status: u16,
+        message: &str,
+        data: Value,
+        extra_headers: HeaderMap,
+    ) -> Response {
+        let (http_status, meta) = match self.version {
+            Version::V1 => {
+                let http_status = if status == code::UNAUTHORISED {
+                    401
+                } else {
+                    200
+                };
+                let ocs_status = if status == 200 { 100 } else { status };
+                let ok = ocs_status == 100;
+                let meta = vec![
+                    ("status", json!(if ok { "ok" } else { "failure" })),
+                    ("statuscode", json!(ocs_status)),
+                    ("message", json!(if ok { "OK" } else { message })),
+                    ("totalitems", json!("")),
+                    ("itemsperpage", json!("")),
+                ];
+                (http_status, meta)
+            }
+            Version::V2 => {
+                let http_status = match status {
+                    code::UNAUTHORISED => 401,
+                    code::NOT_FOUND => 404,
+                    code::SERVER_ERROR | code::UNKNOWN_ERROR => 500,
+                    status if !(200..=600).contains(&status) => 400,
+                    status => status,
+                };
+                let ok = (200..300).contains(&status);
+                let meta = vec![
+                    ("status", json!(if ok { "ok" } else { "failure" })),
+                    ("statuscode", json!(status)),
+                    ("message", json!(if ok { "OK" } else { message })),
+                ];
+                (http_status, meta)
+            }
+        };
+        // Written by hand so that meta comes before data, as PHP's ordered
+        // arrays put it (serde_json's maps sort their keys).
+        let (content_type, body) = match self.format {
+            Format::Json => {
+                let meta: Vec<String> = meta
+                    .iter()
+                    .map(|(key, value)| format!("\"{key}\":{}", json_hex_tag(value)))
+                    .collect();
+                let body = format!(
+                    "{{\"ocs\":{{\"meta\":{{{}}},\"data\":{}}}}}",
+                    meta.join(","),
+                    json_hex_tag(&data)
+                );
+                ("application/json; charset=utf-8", body)
+            }
+            Format::Xml => {
+                let mut body = String::from("<?xml version=\"1.0\"?>\n<ocs>\n <meta>\n");
+                for (key, value) in &meta {
+                    write_xml_element(&mut body, key, value, 2);
+                }
+                body.push_str(" </meta>\n");
+                write_xml_element(&mut body, "data", &data, 1);
+                body.push_str("</ocs>\n");
+                ("application/xml; charset=utf-8", body)
+            }
+        };
+        let http_status =
+            StatusCode::from_u16(http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response =
+            (http_status, [(header::CONTENT_TYPE, content_type)], body).into_response();
+        response.headers_mut().extend(extra_headers);
+        response
+    }
+}
+
+fn format_from_accept(headers: &HeaderMap) -> Format {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    for entry in accept.split(',') {
+        let entry = entry.trim().to_ascii_lowercase();
+        match entry.strip_prefix("application/") {
+            Some("json") => return Format::Json,
+            Some("xml") => return Format::Xml,
+            _ => continue,
+        }
+    }
+    Format::Xml
+}
+
+/// `json_encode($response, JSON_HEX_TAG)`: `<` and `>` escaped.
+fn json_hex_tag(value: &Value) -> String {
+    serde_json::to_string(value)
+        .expect("JSON values serialise")
+        .replace('<', "\\u003C")
+        .replace('>', "\\u003E")
+}
+
+/// `BaseResponse::toXML`: keys become elements, list items `<element>`,
+/// `true` is "1", `false` and `null` are empty.
+pub fn to_xml(value: &Value) -> String {
+    let mut out = String::from("<?xml version=\"1.0\"?>\n");
+    if let Value::Object(map) = value {
+        for (key, child) in map {
+            write_xml_element(&mut out, key, child, 0);
+        }
+    }
+    out
+}
+
+fn write_xml_element(out: &mut String, name: &str, value: &Value, depth: usize) {
+    let indent = " ".repeat(depth);
+    let children: Vec<(String, &Value)> = match value {
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, child)| (key.clone(), child))
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .map(|child| ("element".to_string(), child))
+            .collect(),
+        _ => Vec::new(),
+    };
+    match value {
+        Value::Object(_) | Value::Array(_) if children.is_empty() => {
+            out.push_str(&format!("{indent}<{name}/>\n"));
+        }
+        Value::Object(_) | Value::Array(_) => {
+            out.push_str(&format!("{indent}<{name}>\n"));
+            for (key, child) in children {
+                write_xml_element(out, &key, child, depth + 1);
+            }
+            out.push_str(&format!("{indent}</{name}>\n"));
+        }
+        Value::Null | Value::Bool(false) => out.push_str(&format!("{indent}<{name}/>\n")),
+        Value::Bool(true) => out.push_str(&format!("{indent}<{name}>1</{name}>\n")),
+        Value::Number(number) => out.push_str(&format!("{indent}<{name}>{number}</{name}>\n")),
+        Value::String(text) if text.is_empty() => {
+            out.push_str(&format!("{indent}<{name}></{name}>\n"))
+        }
+        Value::String(text) => out.push_str(&format!(
+            "{indent}<{name}>{}</{name}>\n",
+            crate::xml::escape(text)
+        )),
+    }
+}
+
+/// What a route demands of the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// `#[PublicPage] #[NoCSRFRequired]`: anyone; credentials optional.
+    Public,
+    /// `#[NoAdminRequired]`: a user, and the CSRF rule.
+    User,
+    /// Admin-only (`AuthorizedAdminSetting`): a user in group "admin", and
+    /// the CSRF rule.
+    Admin,
+}
+
+/// One OCS request, authenticated and with its parameters merged from the
+/// query string and the body (JSON or form), as `IRequest::getParam` sees them.
+#[derive(Debug)]
+pub struct OcsCall {
+    pub ocs: Ocs,
+    /// `None` only on public routes called anonymously.
+    pub user: Option<Authenticated>,
+    pub params: Map<String, Value>,
+    pub path: String,
+    pub headers: HeaderMap,
+}
+
+impl OcsCall {
+    /// The uid; only call on routes whose guard requires a user.
+    pub fn uid(&self) -> &str {
+        &self.user.as_ref().expect("guarded route has a user").uid
+    }
+
+    /// A parameter as text (numbers and booleans are accepted as PHP would
+    /// cast them).
+    pub fn text(&self, name: &str) -> Option<String> {
+        match self.params.get(name)? {
+            Value::String(text) => Some(text.clone()),
+            Value::Number(number) => Some(number.to_string()),
+            Value::Bool(flag) => Some(if *flag { "true" } else { "false" }.to_string()),
+            _ => None,
+        }
+    }
+
+    /// A parameter as an integer: `Err` when present but not a number.
+    pub fn integer(&self, name: &str) -> Result<Option<i64>, NotANumber> {
+        match self.params.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(number)) => number.as_i64().map(Some).ok_or(NotANumber),
+            Some(Value::String(text)) => text.trim().parse().map(Some).map_err(|_| NotANumber),
+            Some(_) => Err(NotANumber),
+        }
+    }
+}
+
+/// A parameter that should have been an integer was not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotANumber;
+
+/// Authenticates, checks the guard and reads the parameters; any failure is
+/// the response to send.
+pub async fn begin(
+    shared: &Shared,
+    version: &str,
+    request: Request,
+    guard: Guard,
+) -> Result<OcsCall, Response> {
+    let (parts, body) = request.into_parts();
+    let Some(ocs) = Ocs::new(version, parts.uri.query(), &parts.headers) else {
+        return Err((StatusCode::NOT_FOUND, "Not found\n").into_response());
+    };
+    let path = parts.uri.path().to_string();
+    let user = match auth::authenticate(shared, &parts.headers, &path) {
+        Ok(user) => Some(user),
+        Err(_) if guard == Guard::Public => None,
+        Err(_) => return Err(ocs.error(code::UNAUTHORISED, "Current user is not logged in")),
+    };
+    if guard != Guard::Public {
+        let user = user.as_ref().expect("checked above");
+        if guard == Guard::Admin && !is_admin(shared, &user.uid) {
+            return Err(ocs.error(403, "Logged in account must be an admin"));
+        }
+        if !passes_csrf(shared, &parts.headers, user) {
+            return Err(csrf_failed());
+        }
+    }
+    let body = axum::body::to_bytes(body, BODY_LENGTH_MAX)
+        .await
+        .map_err(|_| ocs.error(400, "The request body is too large"))?;
+    let params = parameters(parts.uri.query(), &parts.headers, &body)
+        .map_err(|message| ocs.error(400, &message))?;
+    Ok(OcsCall {
+        ocs,
+        user,
+        params,
+        path,
+        headers: parts.headers,
+    })
+}
+
+/// Members of the group "admin" are Nextcloud administrators.
+pub fn is_admin(shared: &Shared, uid: &str) -> bool {
+    shared
+        .world()
+        .user(uid)
+        .is_some_and(|user| user.groups.contains("admin"))
+}
+
+/// `SecurityMiddleware`'s rule for OCS controllers.
+pub(crate) fn passes_csrf(shared: &Shared, headers: &HeaderMap, user: &Authenticated) -> bool {
+    let ocs_header = headers
+        .get("ocs-apirequest")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    if !ocs_header.is_empty() || user.method == AuthMethod::Bearer {
+        return true;
+    }
+    if user.method == AuthMethod::Session {
+        let token = headers
+            .get("requesttoken")
+            .and_then(|value| value.to_str().ok());
+        let world = shared.world();
+        let session = crate::oidc::session_from_headers(&world, headers);
+        return matches!((session, token), (Some(session), Some(token)) if session.request_token == token);
+    }
+    false
+}
+
+/// What `SecurityMiddleware::afterException` sends for a CSRF failure; the
+/// OCS middleware passes a 412 through unwrapped.
+pub fn csrf_failed() -> Response {
+    (
+        StatusCode::PRECONDITION_FAILED,
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        r#"{"message":"CSRF check failed"}"#,
+    )
+        .into_response()
+}
+
+/// Query string, then a JSON or form body on top, as Nextcloud merges them.
+pub(crate) fn parameters(
+    query: Option<&str>,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Map<String, Value>, String> {
+    let mut params = Map::new();
+    if let Some(query) = query {
+        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+            params.insert(key.into_owned(), Value::String(value.into_owned()));
+        }
+    }
+    if body.is_empty() {
+        return Ok(params);
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    if content_type.contains("json") {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(map)) => params.extend(map),
+            Ok(_) => {}
+            Err(_) => return Err("Could not decode the request body as JSON".to_string()),
+        }
+    } else if content_type.contains("application/x-www-form-urlencoded") {
+        for (key, value) in url::form_urlencoded::parse(body) {
+            params.insert(key.into_owned(), Value::String(value.into_owned()));
+        }
+    }
+    Ok(params)
+}
+
+/// `ocs/v1.php`'s answer to a route nobody registered.
+async fn unknown_route(
+    Path((version, _rest)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    let Some(ocs) = Ocs::new(&version, request.uri().query(), request.headers()) else {
+        return (StatusCode::NOT_FOUND, "Not found\n").into_response();
+    };
+    ocs.error(
+        code::NOT_FOUND,
+        "Invalid query, please check the syntax. API specifications are here: http://www.freedesktop.org/wiki/Specifications/open-collaboration-services.\n",
+    )
+}
+
+// ---- cloud ------------------------------------------------------------
+
+async fn capabilities(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
+    let call = match begin(&shared, &version, request, Guard::Public).await {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
+    let world = shared.world();
+    let data = json!({
+        "version": version_object(&world.server.version),
+        "capabilities": capability_set(call.user.is_some()),
+    });
+    call.ocs.ok(data)
+}
+
+/// `data.version` as `OC_Util::getVersion()` fills it.
+pub fn version_object(version: &str) -> Value {
+    let mut numbers = version
+        .split('.')
+        .map(|part| part.parse::<u64>().unwrap_or(0));
+    let major = numbers.next().unwrap_or(0);
+    let minor = numbers.next().unwrap_or(0);
+    let micro = numbers.next().unwrap_or(0);
+    json!({
+        "major": major,
+        "minor": minor,
+        "micro": micro,
+        "string": format!("{major}.{minor}.{micro}"),
+        "edition": "",
+        "extendedSupport": false,
+    })
+}
+
+/// A plausible Nextcloud 31 capability set for the apps the fake speaks.
+fn capability_set(logged_in: bool) -> Value {
+    let mut capabilities = json!({
+        "core": {
+            "pollinterval": 60,
+            "webdav-root": "remote.php/webdav",
+            "reference-api": true,
+            "reference-regex": "(\\s|\\n|^)(https?:\\/\\/)((?:[-A-Z0-9+_]+\\.)+[-A-Z]+(?:\\/[-A-Z0-9+&@#%?=~_|!:,.;()]*)*)(\\s|\\n|$)",
+            "mod-rewrite-working": false,
+        },
+        "bruteforce": { "delay": 0, "allow-listed": false },
+        "files": {
+            "bigfilechunking": true,
+            "blacklisted_files": [".htaccess"],
+            "forbidden_filenames": [".htaccess"],
+            "forbidden_filename_basenames": [],
+            "forbidden_filename_characters": ["\\", "/"],
+            "forbidden_filename_extensions": [".part", ".filepart"],
+            "chunked_upload": { "max_size": 104857600, "max_parallel_count": 5 },
+            "file_conversions": [],
+            "undelete": false,
+            "version_labeling": false,
+            "version_deletion": false,
+            "versioning": false,
+            "comments": false,
+        },
+        "dav": { "chunking": "1.0", "bulkupload": "1.0", "search_supports_creation_time": true, "search_supports_upload_time": true },
+        "files_sharing": {
+            "api_enabled": true,
+            "public": { "enabled": false, "multiple_links": false, "upload": false, "upload_files_drop": false },
+            "resharing": true,
+            "user": { "send_mail": false, "expire_date": { "enabled": true } },
+            "group_sharing": true,
+            "group": { "enabled": true, "expire_date": { "enabled": true } },
+            "default_permissions": 31,
+            "federation": { "outgoing": false, "incoming": false, "expire_date": { "enabled": false }, "expire_date_supported": { "enabled": false } },
+            "sharee": { "query_lookup_default": false, "always_show_unique": true },
+            "sharebymail": { "enabled": false },
+        },
+        "webhook_listeners": { "enabled": true },
+        "deck": {
+            "version": "1.15.0",
+            "canCreateBoards": true,
+            "apiVersions": ["1.0", "1.1"],
+        },
+        "user": { "expire_date": { "enabled": true } },
+        "theming": {
+            "name": "Nextcloud",
+            "url": "https://nextcloud.com",
+            "slogan": "a safe home for all your data",
+            "color": "#00679e",
+            "color-text": "#ffffff",
+            "color-element": "#00679e",
+            "background-plain": false,
+            "background-default": true,
+        },
+    });
+    if !logged_in {
+        // Anonymous callers get the public subset, as in Nextcloud.
+        if let Some(map) = capabilities.as_object_mut() {
+            map.remove("webhook_listeners");
+            map.remove("deck");
+        }
+    }
+    capabilities
+}
+
+async fn current_user(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
+    let call = match begin(&shared, &version, request, Guard::User).await {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
+    let uid = call.uid().to_string();
+    match user_data(&shared, &uid) {
+        Some(data) => call.ocs.ok(data),
+        None => call.ocs.error(404, "User does not exist"),
+    }
+}
+
+async fn user(
+    State(shared): State<AppState>,
+    Path((version, uid)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    let call = match begin(&shared, &version, request, Guard::User).await {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
+    if !shared.world().users.contains_key(&uid) {
+        return call.ocs.error(404, "User does not exist");
+    }
+    // Only admins see other accounts (`getUserData` returns null otherwise).
+    if uid != call.uid() && !is_admin(&shared, call.uid()) {
+        return call.ocs.error(code::NOT_FOUND, "");
+    }
+    match user_data(&shared, &uid) {
+        Some(data) => call.ocs.ok(data),
+        None => call.ocs.error(404, "User does not exist"),
+    }
+}
+
+/// `UsersController::getUserData` for one account.
+fn user_data(shared: &Shared, uid: &str) -> Option<Value> {
+    let world = shared.world();
+    let user = world.user(uid)?;
+    let used = world
+        .storage
+        .node_at(uid, "")
+        .map(|root| world.storage.size(root) as i64)
+        .unwrap_or(0);
+    let quota = match user.quota_bytes {
+        Some(total) => json!({
+            "free": (total - used).max(0),
+            "used": used,
+            "total": total,
+            "relative": if total > 0 { (used as f64 * 10000.0 / total as f64).round() / 100.0 } else { 0.0 },
+            "quota": total,
+        }),
+        None => json!({
+            "free": 1_000_000_000_000_i64,
+            "used": used,
+            "total": 1_000_000_000_000_i64 + used,
+            "relative": 0,
+            "quota": -3,
+        }),
+    };
+    Some(json!({
+        "enabled": true,
+        "storageLocation": format!("/var/www/html/data/{uid}"),
+        "id": user.uid,
+        "firstLoginTimestamp": 1_700_000_000,
+        "lastLoginTimestamp": shared.now(),
+        "lastLogin": shared.now() * 1000,
+        "backend": "Database",
+        "subadmin": [],
+        "quota": quota,
+        "manager": "",
+        "email": user.email,
+        "additional_mail": [],
+        "displayname": user.display_name,
+        "display-name": user.display_name,
+        "phone": "",
+        "address": "",
+        "website": "",
+        "twitter": "",
+        "fediverse": "",
+        "organisation": "",
+        "role": "",
+        "headline": "",
+        "biography": "",
+        "profile_enabled": "1",
+        "pronouns": "",
+        "groups": user.groups.iter().collect::<Vec<_>>(),
+        "language": user.language,
+        "locale": "",
+        "timezone": user.timezone,
+        "notify_email": null,
+        "backendCapabilities": { "setDisplayName": true, "setPassword": true },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ocs(version: Version, format: Format) -> Ocs {
+        Ocs { version, format }
+    }
+
+    async fn body_of(response: Response) -> (u16, String) {
+        let status = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn v1_failures_are_http_200_except_unauthorised() {
+        let (status, body) = body_of(ocs(Version::V1, Format::Json).error(404, "gone")).await;
+        assert_eq!(status, 200);
+        let value: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(value["ocs"]["meta"]["statuscode"], 404);
+        assert_eq!(value["ocs"]["meta"]["status"], "failure");
+        assert_eq!(value["ocs"]["meta"]["totalitems"], "");
+        let (status, _) =
+            body_of(ocs(Version::V1, Format::Json).error(code::UNAUTHORISED, "no")).await;
+        assert_eq!(status, 401);
+    }
+
+    #[tokio::test]
+    async fn v2_maps_ocs_codes_to_http_statuses() {
+        for (code, http) in [
+            (code::UNAUTHORISED, 401),
+            (code::NOT_FOUND, 404),
+            (code::UNKNOWN_ERROR, 500),
+            (403, 403),
+            (100, 400),
+        ] {
+            let (status, body) = body_of(ocs(Version::V2, Format::Json).error(code, "x")).await;
+            assert_eq!(status, http, "OCS code {code}");
+            let value: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(value["ocs"]["meta"]["statuscode"], code);
+            assert!(value["ocs"]["meta"].get("totalitems").is_none());
+        }
+        let (status, body) = body_of(ocs(Version::V2, Format::Json).ok(json!({"a": 1}))).await;
+        assert_eq!(status, 200);
+        let value: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(value["ocs"]["meta"]["statuscode"], 200);
+        assert_eq!(value["ocs"]["meta"]["message"], "OK");
+    }
+
+    #[test]
+    fn xml_renders_lists_as_element_and_booleans_as_php_strings() {
+        let xml = to_xml(
+            &json!({"ocs": {"data": {"list": [1, 2], "yes": true, "no": false, "none": null, "text": "a<b"}}}),
+        );
+        assert!(xml.starts_with("<?xml version=\"1.0\"?>\n<ocs>"), "{xml}");
+        assert!(
+            xml.contains("<list>\n   <element>1</element>\n   <element>2</element>\n  </list>"),
+            "{xml}"
+        );
+        assert!(xml.contains("<yes>1</yes>"));
+        assert!(xml.contains("<no/>"));
+        assert!(xml.contains("<none/>"));
+        assert!(xml.contains("<text>a&lt;b</text>"));
+    }
+
+    #[test]
+    fn format_comes_from_the_parameter_then_the_accept_header() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(
+            Ocs::new("v1.php", None, &headers).unwrap().format,
+            Format::Xml
+        );
+        headers.insert(
+            header::ACCEPT,
+            "text/html, application/json".parse().unwrap(),
+        );
+        assert_eq!(
+            Ocs::new("v1.php", None, &headers).unwrap().format,
+            Format::Json
+        );
+        assert_eq!(
+            Ocs::new("v2.php", Some("format=xml"), &headers)
+                .unwrap()
+                .format,
+            Format::Xml
+        );
+        assert_eq!(
+            Ocs::new("v2.php", Some("format=json"), &HeaderMap::new())
+                .unwrap()
+                .format,
+            Format::Json
+        );
+        assert!(Ocs::new("v3.php", None, &headers).is_none());
+    }
+
+    #[test]
+    fn json_escapes_tags_like_php() {
+        assert_eq!(
+            json_hex_tag(&json!({"a": "<b>"})),
+            r#"{"a":"\u003Cb\u003E"}"#
+        );
+    }
 }

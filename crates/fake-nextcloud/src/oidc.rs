@@ -118,9 +118,16 @@ impl Oidc {
         self.sessions.remove(id);
     }
 
-    /// Ends every session of a user (a test switch: "the session is gone").
-    pub fn end_sessions_of(&mut self, uid: &str) {
+    /// Ends every session of a user (a test switch: "the session is gone");
+    /// returns how many ended.
+    pub fn end_sessions_of(&mut self, uid: &str) -> usize {
+        let before = self.sessions.len();
         self.sessions.retain(|_, session| session.uid != uid);
+        before - self.sessions.len()
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
     }
 
     /// Finds the owner of an access token the provider issued and that has
@@ -261,10 +268,10 @@ async fn authorize(
     if query.response_type.as_deref() != Some("code") {
         return error_redirect("unsupported_response_type");
     }
-    if let Some(method) = &query.code_challenge_method {
-        if method != "S256" {
-            return error_redirect("invalid_request");
-        }
+    if let Some(method) = &query.code_challenge_method
+        && method != "S256"
+    {
+        return error_redirect("invalid_request");
     }
     let Some(session) = session_from_headers(&world, &headers).cloned() else {
         // Not logged in: to the login page, back here afterwards.

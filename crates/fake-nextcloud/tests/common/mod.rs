@@ -7,7 +7,7 @@ use fake_nextcloud::{Config, FakeNextcloud, Fixture};
 
 /// A small world most tests start from: alice and bob in group "staff",
 /// carol alone; alice shares "Shared" with bob (read + update + create).
-pub const SMALL: &str = r#"
+pub const SMALL: &str = r##"
 [server]
 overwritehost = "self"
 
@@ -57,7 +57,7 @@ owner = "alice"
 path = "Shared"
 share_with = "bob"
 permissions = 7
-"#;
+"##;
 
 pub struct Running {
     pub fake: FakeNextcloud,

@@ -1,0 +1,149 @@
+// Peer check: a real OAuth/OIDC library (oauth4webapi 3.8.8, pinned in
+// package.json) must accept the fake Nextcloud's discovery document and its
+// RFC 9068 access tokens, and must refuse a token for another audience.
+//
+// Run through oidc.sh, which starts the fake on the demo fixture; or by hand:
+//   FAKE_URL=http://127.0.0.1:18080 node ci/peers/oidc.mjs
+// The authorization-code flow is driven by hand over HTTP (login form,
+// authorize, token) for the demo client tamebi-mcp-nextcloud; the redirect
+// URI need not be served, only its Location header is read.
+// Prints "oidc: N passed, N failed" and exits non-zero on any failure.
+
+import * as oauth from 'oauth4webapi';
+import { createHash, randomBytes } from 'node:crypto';
+
+const base = process.env.FAKE_URL ?? 'http://127.0.0.1:18080';
+const clientId = 'tamebi-mcp-nextcloud';
+const clientSecret = 'demo-secret-mcp-nextcloud';
+const redirectUri = 'http://127.0.0.1:8080/index.php/apps/tamebi/oauth/callback';
+const audience = 'http://127.0.0.1:9101/mcp';
+const user = 'alice';
+const password = 'alice-demo-password';
+const insecure = { [oauth.allowInsecureRequests]: true };
+
+let passed = 0;
+let failed = 0;
+
+async function check(name, body) {
+  try {
+    await body();
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } catch (error) {
+    failed += 1;
+    console.log(`FAIL ${name}: ${error?.message ?? error}`);
+  }
+}
+
+function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+const b64url = (buffer) => buffer.toString('base64url');
+
+/** Logs in through the form and returns the Cookie header value. */
+async function login() {
+  const response = await fetch(`${base}/index.php/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ user, password }),
+  });
+  assert(response.status === 303, `login answered ${response.status}`);
+  const cookies = response.headers.getSetCookie().map((cookie) => cookie.split(';')[0]);
+  assert(cookies.length > 0, 'login set no cookies');
+  return cookies.join('; ');
+}
+
+/** Runs authorize + token by hand; returns the token response body. */
+async function codeFlow(cookies) {
+  const verifier = b64url(randomBytes(32));
+  const challenge = b64url(createHash('sha256').update(verifier).digest());
+  const state = b64url(randomBytes(16));
+  const authorize = new URL(`${base}/index.php/apps/oidc/authorize`);
+  authorize.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    scope: 'openid profile email',
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  const redirect = await fetch(authorize, { redirect: 'manual', headers: { cookie: cookies } });
+  assert(redirect.status === 303, `authorize answered ${redirect.status}`);
+  const location = new URL(redirect.headers.get('location'));
+  assert(location.searchParams.get('state') === state, 'state did not round-trip');
+  const code = location.searchParams.get('code');
+  assert(code, 'no code in the redirect');
+  const response = await fetch(`${base}/index.php/apps/oidc/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      client_id: clientId,
+      client_secret: clientSecret,
+      code_verifier: verifier,
+    }),
+  });
+  assert(response.status === 200, `token answered ${response.status}`);
+  return response.json();
+}
+
+let as;
+let tokens;
+
+await check('discovery is accepted by processDiscoveryResponse', async () => {
+  const issuer = new URL(base);
+  const response = await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure });
+  as = await oauth.processDiscoveryResponse(issuer, response);
+  assert(as.issuer === base, `issuer ${as.issuer}`);
+  assert(as.jwks_uri, 'no jwks_uri');
+});
+
+await check('authorization code flow with PKCE S256 yields tokens', async () => {
+  tokens = await codeFlow(await login());
+  assert(tokens.token_type === 'Bearer', `token_type ${tokens.token_type}`);
+  assert(tokens.expires_in === 900, `expires_in ${tokens.expires_in}`);
+  assert(typeof tokens.id_token === 'string', 'no id_token');
+  assert(tokens.refresh_token === undefined, 'a refresh token was issued');
+});
+
+const bearerRequest = () =>
+  new Request(`${audience}/tools`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+
+await check('validateJwtAccessToken accepts the token for its own audience', async () => {
+  const claims = await oauth.validateJwtAccessToken(as, bearerRequest(), audience, insecure);
+  assert(claims.sub === user, `sub ${claims.sub}`);
+  assert(claims.client_id === clientId, `client_id ${claims.client_id}`);
+});
+
+await check('validateJwtAccessToken refuses another audience', async () => {
+  let refused = false;
+  try {
+    await oauth.validateJwtAccessToken(as, bearerRequest(), 'http://127.0.0.1:9102/mcp', insecure);
+  } catch {
+    refused = true;
+  }
+  assert(refused, 'a token for another audience was accepted');
+});
+
+await check('validateJwtAccessToken refuses a tampered token', async () => {
+  const [header, payload, signature] = tokens.access_token.split('.');
+  const claims = JSON.parse(Buffer.from(payload, 'base64url'));
+  claims.sub = 'bob';
+  const forged = [header, b64url(Buffer.from(JSON.stringify(claims))), signature].join('.');
+  const request = new Request(`${audience}/tools`, { headers: { authorization: `Bearer ${forged}` } });
+  let refused = false;
+  try {
+    await oauth.validateJwtAccessToken(as, request, audience, insecure);
+  } catch {
+    refused = true;
+  }
+  assert(refused, 'a forged token was accepted');
+});
+
+console.log(`oidc: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

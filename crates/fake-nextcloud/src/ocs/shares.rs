@@ -1,0 +1,449 @@
+//! files_sharing's OCS shares API (`ShareAPIController`): list, show,
+//! create, update and delete user and group shares.
+//!
+//! Shares live in [`crate::storage::Storage`], so a share created or deleted
+//! here changes what WebDAV, SEARCH and the converter see at once: deleting a
+//! share is how tests revoke access. Public links do not exist in Tamebi's
+//! world: creating one answers "Public link sharing is disabled by the
+//! administrator" with `OCSNotFoundException`'s 404, as Nextcloud does when
+//! the administrator turned links off.
+
+use super::{Guard, begin};
+use crate::storage::{self, Share, ShareId, ShareType, StorageError, permission};
+use crate::world::World;
+use crate::{AppState, Shared};
+use axum::extract::{Path, Request, State};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+const WRONG_SHARE_ID: &str = "Wrong share ID, share does not exist";
+const WRONG_PATH: &str = "Wrong path, file/folder does not exist";
+
+pub async fn list(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
+    let call = match begin(&shared, &version, request, Guard::User).await {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
+    let flag = |name: &str| call.text(name).as_deref() == Some("true");
+    let world = shared.world();
+    let Some(user) = world.user(call.uid()) else {
+        return call.ocs.error(404, "User does not exist");
+    };
+    let viewer = user.viewer();
+    let path_node = match call.text("path") {
+        None => None,
+        Some(path) => {
+            let Ok(path) = storage::clean_path(&path) else {
+                return call.ocs.error(404, WRONG_PATH);
+            };
+            match world.storage.resolve(viewer, &path) {
+                Ok(entry) => Some((path, entry.node.id, entry.node.is_folder())),
+                Err(_) => return call.ocs.error(404, WRONG_PATH),
+            }
+        }
+    };
+    let shares: Vec<&Share> = if flag("shared_with_me") {
+        world
+            .storage
+            .mounts(viewer)
+            .into_iter()
+            .filter(|share| {
+                path_node
+                    .as_ref()
+                    .is_none_or(|(_, id, _)| *id == share.node)
+            })
+            .collect()
+    } else if flag("subfiles") {
+        let Some((path, _, is_folder)) = &path_node else {
+            return call.ocs.error(400, "Not a directory");
+        };
+        if !is_folder {
+            return call.ocs.error(400, "Not a directory");
+        }
+        let children: Vec<u64> = match world.storage.children(viewer, path) {
+            Ok(children) => children.iter().map(|entry| entry.node.id).collect(),
+            Err(_) => return call.ocs.error(404, WRONG_PATH),
+        };
+        world
+            .storage
+            .shares()
+            .filter(|share| share.initiator == viewer.uid && children.contains(&share.node))
+            .collect()
+    } else {
+        let reshares = flag("reshares");
+        world
+            .storage
+            .shares()
+            .filter(|share| {
+                share.initiator == viewer.uid || (reshares && share.owner == viewer.uid)
+            })
+            .filter(|share| {
+                path_node
+                    .as_ref()
+                    .is_none_or(|(_, id, _)| *id == share.node)
+            })
+            .collect()
+    };
+    let formatted: Vec<Value> = shares
+        .into_iter()
+        .filter_map(|share| format_share(&shared, &world, call.uid(), share))
+        .collect();
+    call.ocs.ok(Value::Array(formatted))
+}
+
+pub async fn show(
+    State(shared): State<AppState>,
+    Path((version, id)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    let call = match begin(&shared, &version, request, Guard::User).await {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
+    let world = shared.world();
+    let Some(share) = parse_id(&id).and_then(|id| world.storage.share(id)) else {
+        return call.ocs.error(404, WRONG_SHARE_ID);
+    };
+    if !can_access(&world, call.uid(), share, true) {
+        return call.ocs.error(404, WRONG_SHARE_ID);
+    }
+    match format_share(&shared, &world, call.uid(), share) {
+        Some(formatted) => call.ocs.ok(json!([formatted])),
+        None => call.ocs.error(404, WRONG_SHARE_ID),
+    }
+}
+
+pub async fn create(
+    State(shared): State<AppState>,
+    Path(version): Path<String>,
+    request: Request,
+) -> Response {
+    let call = match begin(&shared, &version, request, Guard::User).await {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
+    let now = shared.now();
+    let Ok(permissions) = call.integer("permissions") else {
+        return call.ocs.error(400, "Invalid permissions");
+    };
+    let share_type = match call.integer("shareType") {
+        Ok(Some(share_type)) => share_type,
+        Ok(None) | Err(_) => -1,
+    };
+    let Some(path) = call.text("path") else {
+        return call.ocs.error(404, "Please specify a file or folder path");
+    };
+    let mut world = shared.world();
+    let Some(user) = world.user(call.uid()).cloned() else {
+        return call.ocs.error(404, "User does not exist");
+    };
+    let Ok(path) = storage::clean_path(&path) else {
+        return call.ocs.error(404, WRONG_PATH);
+    };
+    let (node_name, is_folder, held) = match world.storage.resolve(user.viewer(), &path) {
+        Ok(entry) if !path.is_empty() => (
+            entry.node.name().to_string(),
+            entry.node.is_folder(),
+            entry.permissions,
+        ),
+        _ => return call.ocs.error(404, WRONG_PATH),
+    };
+    let permissions = permissions.unwrap_or(permission::ALL as i64);
+    if !(0..=permission::ALL as i64).contains(&permissions) {
+        return call.ocs.error(404, "Invalid permissions");
+    }
+    // Shares always carry read; a single file never grants create or delete.
+    let mut permissions = permissions as u8 | permission::READ;
+    if !is_folder {
+        permissions &= !(permission::DELETE | permission::CREATE);
+    }
+    let share_with = call.text("shareWith").unwrap_or_default();
+    let (share_type, target) = match share_type {
+        0 => {
+            let Some(recipient) = world.user(&share_with).cloned() else {
+                return call
+                    .ocs
+                    .error(404, "Please specify a valid account to share with");
+            };
+            if recipient.uid == user.uid {
+                return call.ocs.error(403, "Cannot share with yourself");
+            }
+            (
+                ShareType::User,
+                world.storage.free_target(recipient.viewer(), &node_name),
+            )
+        }
+        1 => {
+            if !world.groups.contains_key(&share_with) {
+                return call.ocs.error(404, "Please specify a valid group");
+            }
+            (ShareType::Group, node_name.clone())
+        }
+        3 => {
+            return call
+                .ocs
+                .error(404, "Public link sharing is disabled by the administrator");
+        }
+        4 | 6 | 7 | 10 => {
+            return call.ocs.error(
+                403,
+                "Sharing failed because the back end does not allow shares from this type",
+            );
+        }
+        _ => return call.ocs.error(400, "Unknown share type"),
+    };
+    if held & permission::SHARE == 0 {
+        return call
+            .ocs
+            .error(404, &format!("You are not allowed to share {node_name}"));
+    }
+    if permissions & !held != 0 {
+        return call
+            .ocs
+            .error(404, &format!("Cannot increase permissions of {node_name}"));
+    }
+    let created = world.storage.create_share(
+        user.viewer(),
+        &path,
+        share_type,
+        &share_with,
+        permissions,
+        Some(&target),
+        now,
+    );
+    let id = match created {
+        Ok(id) => id,
+        Err(StorageError::Forbidden) => {
+            return call
+                .ocs
+                .error(404, &format!("You are not allowed to share {node_name}"));
+        }
+        Err(_) => return call.ocs.error(404, WRONG_PATH),
+    };
+    let share = world.storage.share(id).expect("share just created");
+    match format_share(&shared, &world, call.uid(), share) {
+        Some(formatted) => call.ocs.ok(formatted),
+        None => call.ocs.error(404, WRONG_PATH),
+    }
+}
+
+pub async fn update(
+    State(shared): State<AppState>,
+    Path((version, id)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    let call = match begin(&shared, &version, request, Guard::User).await {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
+    let mut world = shared.world();
+    let Some(share) = parse_id(&id)
+        .and_then(|id| world.storage.share(id))
+        .cloned()
+    else {
+        return call.ocs.error(404, WRONG_SHARE_ID);
+    };
+    if !can_access(&world, call.uid(), &share, false) {
+        return call.ocs.error(404, WRONG_SHARE_ID);
+    }
+    if share.owner != call.uid() && share.initiator != call.uid() {
+        return call
+            .ocs
+            .error(403, "You are not allowed to edit incoming shares");
+    }
+    let updatable = [
+        "permissions",
+        "password",
+        "publicUpload",
+        "expireDate",
+        "note",
+        "label",
+        "hideDownload",
+        "attributes",
+    ];
+    if !updatable.iter().any(|name| call.params.contains_key(*name)) {
+        return call.ocs.error(400, "Wrong or no update parameter given");
+    }
+    if let Ok(Some(permissions)) = call.integer("permissions") {
+        if !(0..=permission::ALL as i64).contains(&permissions) {
+            return call.ocs.error(400, "Invalid permissions");
+        }
+        let is_folder = world
+            .storage
+            .node(share.node)
+            .is_some_and(storage::Node::is_folder);
+        let mut permissions = permissions as u8;
+        if !is_folder {
+            permissions &= !(permission::DELETE | permission::CREATE);
+        }
+        if world
+            .storage
+            .update_share_permissions(call.uid(), share.id, permissions)
+            .is_err()
+        {
+            return call.ocs.error(404, WRONG_SHARE_ID);
+        }
+    } else if call.params.contains_key("permissions") {
+        return call.ocs.error(400, "Invalid permissions");
+    }
+    let share = world.storage.share(share.id).expect("share still exists");
+    match format_share(&shared, &world, call.uid(), share) {
+        Some(formatted) => call.ocs.ok(formatted),
+        None => call.ocs.error(404, WRONG_SHARE_ID),
+    }
+}
+
+pub async fn delete(
+    State(shared): State<AppState>,
+    Path((version, id)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    let call = match begin(&shared, &version, request, Guard::User).await {
+        Ok(call) => call,
+        Err(response) => return response,
+    };
+    let now = shared.now();
+    let mut world = shared.world();
+    let Some(share) = parse_id(&id)
+        .and_then(|id| world.storage.share(id))
+        .cloned()
+    else {
+        return call.ocs.error(404, WRONG_SHARE_ID);
+    };
+    if !can_access(&world, call.uid(), &share, true) {
+        return call.ocs.error(404, "Could not delete share");
+    }
+    let Some(user) = world.user(call.uid()).cloned() else {
+        return call.ocs.error(404, "Could not delete share");
+    };
+    let result = if share.owner == user.uid || share.initiator == user.uid {
+        world.storage.delete_share(&user.uid, share.id)
+    } else {
+        // A recipient "deletes" by leaving: the mount goes away for them only
+        // (group shares) or the share ends (user shares), as in Nextcloud.
+        match world.storage.path_of(user.viewer(), share.node) {
+            Some(path) => world.storage.delete(user.viewer(), &path, now),
+            None => Err(StorageError::NotFound),
+        }
+    };
+    match result {
+        Ok(()) => call.ocs.ok(json!([])),
+        Err(_) => call.ocs.error(404, "Could not delete share"),
+    }
+}
+
+fn parse_id(id: &str) -> Option<ShareId> {
+    // Nextcloud accepts "ocinternal:12" as well as "12".
+    id.strip_prefix("ocinternal:").unwrap_or(id).parse().ok()
+}
+
+/// `ShareAPIController::canAccessShare`.
+fn can_access(world: &World, uid: &str, share: &Share, check_groups: bool) -> bool {
+    if share.permissions == 0 {
+        return false;
+    }
+    if share.owner == uid || share.initiator == uid {
+        return true;
+    }
+    match share.share_type {
+        ShareType::User => share.share_with == uid,
+        ShareType::Group => {
+            check_groups
+                && world
+                    .user(uid)
+                    .is_some_and(|user| user.groups.contains(&share.share_with))
+                && !share.declined.contains(uid)
+        }
+    }
+}
+
+/// `ShareAPIController::formatShare`, as seen by `uid`; `None` when the
+/// node is not visible to them (Nextcloud skips such shares).
+fn format_share(shared: &Shared, world: &World, uid: &str, share: &Share) -> Option<Value> {
+    let _ = shared;
+    let user = world.user(uid)?;
+    let viewer = user.viewer();
+    let node = world.storage.node(share.node)?;
+    let path = world.storage.path_of(viewer, node.id)?;
+    let entry = world.storage.resolve(viewer, &path).ok()?;
+    let display_name = |uid: &str| {
+        world
+            .user(uid)
+            .map(|user| user.display_name.clone())
+            .unwrap_or(uid.to_string())
+    };
+    let (parent_path, _) = storage::parent_and_name(&node.path);
+    let file_parent = world
+        .storage
+        .node_at(&node.owner, parent_path)
+        .map(|parent| parent.id);
+    let storage_number = world
+        .users
+        .keys()
+        .position(|key| key == &node.owner)
+        .map(|index| index + 1)
+        .unwrap_or(0);
+    let is_owner_side = share.owner == uid || share.initiator == uid;
+    let mut formatted = json!({
+        "id": share.id.to_string(),
+        "share_type": share.share_type as u8,
+        "uid_owner": share.initiator,
+        "displayname_owner": display_name(&share.initiator),
+        "permissions": share.permissions,
+        "can_edit": is_owner_side,
+        "can_delete": true,
+        "stime": share.stime,
+        "parent": null,
+        "expiration": null,
+        "token": null,
+        "uid_file_owner": share.owner,
+        "note": "",
+        "label": "",
+        "displayname_file_owner": display_name(&share.owner),
+        "path": format!("/{path}"),
+        "item_type": if node.is_folder() { "folder" } else { "file" },
+        "item_permissions": entry.permissions,
+        "is-mount-root": entry.is_mount_root,
+        "mount-type": if entry.share.is_some() { "shared" } else { "" },
+        "mimetype": node.mime(),
+        "has_preview": false,
+        "storage_id": format!("home::{}", node.owner),
+        "storage": storage_number,
+        "item_source": node.id,
+        "file_source": node.id,
+        "file_parent": file_parent,
+        "file_target": format!("/{}", share.target),
+        "item_size": world.storage.size(node),
+        "item_mtime": node.mtime,
+        "share_with": share.share_with,
+        "mail_send": 0,
+        "hide_download": 0,
+        "attributes": null,
+    });
+    match share.share_type {
+        ShareType::User => {
+            let recipient = world.user(&share.share_with);
+            formatted["share_with_displayname"] = json!(display_name(&share.share_with));
+            formatted["share_with_displayname_unique"] = json!(
+                recipient
+                    .and_then(|user| user.email.clone())
+                    .unwrap_or(share.share_with.clone())
+            );
+            formatted["status"] = json!([]);
+        }
+        ShareType::Group => {
+            formatted["share_with_displayname"] = json!(
+                world
+                    .groups
+                    .get(&share.share_with)
+                    .cloned()
+                    .unwrap_or(share.share_with.clone())
+            );
+        }
+    }
+    Some(formatted)
+}

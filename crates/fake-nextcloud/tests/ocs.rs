@@ -1,0 +1,831 @@
+//! OCS over real sockets: the envelope in both versions and formats, the CSRF
+//! rule, capabilities as nc-py-api reads them, users, and the shares API —
+//! including that deleting a share revokes WebDAV access at once.
+
+mod common;
+
+use common::{SMALL, start};
+use serde_json::{Value, json};
+
+/// An `application/x-www-form-urlencoded` body.
+fn form(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+async fn ocs_json(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let body = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}")),
+    )
+}
+
+/// Whether `uid` sees `path` — asked of the storage's single `resolve`,
+/// which every protocol (WebDAV included) goes through.
+fn sees(running: &common::Running, uid: &str, path: &str) -> bool {
+    let world = running.fake.shared.world();
+    let user = world.user(uid).unwrap();
+    world.storage.resolve(user.viewer(), path).is_ok()
+}
+
+/// The permission bits `uid` holds on `path`.
+fn permissions(running: &common::Running, uid: &str, path: &str) -> u8 {
+    let world = running.fake.shared.world();
+    let user = world.user(uid).unwrap();
+    world
+        .storage
+        .resolve(user.viewer(), path)
+        .unwrap()
+        .permissions
+}
+
+fn ocs(running: &common::Running, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
+    running
+        .as_user(method, uid, path)
+        .header("OCS-APIRequest", "true")
+}
+
+#[tokio::test]
+async fn capabilities_satisfy_nc_py_api() {
+    let running = start(SMALL).await;
+    let response = ocs(
+        &running,
+        "GET",
+        "alice",
+        "/ocs/v1.php/cloud/capabilities?format=json",
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/json; charset=utf-8"
+    );
+    let (status, body) = ocs_json(response).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["ocs"]["meta"]["status"], "ok");
+    assert_eq!(body["ocs"]["meta"]["statuscode"], 100);
+    let version = &body["ocs"]["data"]["version"];
+    assert_eq!(version["major"], 31);
+    assert_eq!(version["minor"], 0);
+    assert_eq!(version["micro"], 5);
+    assert_eq!(version["string"], "31.0.5");
+    assert_eq!(version["extendedSupport"], false);
+    let capabilities = &body["ocs"]["data"]["capabilities"];
+    assert_eq!(capabilities["core"]["webdav-root"], "remote.php/webdav");
+    assert_eq!(capabilities["dav"]["chunking"], "1.0");
+    assert_eq!(capabilities["files_sharing"]["public"]["enabled"], false);
+    assert_eq!(capabilities["webhook_listeners"]["enabled"], true);
+    assert!(capabilities["deck"]["version"].is_string());
+}
+
+#[tokio::test]
+async fn capabilities_are_public_and_need_no_header() {
+    let running = start(SMALL).await;
+    let response = running
+        .http
+        .get(running.url("/ocs/v2.php/cloud/capabilities?format=json"))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = ocs_json(response).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["ocs"]["meta"]["statuscode"], 200);
+    assert!(
+        body["ocs"]["meta"].get("totalitems").is_none(),
+        "v2 leaves totalitems out"
+    );
+    assert!(
+        body["ocs"]["data"]["capabilities"].get("deck").is_none(),
+        "anonymous callers get the public subset"
+    );
+}
+
+#[tokio::test]
+async fn xml_is_the_default_and_accept_json_switches() {
+    let running = start(SMALL).await;
+    let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/user")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/xml; charset=utf-8"
+    );
+    let body = response.text().await.unwrap();
+    assert!(
+        body.starts_with("<?xml version=\"1.0\"?>\n<ocs>\n <meta>\n  <status>ok</status>"),
+        "{body}"
+    );
+    assert!(body.contains("<statuscode>100</statuscode>"), "{body}");
+    assert!(body.contains("<id>alice</id>"), "{body}");
+    assert!(
+        body.contains("<groups>\n   <element>staff</element>\n  </groups>"),
+        "{body}"
+    );
+
+    let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/user")
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    let (_, body) = ocs_json(response).await;
+    assert_eq!(body["ocs"]["data"]["id"], "alice");
+}
+
+#[tokio::test]
+async fn current_user_reports_profile_fields() {
+    let running = start(SMALL).await;
+    let (status, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            "/ocs/v2.php/cloud/user?format=json",
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let data = &body["ocs"]["data"];
+    assert_eq!(data["id"], "alice");
+    assert_eq!(data["display-name"], "Alice Martin");
+    assert_eq!(data["displayname"], "Alice Martin");
+    assert_eq!(data["email"], "alice@example.com");
+    assert_eq!(data["groups"], json!(["staff"]));
+    assert_eq!(data["language"], "en");
+    assert!(data["quota"]["used"].as_i64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn app_passwords_and_sessions_authenticate_ocs() {
+    let running = start(SMALL).await;
+    let response = running
+        .http
+        .get(running.url("/ocs/v2.php/cloud/user?format=json"))
+        .basic_auth("alice", Some("alice-app-password"))
+        .header("OCS-APIRequest", "true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ocs_json(response).await.1["ocs"]["data"]["id"], "alice");
+
+    let login = running
+        .http
+        .post(running.url("/index.php/login"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[("user", "bob"), ("password", "bob-pw")]))
+        .send()
+        .await
+        .unwrap();
+    let cookies: Vec<String> = login
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|value| {
+            value
+                .to_str()
+                .unwrap()
+                .split(';')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let response = running
+        .http
+        .get(running.url("/ocs/v2.php/cloud/user?format=json"))
+        .header("Cookie", cookies.join("; "))
+        .header("OCS-APIRequest", "true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ocs_json(response).await.1["ocs"]["data"]["id"], "bob");
+    // A session without the header and without a request token fails CSRF.
+    let response = running
+        .http
+        .get(running.url("/ocs/v2.php/cloud/user?format=json"))
+        .header("Cookie", cookies.join("; "))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 412);
+}
+
+#[tokio::test]
+async fn missing_ocs_header_fails_the_csrf_check() {
+    let running = start(SMALL).await;
+    let response = running
+        .as_user("GET", "alice", "/ocs/v2.php/cloud/user?format=json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 412);
+    assert_eq!(
+        response.text().await.unwrap(),
+        r#"{"message":"CSRF check failed"}"#
+    );
+}
+
+#[tokio::test]
+async fn unauthenticated_is_997_with_401_in_both_versions() {
+    let running = start(SMALL).await;
+    for version in ["v1", "v2"] {
+        let response = running
+            .http
+            .get(running.url(&format!("/ocs/{version}.php/cloud/user?format=json")))
+            .basic_auth("alice", Some("wrong"))
+            .header("OCS-APIRequest", "true")
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = ocs_json(response).await;
+        assert_eq!(status, 401, "{version}");
+        assert_eq!(body["ocs"]["meta"]["statuscode"], 997, "{version}");
+        assert_eq!(
+            body["ocs"]["meta"]["message"],
+            "Current user is not logged in"
+        );
+    }
+}
+
+#[tokio::test]
+async fn other_users_are_visible_to_admins_only() {
+    let fixture = format!(
+        "{SMALL}\n[[users]]\nuid = \"admin\"\npassword = \"admin-pw\"\ngroups = [\"admin\"]\n"
+    );
+    let running = start(&fixture).await;
+    let (status, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            "/ocs/v2.php/cloud/users/alice?format=json",
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, body["ocs"]["data"]["id"].clone()),
+        (200, json!("alice"))
+    );
+    let (status, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            "/ocs/v2.php/cloud/users/bob?format=json",
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(body["ocs"]["meta"]["statuscode"], 998);
+    let (status, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "admin",
+            "/ocs/v2.php/cloud/users/bob?format=json",
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, body["ocs"]["data"]["id"].clone()),
+        (200, json!("bob"))
+    );
+    let (status, _) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "admin",
+            "/ocs/v2.php/cloud/users/nobody?format=json",
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn unknown_ocs_routes_are_998() {
+    let running = start(SMALL).await;
+    let (status, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            "/ocs/v1.php/apps/nope/thing?format=json",
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["ocs"]["meta"]["statuscode"], 998);
+}
+
+// ---- shares -------------------------------------------------------------
+
+const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+
+#[tokio::test]
+async fn share_lists_show_outgoing_and_incoming() {
+    let running = start(SMALL).await;
+    let (_, body) = ocs_json(
+        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let shares = body["ocs"]["data"].as_array().unwrap();
+    assert_eq!(shares.len(), 1);
+    let share = &shares[0];
+    assert!(share["id"].is_string(), "ids are strings");
+    assert_eq!(share["share_type"], 0);
+    assert_eq!(share["uid_owner"], "alice");
+    assert_eq!(share["displayname_owner"], "Alice Martin");
+    assert_eq!(share["share_with"], "bob");
+    assert_eq!(share["share_with_displayname"], "Bob Stone");
+    assert_eq!(share["permissions"], 7);
+    assert_eq!(share["item_type"], "folder");
+    assert_eq!(share["path"], "/Shared");
+    assert_eq!(share["file_target"], "/Shared");
+    assert_eq!(share["mimetype"], "httpd/unix-directory");
+    assert_eq!(share["item_source"], share["file_source"]);
+    assert!(share["stime"].is_i64());
+
+    let (_, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "bob",
+            &format!("{SHARES}?format=json&shared_with_me=true"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    let shares = body["ocs"]["data"].as_array().unwrap();
+    assert_eq!(shares.len(), 1);
+    assert_eq!(shares[0]["uid_owner"], "alice");
+    let (_, body) = ocs_json(
+        ocs(&running, "GET", "bob", &format!("{SHARES}?format=json"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(body["ocs"]["data"], json!([]), "bob shared nothing himself");
+    let (_, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "carol",
+            &format!("{SHARES}?format=json&shared_with_me=true"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(body["ocs"]["data"], json!([]));
+}
+
+#[tokio::test]
+async fn share_lists_filter_by_path_and_subfiles() {
+    let running = start(SMALL).await;
+    let (_, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            &format!("{SHARES}?format=json&path=/Documents"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(body["ocs"]["data"], json!([]));
+    let (_, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            &format!("{SHARES}?format=json&path=/Shared"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(body["ocs"]["data"].as_array().unwrap().len(), 1);
+    let (_, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            &format!("{SHARES}?format=json&path=/&subfiles=true"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(body["ocs"]["data"].as_array().unwrap().len(), 1);
+    let (status, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            &format!("{SHARES}?format=json&path=/Nope"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        body["ocs"]["meta"]["message"],
+        "Wrong path, file/folder does not exist"
+    );
+    let (status, _) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            &format!("{SHARES}?format=json&path=/Documents/notes.md&subfiles=true"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 400, "subfiles of a file");
+}
+
+#[tokio::test]
+async fn creating_a_share_grants_webdav_access_and_deleting_revokes_it() {
+    let running = start(SMALL).await;
+    assert!(!sees(&running, "carol", "notes.md"));
+
+    let response = ocs(&running, "POST", "alice", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[
+            ("path", "/Documents/notes.md"),
+            ("shareType", "0"),
+            ("shareWith", "carol"),
+            ("permissions", "31"),
+        ]))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = ocs_json(response).await;
+    assert_eq!(status, 200, "{body}");
+    let share = &body["ocs"]["data"];
+    assert_eq!(share["item_type"], "file");
+    assert_eq!(
+        share["permissions"], 19,
+        "a file share loses create and delete"
+    );
+    assert_eq!(share["file_target"], "/notes.md");
+    assert_eq!(share["share_with_displayname"], "carol");
+    let id = share["id"].as_str().unwrap().to_string();
+
+    assert!(sees(&running, "carol", "notes.md"));
+
+    let (_, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "carol",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        body["ocs"]["data"][0]["id"],
+        id.as_str(),
+        "GET one answers a one-element list"
+    );
+
+    let (status, body) = ocs_json(
+        ocs(
+            &running,
+            "DELETE",
+            "alice",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["ocs"]["data"], json!([]));
+    assert!(
+        !sees(&running, "carol", "notes.md"),
+        "revocation takes effect immediately"
+    );
+    let (status, _) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "alice",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn json_bodies_and_group_shares_work() {
+    let running = start(SMALL).await;
+    let response = ocs(&running, "POST", "bob", &format!("{SHARES}?format=json"))
+        .json(&json!({"path": "Work", "shareType": 1, "shareWith": "staff", "permissions": 1}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = ocs_json(response).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["ocs"]["data"]["share_type"], 1);
+    assert_eq!(body["ocs"]["data"]["share_with_displayname"], "staff");
+    assert!(sees(&running, "alice", "Work/todo.md"), "alice is in staff");
+    assert!(!sees(&running, "carol", "Work/todo.md"), "carol is not");
+}
+
+#[tokio::test]
+async fn share_creation_errors_match_nextcloud() {
+    let running = start(SMALL).await;
+    let create = |uid: &'static str, pairs: Vec<(&'static str, &'static str)>| {
+        ocs(&running, "POST", uid, &format!("{SHARES}?format=json"))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(form(&pairs))
+            .send()
+    };
+    // (caller, form, status, message)
+    type Case = (
+        &'static str,
+        Vec<(&'static str, &'static str)>,
+        u16,
+        &'static str,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "alice",
+            vec![("shareType", "0"), ("shareWith", "bob")],
+            404,
+            "Please specify a file or folder path",
+        ),
+        (
+            "alice",
+            vec![("path", "/Nope"), ("shareType", "0"), ("shareWith", "bob")],
+            404,
+            "Wrong path, file/folder does not exist",
+        ),
+        (
+            "alice",
+            vec![
+                ("path", "/Documents"),
+                ("shareType", "0"),
+                ("shareWith", "nobody"),
+            ],
+            404,
+            "Please specify a valid account to share with",
+        ),
+        (
+            "alice",
+            vec![
+                ("path", "/Documents"),
+                ("shareType", "1"),
+                ("shareWith", "nogroup"),
+            ],
+            404,
+            "Please specify a valid group",
+        ),
+        (
+            "alice",
+            vec![("path", "/Documents"), ("shareType", "3")],
+            404,
+            "Public link sharing is disabled by the administrator",
+        ),
+        (
+            "alice",
+            vec![("path", "/Documents"), ("shareType", "42")],
+            400,
+            "Unknown share type",
+        ),
+        (
+            "alice",
+            vec![
+                ("path", "/Documents"),
+                ("shareType", "0"),
+                ("shareWith", "alice"),
+            ],
+            403,
+            "Cannot share with yourself",
+        ),
+        (
+            "alice",
+            vec![
+                ("path", "/Documents"),
+                ("shareType", "0"),
+                ("shareWith", "bob"),
+                ("permissions", "64"),
+            ],
+            404,
+            "Invalid permissions",
+        ),
+        // bob received "Shared" with 7 (no share bit): no resharing.
+        (
+            "bob",
+            vec![
+                ("path", "/Shared"),
+                ("shareType", "0"),
+                ("shareWith", "carol"),
+            ],
+            404,
+            "You are not allowed to share Shared",
+        ),
+    ];
+    for (uid, form, status, message) in cases {
+        let (got_status, body) = ocs_json(create(uid, form.clone()).await.unwrap()).await;
+        assert_eq!(got_status, status, "{form:?}: {body}");
+        assert_eq!(body["ocs"]["meta"]["message"], message, "{form:?}");
+        assert_eq!(body["ocs"]["meta"]["status"], "failure");
+    }
+}
+
+#[tokio::test]
+async fn v1_share_errors_are_http_200_with_the_code_in_meta() {
+    let running = start(SMALL).await;
+    let response = ocs(
+        &running,
+        "POST",
+        "alice",
+        "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json",
+    )
+    .header("Content-Type", "application/x-www-form-urlencoded")
+    .body(form(&[("path", "/Documents"), ("shareType", "3")]))
+    .send()
+    .await
+    .unwrap();
+    let (status, body) = ocs_json(response).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["ocs"]["meta"]["statuscode"], 404);
+}
+
+#[tokio::test]
+async fn updating_permissions_takes_effect_and_recipients_cannot() {
+    let running = start(SMALL).await;
+    let (_, body) = ocs_json(
+        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let id = body["ocs"]["data"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(permissions(&running, "bob", "Shared"), 7);
+
+    let (status, body) = ocs_json(
+        ocs(
+            &running,
+            "PUT",
+            "alice",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[("permissions", "1")]))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["ocs"]["data"]["permissions"], 1);
+    assert_eq!(
+        permissions(&running, "bob", "Shared"),
+        1,
+        "bob can no longer write"
+    );
+
+    let (status, _) = ocs_json(
+        ocs(
+            &running,
+            "PUT",
+            "bob",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[("permissions", "31")]))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 403, "recipients cannot edit incoming shares");
+    let (status, _) = ocs_json(
+        ocs(
+            &running,
+            "PUT",
+            "alice",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 400, "no update parameter");
+    let (status, _) = ocs_json(
+        ocs(
+            &running,
+            "PUT",
+            "carol",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[("permissions", "1")]))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404, "strangers learn nothing");
+}
+
+#[tokio::test]
+async fn a_recipient_deleting_a_share_leaves_it() {
+    let running = start(SMALL).await;
+    let (_, body) = ocs_json(
+        ocs(
+            &running,
+            "GET",
+            "bob",
+            &format!("{SHARES}?format=json&shared_with_me=true"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    let id = body["ocs"]["data"][0]["id"].as_str().unwrap().to_string();
+    let (status, _) = ocs_json(
+        ocs(
+            &running,
+            "DELETE",
+            "carol",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404, "carol has nothing to do with it");
+    let (status, _) = ocs_json(
+        ocs(
+            &running,
+            "DELETE",
+            "bob",
+            &format!("{SHARES}/{id}?format=json"),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(!sees(&running, "bob", "Shared/plan.txt"));
+    assert!(
+        sees(&running, "alice", "Shared/plan.txt"),
+        "the owner keeps the folder"
+    );
+}

@@ -1,0 +1,540 @@
+//! The OIDC provider and user_oidc-style bearer validation over real
+//! sockets: discovery, the authorization-code flow with PKCE, RFC 9068
+//! access tokens, the Host-derived issuer, audience checks, and the
+//! iss-mismatch bug.
+
+mod common;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use common::Running;
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+const REDIRECT: &str = "http://127.0.0.1:8080/index.php/apps/tamebi/oauth/callback";
+const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
+
+fn fixture(overwritehost_self: bool, extra: &str) -> String {
+    let server = if overwritehost_self {
+        "[server]\noverwritehost = \"self\"\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"{server}
+{extra}
+
+[[users]]
+uid = "alice"
+display_name = "Alice Martin"
+password = "alice-pw"
+email = "alice@example.com"
+
+[[oidc_clients]]
+client_id = "tamebi-mcp-nextcloud"
+client_secret = "mcp-secret"
+redirect_uris = ["{REDIRECT}"]
+resource_url = "{MCP_AUDIENCE}"
+
+[[oidc_clients]]
+client_id = "nextcloud"
+client_secret = "nc-secret"
+redirect_uris = ["{REDIRECT}"]
+"#
+    )
+}
+
+fn form(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+/// Logs alice in through the login form; returns the Cookie header value.
+async fn login(running: &Running, host: Option<&str>) -> String {
+    let mut request = running
+        .http
+        .post(running.url("/index.php/login"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[("user", "alice"), ("password", "alice-pw")]));
+    if let Some(host) = host {
+        request = request.header("Host", host);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 303);
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|value| {
+            value
+                .to_str()
+                .unwrap()
+                .split(';')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+struct Pkce {
+    verifier: String,
+    challenge: String,
+}
+
+fn pkce() -> Pkce {
+    let verifier =
+        "a-verifier-that-is-long-enough-to-satisfy-rfc-7636-rules-0123456789".to_string();
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    Pkce {
+        verifier,
+        challenge,
+    }
+}
+
+/// GET authorize as the logged-in browser; returns the code.
+async fn authorize(
+    running: &Running,
+    cookies: &str,
+    client_id: &str,
+    pkce: &Pkce,
+    host: Option<&str>,
+) -> String {
+    let query = form(&[
+        ("response_type", "code"),
+        ("client_id", client_id),
+        ("redirect_uri", REDIRECT),
+        ("scope", "openid profile"),
+        ("state", "the-state"),
+        ("code_challenge", &pkce.challenge),
+        ("code_challenge_method", "S256"),
+    ]);
+    let mut request = running
+        .http
+        .get(running.url(&format!("/index.php/apps/oidc/authorize?{query}")))
+        .header("Cookie", cookies);
+    if let Some(host) = host {
+        request = request.header("Host", host);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 303);
+    let location = url::Url::parse(response.headers()["location"].to_str().unwrap()).unwrap();
+    assert!(location.as_str().starts_with(REDIRECT));
+    let pairs: std::collections::HashMap<String, String> =
+        location.query_pairs().into_owned().collect();
+    assert_eq!(pairs["state"], "the-state");
+    pairs["code"].clone()
+}
+
+async fn token(
+    running: &Running,
+    client_id: &str,
+    secret: &str,
+    code: &str,
+    verifier: &str,
+    host: Option<&str>,
+) -> (u16, Value) {
+    let mut request = running
+        .http
+        .post(running.url("/index.php/apps/oidc/token"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", client_id),
+            ("client_secret", secret),
+            ("code_verifier", verifier),
+        ]));
+    if let Some(host) = host {
+        request = request.header("Host", host);
+    }
+    let response = request.send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// The whole flow for one client; returns the access token.
+async fn access_token_for(
+    running: &Running,
+    client_id: &str,
+    secret: &str,
+    host: Option<&str>,
+) -> String {
+    let cookies = login(running, host).await;
+    let pkce = pkce();
+    let code = authorize(running, &cookies, client_id, &pkce, host).await;
+    let (status, body) = token(running, client_id, secret, &code, &pkce.verifier, host).await;
+    assert_eq!(status, 200, "{body}");
+    body["access_token"].as_str().unwrap().to_string()
+}
+
+async fn jwks(running: &Running) -> access_token::JwkSet {
+    running
+        .http
+        .get(running.url("/index.php/apps/oidc/jwks"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn discovery_is_served_at_both_paths() {
+    let running = common::start(&fixture(true, "")).await;
+    for path in [
+        "/.well-known/openid-configuration",
+        "/index.php/.well-known/openid-configuration",
+    ] {
+        let discovery: Value = running
+            .http
+            .get(running.url(path))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let base = running.fake.base_url();
+        assert_eq!(discovery["issuer"], base, "{path}");
+        assert_eq!(
+            discovery["authorization_endpoint"],
+            format!("{base}/index.php/apps/oidc/authorize")
+        );
+        assert_eq!(
+            discovery["token_endpoint"],
+            format!("{base}/index.php/apps/oidc/token")
+        );
+        assert_eq!(
+            discovery["jwks_uri"],
+            format!("{base}/index.php/apps/oidc/jwks")
+        );
+        assert_eq!(
+            discovery["code_challenge_methods_supported"],
+            json!(["S256"])
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_code_flow_yields_an_rfc_9068_access_token_and_no_refresh_token() {
+    let running = common::start(&fixture(true, "")).await;
+    let cookies = login(&running, None).await;
+    let pkce = pkce();
+    let code = authorize(&running, &cookies, "tamebi-mcp-nextcloud", &pkce, None).await;
+    let (status, body) = token(
+        &running,
+        "tamebi-mcp-nextcloud",
+        "mcp-secret",
+        &code,
+        &pkce.verifier,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["expires_in"], 900);
+    assert!(body["id_token"].is_string());
+    assert!(
+        body.get("refresh_token").is_none(),
+        "the oidc app issues no refresh token"
+    );
+
+    let validation = access_token::Validation {
+        issuer: running.fake.base_url().to_string(),
+        audience: Some(MCP_AUDIENCE.to_string()),
+        require_at_jwt: true,
+        leeway_seconds: 0,
+    };
+    let claims = access_token::validate(
+        body["access_token"].as_str().unwrap(),
+        &jwks(&running).await,
+        &validation,
+        running.fake.shared.now(),
+    )
+    .expect("the access token validates against the JWKS");
+    assert_eq!(claims.sub, "alice");
+    assert_eq!(claims.client_id, "tamebi-mcp-nextcloud");
+    assert_eq!(claims.exp - claims.iat, 900);
+    let wrong_audience = access_token::Validation {
+        audience: Some("http://127.0.0.1:9102/mcp".into()),
+        ..validation
+    };
+    assert_eq!(
+        access_token::validate(
+            body["access_token"].as_str().unwrap(),
+            &jwks(&running).await,
+            &wrong_audience,
+            running.fake.shared.now()
+        ),
+        Err(access_token::TokenError::Audience)
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_verifier_and_a_reused_code_are_invalid_grants() {
+    let running = common::start(&fixture(true, "")).await;
+    let cookies = login(&running, None).await;
+    let pkce = pkce();
+    let code = authorize(&running, &cookies, "nextcloud", &pkce, None).await;
+    let (status, body) = token(
+        &running,
+        "nextcloud",
+        "nc-secret",
+        &code,
+        "not-the-verifier",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].clone()),
+        (400, json!("invalid_grant"))
+    );
+    // A failed exchange spends the code too.
+    let (status, body) = token(
+        &running,
+        "nextcloud",
+        "nc-secret",
+        &code,
+        &pkce.verifier,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].clone()),
+        (400, json!("invalid_grant"))
+    );
+
+    let code = authorize(&running, &cookies, "nextcloud", &pkce, None).await;
+    let (status, _) = token(
+        &running,
+        "nextcloud",
+        "nc-secret",
+        &code,
+        &pkce.verifier,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, body) = token(
+        &running,
+        "nextcloud",
+        "nc-secret",
+        &code,
+        &pkce.verifier,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].clone()),
+        (400, json!("invalid_grant")),
+        "codes are single use"
+    );
+
+    let code = authorize(&running, &cookies, "nextcloud", &pkce, None).await;
+    let (status, body) = token(
+        &running,
+        "nextcloud",
+        "wrong-secret",
+        &code,
+        &pkce.verifier,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].clone()),
+        (401, json!("invalid_client"))
+    );
+}
+
+#[tokio::test]
+async fn authorize_without_a_session_goes_to_the_login_page() {
+    let running = common::start(&fixture(true, "")).await;
+    let query = form(&[
+        ("response_type", "code"),
+        ("client_id", "nextcloud"),
+        ("redirect_uri", REDIRECT),
+    ]);
+    let response = running
+        .http
+        .get(running.url(&format!("/index.php/apps/oidc/authorize?{query}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 303);
+    assert!(
+        response.headers()["location"]
+            .to_str()
+            .unwrap()
+            .starts_with("/index.php/login?redirect_url=")
+    );
+    let query = form(&[
+        ("response_type", "code"),
+        ("client_id", "nextcloud"),
+        ("redirect_uri", "http://evil/"),
+    ]);
+    let response = running
+        .http
+        .get(running.url(&format!("/index.php/apps/oidc/authorize?{query}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        400,
+        "unregistered redirect URIs are refused"
+    );
+}
+
+#[tokio::test]
+async fn without_overwritehost_the_issuer_follows_the_host_header() {
+    let running = common::start(&fixture(false, "")).await;
+    let issuer = |host: &'static str| {
+        let request = running
+            .http
+            .get(running.url("/.well-known/openid-configuration"))
+            .header("Host", host);
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap()["issuer"].clone() }
+    };
+    assert_eq!(
+        issuer("nextcloud.internal").await,
+        "http://nextcloud.internal"
+    );
+    assert_eq!(issuer("localhost:8080").await, "http://localhost:8080");
+}
+
+async fn ocs_user_status(running: &Running, token: &str) -> u16 {
+    running
+        .http
+        .get(running.url("/ocs/v2.php/cloud/user?format=json"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+async fn dav_status(running: &Running, token: &str) -> u16 {
+    running
+        .http
+        .request(
+            reqwest::Method::from_bytes(b"PROPFIND").unwrap(),
+            running.url("/remote.php/dav/files/alice/"),
+        )
+        .bearer_auth(token)
+        .header("Depth", "0")
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn only_the_nextcloud_audience_token_is_accepted_with_the_audience_check() {
+    let running = common::start(&fixture(true, "")).await;
+    let nextcloud_token = access_token_for(&running, "nextcloud", "nc-secret", None).await;
+    let mcp_token = access_token_for(&running, "tamebi-mcp-nextcloud", "mcp-secret", None).await;
+    assert_eq!(ocs_user_status(&running, &nextcloud_token).await, 200);
+    assert_ne!(
+        dav_status(&running, &nextcloud_token).await,
+        401,
+        "DAV authenticates the Nextcloud token"
+    );
+    assert_eq!(
+        ocs_user_status(&running, &mcp_token).await,
+        401,
+        "an MCP token must not be passed through"
+    );
+    assert_eq!(dav_status(&running, &mcp_token).await, 401);
+    assert_eq!(ocs_user_status(&running, "garbage").await, 401);
+
+    running.fake.shared.world().user_oidc.audience_check = false;
+    assert_eq!(
+        ocs_user_status(&running, &mcp_token).await,
+        200,
+        "with the check off any audience passes"
+    );
+    assert_ne!(dav_status(&running, &mcp_token).await, 401);
+}
+
+#[tokio::test]
+async fn provider_bearer_validation_looks_tokens_up_instead() {
+    let running = common::start(&fixture(
+        false,
+        "[user_oidc]\noidc_provider_bearer_validation = true\n",
+    ))
+    .await;
+    // Minted via a Host that makes iss differ from anything user_oidc would
+    // expect: the provider's own store does not care.
+    let token = access_token_for(
+        &running,
+        "tamebi-mcp-nextcloud",
+        "mcp-secret",
+        Some("other-host:1"),
+    )
+    .await;
+    assert_eq!(ocs_user_status(&running, &token).await, 200);
+    assert_eq!(ocs_user_status(&running, "never-issued").await, 401);
+    running.fake.shared.clock.advance(901 + 60);
+    assert_eq!(
+        ocs_user_status(&running, &token).await,
+        401,
+        "expired tokens are gone from the store"
+    );
+}
+
+#[tokio::test]
+async fn an_issuer_mismatch_is_a_bare_401() {
+    let running = common::start(&fixture(false, "")).await;
+    let port = running
+        .fake
+        .base_url()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    running.fake.shared.world().user_oidc.discovery_url = Some(format!("http://localhost:{port}"));
+    // Minted through 127.0.0.1 (the client's Host), validated against the
+    // issuer user_oidc discovers through localhost: the documented bug.
+    let token = access_token_for(&running, "nextcloud", "nc-secret", None).await;
+    let response = running
+        .http
+        .get(running.url("/ocs/v2.php/cloud/user?format=json"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert!(
+        !response.text().await.unwrap().contains("iss"),
+        "the client learns nothing about why"
+    );
+    assert_eq!(dav_status(&running, &token).await, 401);
+
+    let host = format!("localhost:{port}");
+    let token = access_token_for(&running, "nextcloud", "nc-secret", Some(&host)).await;
+    assert_eq!(
+        ocs_user_status(&running, &token).await,
+        200,
+        "minted via the same host it validates"
+    );
+}
+
+#[tokio::test]
+async fn expired_tokens_are_refused_after_the_leeway() {
+    let running = common::start(&fixture(true, "")).await;
+    let token = access_token_for(&running, "nextcloud", "nc-secret", None).await;
+    running.fake.shared.clock.advance(900 + 30);
+    assert_eq!(
+        ocs_user_status(&running, &token).await,
+        200,
+        "60 s of leeway"
+    );
+    running.fake.shared.clock.advance(60);
+    assert_eq!(ocs_user_status(&running, &token).await, 401);
+}
