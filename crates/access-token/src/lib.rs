@@ -259,7 +259,8 @@ pub fn validate(
     };
     let public_key =
         jwk.and_then(Jwk::public_key).ok_or_else(|| TokenError::UnknownKey(header.kid.clone()))?;
-    let signature_bytes = URL_SAFE_NO_PAD.decode(signature_b64).map_err(|_| TokenError::Malformed)?;
+    let signature_bytes =
+        URL_SAFE_NO_PAD.decode(signature_b64).map_err(|_| TokenError::Malformed)?;
     let signature =
         Signature::try_from(signature_bytes.as_slice()).map_err(|_| TokenError::Signature)?;
     let signing_input = &token[..header_b64.len() + 1 + payload_b64.len()];

@@ -111,10 +111,7 @@ async fn set_server(State(shared): State<AppState>, Json(body): Json<Value>) -> 
             Value::Null => None,
             Value::String(text) => Some(text.clone()),
             _ => {
-                return (
-                    StatusCode::BAD_REQUEST,
-                    format!("{name} must be a string or null\n"),
-                )
+                return (StatusCode::BAD_REQUEST, format!("{name} must be a string or null\n"))
                     .into_response();
             }
         };

@@ -40,7 +40,11 @@ pub enum AuthError {
 pub const BEARER_LEEWAY_SECONDS: i64 = 60;
 
 /// Authenticates a request to `path`.
-pub fn authenticate(shared: &Shared, headers: &HeaderMap, path: &str) -> Result<Authenticated, AuthError> {
+pub fn authenticate(
+    shared: &Shared,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<Authenticated, AuthError> {
     let world = shared.world();
     if let Some(authorization) = headers.get(http::header::AUTHORIZATION) {
         let authorization = authorization.to_str().map_err(|_| AuthError::Invalid)?;
@@ -63,7 +67,8 @@ pub fn authenticate(shared: &Shared, headers: &HeaderMap, path: &str) -> Result<
 }
 
 fn basic(world: &World, value: &str) -> Result<Authenticated, AuthError> {
-    let decoded = base64::engine::general_purpose::STANDARD.decode(value).map_err(|_| AuthError::Invalid)?;
+    let decoded =
+        base64::engine::general_purpose::STANDARD.decode(value).map_err(|_| AuthError::Invalid)?;
     let decoded = String::from_utf8(decoded).map_err(|_| AuthError::Invalid)?;
     let (uid, secret) = decoded.split_once(':').ok_or(AuthError::Invalid)?;
     let user = world.users.get(uid).ok_or(AuthError::Invalid)?;
@@ -87,16 +92,21 @@ fn bearer(shared: &Shared, world: &World, token: &str) -> Result<Authenticated, 
             .discovery_url
             .as_deref()
             .and_then(|url| url::Url::parse(url).ok())
-            .and_then(|url| url.host_str().map(|host| match url.port() {
-                Some(port) => format!("{host}:{port}"),
-                None => host.to_string(),
-            }));
+            .and_then(|url| {
+                url.host_str().map(|host| match url.port() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host.to_string(),
+                })
+            });
         let discovery_host = discovery_base
             .unwrap_or_else(|| shared.base_url.trim_start_matches("http://").to_string());
         let issuer = crate::oidc::issuer(world, Some(&discovery_host), &shared.base_url);
         let validation = access_token::Validation {
             issuer,
-            audience: world.user_oidc.audience_check.then(|| world.user_oidc.provider_client_id.clone()),
+            audience: world
+                .user_oidc
+                .audience_check
+                .then(|| world.user_oidc.provider_client_id.clone()),
             require_at_jwt: false,
             leeway_seconds: BEARER_LEEWAY_SECONDS,
         };

@@ -102,10 +102,7 @@ impl Results {
 }
 
 pub fn router(shared: AppState) -> Router {
-    let state = ConverterState {
-        shared,
-        results: Arc::new(Mutex::new(Results::default())),
-    };
+    let state = ConverterState { shared, results: Arc::new(Mutex::new(Results::default())) };
     Router::new()
         .route("/converter", post(convert))
         .route("/ConvertService.ashx", post(convert))
@@ -149,18 +146,11 @@ fn respond_done(format: Format, file_url: &str) -> Response {
 }
 
 fn xml(body: String) -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/xml; charset=utf-8")],
-        body,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], body).into_response()
 }
 
 async fn convert(State(state): State<ConverterState>, headers: HeaderMap, body: Bytes) -> Response {
-    let format = match headers
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok())
-    {
+    let format = match headers.get(header::ACCEPT).and_then(|value| value.to_str().ok()) {
         Some(accept) if accept.contains("application/json") => Format::Json,
         _ => Format::Xml,
     };
@@ -210,12 +200,7 @@ async fn conversion(
             }
         }
     };
-    let text_of = |name: &str| {
-        request
-            .get(name)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
+    let text_of = |name: &str| request.get(name).and_then(Value::as_str).map(str::to_string);
     let url = text_of("url").ok_or(ErrorCode::Input)?;
     let key = text_of("key").ok_or(ErrorCode::Input)?;
     let output_type = text_of("outputtype").ok_or(ErrorCode::Input)?;
@@ -233,12 +218,8 @@ async fn conversion(
             ErrorCode::UndetectableFormat
         });
     }
-    if let Some(id) = state
-        .results
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .by_key
-        .get(&key)
+    if let Some(id) =
+        state.results.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).by_key.get(&key)
     {
         return Ok(format!("{}/cache/{id}/output.txt", shared.converter_url));
     }
@@ -266,19 +247,11 @@ async fn download(shared: &crate::Shared, url: &str) -> Result<Vec<u8>, ErrorCod
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(ErrorCode::Download);
     }
-    let mut response = shared
-        .http
-        .get(parsed)
-        .send()
-        .await
-        .map_err(|_| ErrorCode::Download)?;
+    let mut response = shared.http.get(parsed).send().await.map_err(|_| ErrorCode::Download)?;
     if !response.status().is_success() {
         return Err(ErrorCode::Download);
     }
-    if response
-        .content_length()
-        .is_some_and(|length| length as usize > DOWNLOAD_LENGTH_MAX)
-    {
+    if response.content_length().is_some_and(|length| length as usize > DOWNLOAD_LENGTH_MAX) {
         return Err(ErrorCode::SizeLimit);
     }
     let mut document = Vec::new();
@@ -295,16 +268,11 @@ async fn cached(
     State(state): State<ConverterState>,
     Path((id, _name)): Path<(String, String)>,
 ) -> Response {
-    let results = state
-        .results
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let results = state.results.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     match results.by_id.get(&id) {
-        Some(text) => (
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            text.clone(),
-        )
-            .into_response(),
+        Some(text) => {
+            ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text.clone()).into_response()
+        }
         None => (StatusCode::NOT_FOUND, "Not found\n").into_response(),
     }
 }
@@ -320,10 +288,7 @@ pub fn sign_hs256(secret: &str, payload: &Value) -> String {
     let mut mac =
         HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
     mac.update(signing_input.as_bytes());
-    format!(
-        "{signing_input}.{}",
-        URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
-    )
+    format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
 }
 
 /// Checks an HS256 JWT (header `alg` must be HS256; `exp`, when present,
@@ -373,10 +338,7 @@ mod tests {
     fn hs256_round_trips_and_rejects_tampering() {
         let payload = json!({"url": "http://x/a.md", "exp": 2_000});
         let token = sign_hs256("secret", &payload);
-        assert_eq!(
-            verify_hs256("secret", &token, 1_000).map(Value::Object),
-            Some(payload)
-        );
+        assert_eq!(verify_hs256("secret", &token, 1_000).map(Value::Object), Some(payload));
         assert!(verify_hs256("other", &token, 1_000).is_none());
         assert!(verify_hs256("secret", &token, 3_000).is_none(), "expired");
         let mut tampered = token.clone();
@@ -411,10 +373,6 @@ mod tests {
         }
         assert_eq!(results.by_id.len(), RESULTS_MAX);
         assert!(!results.by_key.contains_key("key0"));
-        assert!(
-            results
-                .by_key
-                .contains_key(&format!("key{}", RESULTS_MAX + 2))
-        );
+        assert!(results.by_key.contains_key(&format!("key{}", RESULTS_MAX + 2)));
     }
 }

@@ -97,14 +97,19 @@ async fn dav(State(shared): State<AppState>, request: Request) -> Response {
     let Ok(request) = request else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
     };
-    let rest = request.full_path.strip_prefix(DAV_ROOT).unwrap_or("").trim_start_matches('/').to_string();
+    let rest =
+        request.full_path.strip_prefix(DAV_ROOT).unwrap_or("").trim_start_matches('/').to_string();
     let (collection, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
     let below = below.to_string();
     let response = match collection {
         "files" => crate::files::handle(&shared, DavRequest { path: below, ..request }).await,
         "calendars" => crate::caldav::handle(&shared, DavRequest { path: below, ..request }).await,
-        "addressbooks" => crate::carddav::handle(&shared, DavRequest { path: below, ..request }).await,
-        "principals" => crate::caldav::handle_principals(&shared, DavRequest { path: below, ..request }).await,
+        "addressbooks" => {
+            crate::carddav::handle(&shared, DavRequest { path: below, ..request }).await
+        }
+        "principals" => {
+            crate::caldav::handle_principals(&shared, DavRequest { path: below, ..request }).await
+        }
         "" if request.method.as_str() == "SEARCH" => crate::search::handle(&shared, request).await,
         "" => crate::caldav::handle_root(&shared, request).await,
         _ => not_found(),
@@ -121,7 +126,8 @@ async fn webdav(State(shared): State<AppState>, request: Request) -> Response {
     let Ok(request) = request else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
     };
-    let rest = request.full_path.strip_prefix("/remote.php/webdav").unwrap_or("").trim_start_matches('/');
+    let rest =
+        request.full_path.strip_prefix("/remote.php/webdav").unwrap_or("").trim_start_matches('/');
     let path = format!("{}/{rest}", request.user.uid);
     let response = crate::files::handle(&shared, DavRequest { path, ..request }).await;
     after(&shared);
@@ -183,26 +189,20 @@ pub fn multistatus(body: String) -> Response {
         .into_response()
 }
 
-/// Percent-encodes one path segment the way sabre/dav writes hrefs.
+/// Percent-encodes one path segment the way sabre/dav writes hrefs
+/// (`Sabre\HTTP\encodePathSegment`): everything but `A-Za-z0-9_-.~():@`
+/// becomes `%xx`, lowercase hex, byte by byte.
 pub fn encode_segment(segment: &str) -> String {
-    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~')
-        .remove(b'(')
-        .remove(b')')
-        .remove(b'!')
-        .remove(b'$')
-        .remove(b'\'')
-        .remove(b'*')
-        .remove(b'+')
-        .remove(b',')
-        .remove(b';')
-        .remove(b'=')
-        .remove(b'@')
-        .remove(b':');
-    percent_encoding::utf8_percent_encode(segment, SEGMENT).to_string()
+    let mut encoded = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        let kept = byte.is_ascii_alphanumeric() || b"_-.~():@".contains(&byte);
+        if kept {
+            encoded.push(byte as char);
+        } else {
+            encoded.push_str(&format!("%{byte:02x}"));
+        }
+    }
+    encoded
 }
 
 /// Percent-encodes a clean relative path, segment by segment.

@@ -108,12 +108,8 @@ pub struct Permissions {
 }
 
 impl Permissions {
-    pub const NONE: Permissions = Permissions {
-        read: false,
-        edit: false,
-        manage: false,
-        share: false,
-    };
+    pub const NONE: Permissions =
+        Permissions { read: false, edit: false, manage: false, share: false };
 
     pub fn to_json(self) -> Value {
         json!({
@@ -164,10 +160,7 @@ impl Deck {
         now: i64,
         problems: &mut Vec<String>,
     ) -> Deck {
-        let mut deck = Deck {
-            next_id: 1,
-            ..Deck::default()
-        };
+        let mut deck = Deck { next_id: 1, ..Deck::default() };
         for board_fixture in &fixture.deck_boards {
             if !users.contains_key(&board_fixture.owner) {
                 problems.push(format!(
@@ -190,10 +183,7 @@ impl Deck {
                 board_fixture.color.as_deref().unwrap_or("0082c9"),
                 now,
             );
-            deck.boards
-                .get_mut(&board_id)
-                .expect("inserted")
-                .shared_with = board_fixture
+            deck.boards.get_mut(&board_id).expect("inserted").shared_with = board_fixture
                 .shared_with
                 .iter()
                 .filter(|uid| users.contains_key(*uid))
@@ -391,19 +381,9 @@ impl Deck {
     /// What `uid` may do on a board.
     pub fn permissions(&self, board: &Board, uid: &str) -> Permissions {
         if board.owner == uid {
-            Permissions {
-                read: true,
-                edit: true,
-                manage: true,
-                share: true,
-            }
+            Permissions { read: true, edit: true, manage: true, share: true }
         } else if board.shared_with.iter().any(|shared| shared == uid) {
-            Permissions {
-                read: true,
-                edit: true,
-                manage: false,
-                share: false,
-            }
+            Permissions { read: true, edit: true, manage: false, share: false }
         } else {
             Permissions::NONE
         }
@@ -463,10 +443,7 @@ impl Deck {
         uid: &str,
         wanted: fn(Permissions) -> bool,
     ) -> Result<&Label, DeckError> {
-        let label = self
-            .labels
-            .get(&id)
-            .ok_or(DeckError::NotFound("Label not found"))?;
+        let label = self.labels.get(&id).ok_or(DeckError::NotFound("Label not found"))?;
         self.board_for(label.board_id, uid, wanted)?;
         Ok(label)
     }
@@ -571,12 +548,7 @@ impl Deck {
                 })
                 .collect();
             let mut board_users = vec![user_json(&board.owner, users)];
-            board_users.extend(
-                board
-                    .shared_with
-                    .iter()
-                    .map(|shared| user_json(shared, users)),
-            );
+            board_users.extend(board.shared_with.iter().map(|shared| user_json(shared, users)));
             (labels, acl, board_users)
         } else {
             (Vec::new(), Vec::new(), Vec::new())
@@ -637,11 +609,7 @@ impl Deck {
         enriched: bool,
         now: i64,
     ) -> Value {
-        let board_id = self
-            .stacks
-            .get(&card.stack_id)
-            .map(|stack| stack.board_id)
-            .unwrap_or(0);
+        let board_id = self.stacks.get(&card.stack_id).map(|stack| stack.board_id).unwrap_or(0);
         let labels: Vec<Value> = card
             .labels
             .iter()
@@ -703,10 +671,8 @@ impl Deck {
 
 /// Deck's user object.
 pub fn user_json(uid: &str, users: &BTreeMap<String, User>) -> Value {
-    let display_name = users
-        .get(uid)
-        .map(|user| user.display_name.clone())
-        .unwrap_or(uid.to_string());
+    let display_name =
+        users.get(uid).map(|user| user.display_name.clone()).unwrap_or(uid.to_string());
     json!({ "primaryKey": uid, "uid": uid, "displayname": display_name, "type": 0 })
 }
 
@@ -756,11 +722,7 @@ pub fn parse_date(text: &str) -> Option<i64> {
 /// An md5-length hex ETag that changes with every revision.
 fn etag(kind: &str, id: u64, revision: u64) -> String {
     let digest = Sha256::digest(format!("{kind}:{id}:{revision}").as_bytes());
-    digest
-        .iter()
-        .take(16)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -814,19 +776,10 @@ assigned = ["bob"]
             deck.board_for(board_id, "carol", |p| p.read).unwrap_err(),
             DeckError::Forbidden
         );
-        assert_eq!(
-            deck.board_for(9999, "alice", |p| p.read)
-                .unwrap_err()
-                .status(),
-            404
-        );
+        assert_eq!(deck.board_for(9999, "alice", |p| p.read).unwrap_err().status(), 404);
         assert_eq!(deck.boards_of("carol", 0).len(), 0);
         assert_eq!(deck.boards_of("bob", 0).len(), 1);
-        assert_eq!(
-            deck.boards_of("bob", 1_000).len(),
-            0,
-            "If-Modified-Since filters"
-        );
+        assert_eq!(deck.boards_of("bob", 1_000).len(), 0, "If-Modified-Since filters");
     }
 
     #[test]
@@ -863,14 +816,8 @@ assigned = ["bob"]
         )
         .unwrap();
         let problems = crate::World::from_fixture(&fixture, 0).unwrap_err();
-        assert!(
-            problems.iter().any(|problem| problem.contains("carol")),
-            "{problems:?}"
-        );
-        assert!(
-            problems.iter().any(|problem| problem.contains("Nope")),
-            "{problems:?}"
-        );
+        assert!(problems.iter().any(|problem| problem.contains("carol")), "{problems:?}");
+        assert!(problems.iter().any(|problem| problem.contains("Nope")), "{problems:?}");
     }
 
     #[test]

@@ -1,11 +1,217 @@
-//! WebDAV on `/remote.php/dav/files/{uid}/`: PROPFIND, PROPPATCH, GET (with
-//! Range), HEAD, PUT, MKCOL, MOVE, COPY, DELETE, OPTIONS.
+//! WebDAV on `/remote.php/dav/files/{uid}/` (and the legacy
+//! `/remote.php/webdav/`): PROPFIND, PROPPATCH, GET (with Range), HEAD, PUT,
+//! MKCOL, MOVE, COPY, DELETE, OPTIONS — answered the way Nextcloud's sabre/dav
+//! server answers them, statuses, headers and error bodies included.
+//!
+//! Every request resolves its path through [`crate::storage::Storage`], so
+//! what a user sees here is exactly what SEARCH and OCS see. A path in another
+//! user's tree is a 404, never a 403: nobody learns that it exists.
+
+// Handlers return the refusal itself (a ready HTTP response) as their error:
+// it is built once per request, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+pub(crate) mod properties;
+mod propfind;
+mod transfer;
+mod tree;
 
 use crate::Shared;
-use crate::dav::DavRequest;
-use axum::response::Response;
+use crate::dav::{self, DavRequest};
+use crate::storage::{self, StorageError};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode};
+
+/// The DAV compliance classes and extensions Nextcloud advertises in `DAV:`
+/// (one sabre server serves all of `/remote.php/dav`, so files and calendars
+/// share the list).
+pub const DAV_FEATURES: &str = "1, 3, extended-mkcol, access-control, \
+calendarserver-principal-property-search, calendar-access, calendar-proxy, \
+calendar-auto-schedule, calendar-availability, nc-calendar-trashbin, \
+nc-calendar-webcal-cache, calendarserver-subscribed, oc-resource-sharing, \
+oc-calendar-publishing, calendarserver-sharing, nc-calendar-search, \
+nc-enable-birthday-calendar, addressbook, nextcloud-checksum-update, nc-paginate";
+
+/// What a files request is about: a clean path in the caller's files and
+/// the href prefix its responses use.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub uid: String,
+    /// Clean, decoded, relative to the user's files root ("" = the root).
+    pub path: String,
+    /// `/remote.php/dav/files/alice/` or `/remote.php/webdav/`, with the
+    /// trailing slash.
+    pub href_base: String,
+}
+
+impl Target {
+    /// The href of a path in the caller's files (folders end with a slash).
+    pub fn href(&self, path: &str, is_folder: bool) -> String {
+        href(&self.href_base, path, is_folder)
+    }
+}
+
+/// Joins an href base and a clean path, percent-encoding it as sabre does.
+pub(crate) fn href(base: &str, path: &str, is_folder: bool) -> String {
+    let mut href = base.to_string();
+    if !path.is_empty() {
+        href.push_str(&dav::encode_path(path));
+        if is_folder {
+            href.push('/');
+        }
+    }
+    href
+}
+
+/// The href prefix of a user's files in `/remote.php/dav`.
+pub(crate) fn files_href_base(uid: &str) -> String {
+    format!("{}/files/{}/", dav::DAV_ROOT, dav::encode_segment(uid))
+}
 
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
-    let _ = (shared, request);
-    crate::dav::not_found()
+    let target = match parse_target(&request) {
+        Ok(target) => target,
+        Err(response) => return response,
+    };
+    match request.method.as_str() {
+        "OPTIONS" => options(shared, &request, &target),
+        "PROPFIND" => propfind::propfind(shared, &request, &target),
+        "PROPPATCH" => propfind::proppatch(shared, &request, &target),
+        "GET" => transfer::get(shared, &request, &target, false),
+        "HEAD" => transfer::get(shared, &request, &target, true),
+        "PUT" => transfer::put(shared, &request, &target),
+        "MKCOL" => tree::mkcol(shared, &request, &target),
+        "DELETE" => tree::delete(shared, &request, &target),
+        "MOVE" => tree::move_or_copy(shared, &request, &target, tree::Operation::Move),
+        "COPY" => tree::move_or_copy(shared, &request, &target, tree::Operation::Copy),
+        "REPORT" => report(&request),
+        other => not_implemented(other),
+    }
+}
+
+/// Splits `alice/Documents/a%20b.md` into the uid and a clean path, refusing
+/// traversal (400) and another user's tree (404).
+fn parse_target(request: &DavRequest) -> Result<Target, Response> {
+    let legacy = request.full_path.starts_with("/remote.php/webdav");
+    let clean = storage::parse_dav_path(&request.path).map_err(|_| bad_request("Invalid path"))?;
+    let (uid, path) = clean.split_once('/').unwrap_or((clean.as_str(), ""));
+    if uid.is_empty() || uid != request.user.uid {
+        return Err(not_found_path(&clean));
+    }
+    let href_base = if legacy { "/remote.php/webdav/".to_string() } else { files_href_base(uid) };
+    Ok(Target { uid: uid.to_string(), path: path.to_string(), href_base })
+}
+
+fn options(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+    let exists = {
+        let world = shared.world();
+        let Some(user) = world.user(&request.user.uid) else { return dav::not_found() };
+        world.storage.resolve(user.viewer(), &target.path).is_ok()
+    };
+    let mut allow =
+        String::from("OPTIONS, GET, HEAD, DELETE, PROPFIND, PUT, PROPPATCH, COPY, MOVE, REPORT");
+    // sabre allows MKCOL only where nothing exists yet.
+    if !exists {
+        allow.push_str(", MKCOL");
+    }
+    let mut headers = HeaderMap::new();
+    insert(&mut headers, "allow", &allow);
+    insert(&mut headers, "dav", DAV_FEATURES);
+    insert(&mut headers, "ms-author-via", "DAV");
+    insert(&mut headers, "accept-ranges", "bytes");
+    (StatusCode::OK, headers, "").into_response()
+}
+
+/// sabre parses the body and then finds no plugin for the report; Nextcloud's
+/// files REPORTs (oc:filter-files, sync-collection) are not simulated.
+fn report(request: &DavRequest) -> Response {
+    match crate::xml::parse(&request.body) {
+        Err(error) => bad_request(&error.to_string()),
+        Ok(root) => dav::xml_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Sabre\\DAV\\Exception\\ReportNotSupported",
+            &format!("The {{{}}}{} REPORT is not supported by this server", root.ns, root.local),
+        ),
+    }
+}
+
+// ---- shared helpers for the method modules -------------------------------
+
+/// Nextcloud's `oc:id` and `OC-FileId`: the file id zero-padded to eight
+/// digits followed by the instance id.
+pub(crate) fn padded_file_id(fileid: storage::FileId, instance_id: &str) -> String {
+    format!("{fileid:08}{instance_id}")
+}
+
+pub(crate) fn quoted(etag: &str) -> String {
+    format!("\"{etag}\"")
+}
+
+pub(crate) fn insert(headers: &mut HeaderMap, name: &'static str, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        headers.insert(name, value);
+    }
+}
+
+pub(crate) fn bad_request(message: &str) -> Response {
+    dav::xml_error(StatusCode::BAD_REQUEST, "Sabre\\DAV\\Exception\\BadRequest", message)
+}
+
+pub(crate) fn forbidden(message: &str) -> Response {
+    dav::xml_error(StatusCode::FORBIDDEN, "Sabre\\DAV\\Exception\\Forbidden", message)
+}
+
+pub(crate) fn conflict(message: &str) -> Response {
+    dav::xml_error(StatusCode::CONFLICT, "Sabre\\DAV\\Exception\\Conflict", message)
+}
+
+pub(crate) fn precondition_failed(message: &str) -> Response {
+    dav::xml_error(
+        StatusCode::PRECONDITION_FAILED,
+        "Sabre\\DAV\\Exception\\PreconditionFailed",
+        message,
+    )
+}
+
+pub(crate) fn not_found_path(path: &str) -> Response {
+    dav::xml_error(
+        StatusCode::NOT_FOUND,
+        "Sabre\\DAV\\Exception\\NotFound",
+        &format!("File with name {path} could not be located"),
+    )
+}
+
+pub(crate) fn not_implemented(method: &str) -> Response {
+    dav::xml_error(
+        StatusCode::NOT_IMPLEMENTED,
+        "Sabre\\DAV\\Exception\\NotImplemented",
+        &format!(
+            "There was no plugin in the system that was willing to handle this {method} method."
+        ),
+    )
+}
+
+/// The sabre exception a storage refusal becomes.
+pub(crate) fn storage_error(error: StorageError, path: &str) -> Response {
+    match error {
+        StorageError::NotFound => not_found_path(path),
+        StorageError::ParentMissing => conflict("Parent node does not exist"),
+        StorageError::Forbidden => forbidden(&format!("{path} is not writable")),
+        StorageError::AlreadyExists => dav::xml_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Sabre\\DAV\\Exception\\MethodNotAllowed",
+            "The resource you tried to create already exists",
+        ),
+        StorageError::DestinationExists => precondition_failed(
+            "The destination node already exists, and the overwrite header is set to false",
+        ),
+        StorageError::BadPath => bad_request("Invalid path"),
+        StorageError::NotAFile => conflict("PUT is not allowed on non-files."),
+        StorageError::SameSourceAndDestination => {
+            forbidden("Source and destination uri are identical.")
+        }
+        StorageError::IntoItself => {
+            conflict("The destination may not be part of the same subtree as the source path.")
+        }
+    }
 }

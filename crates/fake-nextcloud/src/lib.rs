@@ -200,7 +200,11 @@ pub fn router(shared: AppState) -> Router {
 }
 
 /// Latency and injected statuses from [`faults::Faults::routes`].
-async fn apply_route_faults(State(shared): State<AppState>, request: Request, next: Next) -> Response {
+async fn apply_route_faults(
+    State(shared): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let path = request.uri().path().to_string();
     if path.starts_with(admin::PREFIX) {
         return next.run(request).await;
@@ -210,7 +214,8 @@ async fn apply_route_faults(State(shared): State<AppState>, request: Request, ne
         tokio::time::sleep(std::time::Duration::from_millis(verdict.latency_ms)).await;
     }
     if let Some(status) = verdict.status {
-        let status = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        let status =
+            http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
         return (status, "Injected fault\n").into_response();
     }
     next.run(request).await

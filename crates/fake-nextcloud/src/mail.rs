@@ -34,7 +34,11 @@ pub struct Mail {
 }
 
 impl Mail {
-    pub fn from_fixture(fixture: &Fixture, users: &BTreeMap<String, User>, problems: &mut Vec<String>) -> Mail {
+    pub fn from_fixture(
+        fixture: &Fixture,
+        users: &BTreeMap<String, User>,
+        problems: &mut Vec<String>,
+    ) -> Mail {
         let mut mail = Mail::default();
         for account in &fixture.mail_accounts {
             let Some(user) = users.get(&account.owner) else {

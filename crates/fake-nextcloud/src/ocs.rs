@@ -132,11 +132,7 @@ impl Ocs {
     ) -> Response {
         let (http_status, meta) = match self.version {
             Version::V1 => {
-                let http_status = if status == code::UNAUTHORISED {
-                    401
-                } else {
-                    200
-                };
+                let http_status = if status == code::UNAUTHORISED { 401 } else { 200 };
                 let ocs_status = if status == 200 { 100 } else { status };
                 let ok = ocs_status == 100;
                 let meta = vec![
@@ -201,10 +197,7 @@ impl Ocs {
 }
 
 fn format_from_accept(headers: &HeaderMap) -> Format {
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("");
+    let accept = headers.get(header::ACCEPT).and_then(|value| value.to_str().ok()).unwrap_or("");
     for entry in accept.split(',') {
         let entry = entry.trim().to_ascii_lowercase();
         match entry.strip_prefix("application/") {
@@ -239,14 +232,8 @@ pub fn to_xml(value: &Value) -> String {
 fn write_xml_element(out: &mut String, name: &str, value: &Value, depth: usize) {
     let indent = " ".repeat(depth);
     let children: Vec<(String, &Value)> = match value {
-        Value::Object(map) => map
-            .iter()
-            .map(|(key, child)| (key.clone(), child))
-            .collect(),
-        Value::Array(items) => items
-            .iter()
-            .map(|child| ("element".to_string(), child))
-            .collect(),
+        Value::Object(map) => map.iter().map(|(key, child)| (key.clone(), child)).collect(),
+        Value::Array(items) => items.iter().map(|child| ("element".to_string(), child)).collect(),
         _ => Vec::new(),
     };
     match value {
@@ -266,10 +253,9 @@ fn write_xml_element(out: &mut String, name: &str, value: &Value, depth: usize) 
         Value::String(text) if text.is_empty() => {
             out.push_str(&format!("{indent}<{name}></{name}>\n"))
         }
-        Value::String(text) => out.push_str(&format!(
-            "{indent}<{name}>{}</{name}>\n",
-            crate::xml::escape(text)
-        )),
+        Value::String(text) => {
+            out.push_str(&format!("{indent}<{name}>{}</{name}>\n", crate::xml::escape(text)))
+        }
     }
 }
 
@@ -361,36 +347,23 @@ pub async fn begin(
         .map_err(|_| ocs.error(400, "The request body is too large"))?;
     let params = parameters(parts.uri.query(), &parts.headers, &body)
         .map_err(|message| ocs.error(400, &message))?;
-    Ok(OcsCall {
-        ocs,
-        user,
-        params,
-        path,
-        headers: parts.headers,
-    })
+    Ok(OcsCall { ocs, user, params, path, headers: parts.headers })
 }
 
 /// Members of the group "admin" are Nextcloud administrators.
 pub fn is_admin(shared: &Shared, uid: &str) -> bool {
-    shared
-        .world()
-        .user(uid)
-        .is_some_and(|user| user.groups.contains("admin"))
+    shared.world().user(uid).is_some_and(|user| user.groups.contains("admin"))
 }
 
 /// `SecurityMiddleware`'s rule for OCS controllers.
 pub(crate) fn passes_csrf(shared: &Shared, headers: &HeaderMap, user: &Authenticated) -> bool {
-    let ocs_header = headers
-        .get("ocs-apirequest")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("");
+    let ocs_header =
+        headers.get("ocs-apirequest").and_then(|value| value.to_str().ok()).unwrap_or("");
     if !ocs_header.is_empty() || user.method == AuthMethod::Bearer {
         return true;
     }
     if user.method == AuthMethod::Session {
-        let token = headers
-            .get("requesttoken")
-            .and_then(|value| value.to_str().ok());
+        let token = headers.get("requesttoken").and_then(|value| value.to_str().ok());
         let world = shared.world();
         let session = crate::oidc::session_from_headers(&world, headers);
         return matches!((session, token), (Some(session), Some(token)) if session.request_token == token);
@@ -424,10 +397,8 @@ pub(crate) fn parameters(
     if body.is_empty() {
         return Ok(params);
     }
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or("");
+    let content_type =
+        headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
     if content_type.contains("json") {
         match serde_json::from_slice::<Value>(body) {
             Ok(Value::Object(map)) => params.extend(map),
@@ -477,9 +448,7 @@ async fn capabilities(
 
 /// `data.version` as `OC_Util::getVersion()` fills it.
 pub fn version_object(version: &str) -> Value {
-    let mut numbers = version
-        .split('.')
-        .map(|part| part.parse::<u64>().unwrap_or(0));
+    let mut numbers = version.split('.').map(|part| part.parse::<u64>().unwrap_or(0));
     let major = numbers.next().unwrap_or(0);
     let minor = numbers.next().unwrap_or(0);
     let micro = numbers.next().unwrap_or(0);
@@ -602,11 +571,8 @@ async fn user(
 fn user_data(shared: &Shared, uid: &str) -> Option<Value> {
     let world = shared.world();
     let user = world.user(uid)?;
-    let used = world
-        .storage
-        .node_at(uid, "")
-        .map(|root| world.storage.size(root) as i64)
-        .unwrap_or(0);
+    let used =
+        world.storage.node_at(uid, "").map(|root| world.storage.size(root) as i64).unwrap_or(0);
     let quota = match user.quota_bytes {
         Some(total) => json!({
             "free": (total - used).max(0),
@@ -668,9 +634,7 @@ mod tests {
 
     async fn body_of(response: Response) -> (u16, String) {
         let status = response.status().as_u16();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
         (status, String::from_utf8(bytes.to_vec()).unwrap())
     }
 
@@ -728,28 +692,12 @@ mod tests {
     #[test]
     fn format_comes_from_the_parameter_then_the_accept_header() {
         let mut headers = HeaderMap::new();
+        assert_eq!(Ocs::new("v1.php", None, &headers).unwrap().format, Format::Xml);
+        headers.insert(header::ACCEPT, "text/html, application/json".parse().unwrap());
+        assert_eq!(Ocs::new("v1.php", None, &headers).unwrap().format, Format::Json);
+        assert_eq!(Ocs::new("v2.php", Some("format=xml"), &headers).unwrap().format, Format::Xml);
         assert_eq!(
-            Ocs::new("v1.php", None, &headers).unwrap().format,
-            Format::Xml
-        );
-        headers.insert(
-            header::ACCEPT,
-            "text/html, application/json".parse().unwrap(),
-        );
-        assert_eq!(
-            Ocs::new("v1.php", None, &headers).unwrap().format,
-            Format::Json
-        );
-        assert_eq!(
-            Ocs::new("v2.php", Some("format=xml"), &headers)
-                .unwrap()
-                .format,
-            Format::Xml
-        );
-        assert_eq!(
-            Ocs::new("v2.php", Some("format=json"), &HeaderMap::new())
-                .unwrap()
-                .format,
+            Ocs::new("v2.php", Some("format=json"), &HeaderMap::new()).unwrap().format,
             Format::Json
         );
         assert!(Ocs::new("v3.php", None, &headers).is_none());
@@ -757,9 +705,6 @@ mod tests {
 
     #[test]
     fn json_escapes_tags_like_php() {
-        assert_eq!(
-            json_hex_tag(&json!({"a": "<b>"})),
-            r#"{"a":"\u003Cb\u003E"}"#
-        );
+        assert_eq!(json_hex_tag(&json!({"a": "<b>"})), r#"{"a":"\u003Cb\u003E"}"#);
     }
 }

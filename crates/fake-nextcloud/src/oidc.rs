@@ -171,7 +171,9 @@ fn cookies(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
 /// Host: `overwritehost` wins unless the fault unsets it.
 pub fn issuer(world: &World, host: Option<&str>, base_url: &str) -> String {
     match (&world.server.overwritehost, world.faults.overwritehost_unset) {
-        (Some(overwritehost), false) => format!("{}://{overwritehost}", world.server.overwriteprotocol),
+        (Some(overwritehost), false) => {
+            format!("{}://{overwritehost}", world.server.overwriteprotocol)
+        }
         _ => match host {
             Some(host) => format!("http://{host}"),
             None => base_url.to_string(),
@@ -250,7 +252,8 @@ async fn authorize(
 ) -> Response {
     let now = shared.now();
     let mut world = shared.world();
-    let Some(client) = query.client_id.as_deref().and_then(|id| world.oidc.client(id)).cloned() else {
+    let Some(client) = query.client_id.as_deref().and_then(|id| world.oidc.client(id)).cloned()
+    else {
         return (StatusCode::BAD_REQUEST, "Your client is not authorized to connect. Please inform the administrator of your client.").into_response();
     };
     let redirect_uri = query.redirect_uri.clone().unwrap_or_default();
@@ -322,50 +325,80 @@ fn token_error(status: StatusCode, error: &str, description: &str) -> Response {
         .into_response()
 }
 
-async fn token(State(shared): State<AppState>, headers: HeaderMap, Form(form): Form<TokenForm>) -> Response {
+async fn token(
+    State(shared): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<TokenForm>,
+) -> Response {
     let now = shared.now();
     let mut world = shared.world();
     if form.grant_type.as_deref() != Some("authorization_code") {
-        return token_error(StatusCode::BAD_REQUEST, "unsupported_grant_type", "Only the authorization_code grant is supported.");
+        return token_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            "Only the authorization_code grant is supported.",
+        );
     }
     // Client authentication: HTTP Basic or form fields.
     let (client_id, client_secret) = match basic_credentials(&headers) {
         Some(credentials) => credentials,
-        None => (form.client_id.clone().unwrap_or_default(), form.client_secret.clone().unwrap_or_default()),
+        None => (
+            form.client_id.clone().unwrap_or_default(),
+            form.client_secret.clone().unwrap_or_default(),
+        ),
     };
     let Some(client) = world.oidc.client(&client_id).cloned() else {
         return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "The client is not known.");
     };
     if client.client_secret != client_secret {
-        return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "The client secret is wrong.");
+        return token_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "The client secret is wrong.",
+        );
     }
     let Some(code) = form.code.as_deref().and_then(|code| world.oidc.codes.remove(code)) else {
-        return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "The authorization code is not valid.");
+        return token_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_grant",
+            "The authorization code is not valid.",
+        );
     };
     if code.client_id != client.client_id
         || form.redirect_uri.as_deref().is_some_and(|uri| uri != code.redirect_uri)
         || now - code.created > CODE_LIFETIME_SECONDS
     {
-        return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "The authorization code is not valid.");
+        return token_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_grant",
+            "The authorization code is not valid.",
+        );
     }
     if let Some(challenge) = &code.code_challenge {
         let verifier = form.code_verifier.as_deref().unwrap_or("");
         let computed = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         if &computed != challenge {
-            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "The code verifier does not match.");
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "The code verifier does not match.",
+            );
         }
     }
     let Some(user) = world.users.get(&code.uid).cloned() else {
         return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "The user no longer exists.");
     };
     let issuer = request_base(&shared, &world, &headers);
-    let lifetime = world.faults.token_lifetime_seconds.unwrap_or(world.server.token_lifetime_seconds);
+    let lifetime =
+        world.faults.token_lifetime_seconds.unwrap_or(world.server.token_lifetime_seconds);
     let expires = now + lifetime;
     let access_token = if client.jwt_tokens {
         let claims = access_token::Claims {
             iss: issuer.clone(),
             sub: user.uid.clone(),
-            aud: access_token::Audience::One(client.resource_url.clone().unwrap_or(client.client_id.clone())),
+            aud: access_token::Audience::One(
+                client.resource_url.clone().unwrap_or(client.client_id.clone()),
+            ),
             exp: expires,
             iat: now,
             nbf: None,
@@ -379,7 +412,10 @@ async fn token(State(shared): State<AppState>, headers: HeaderMap, Form(form): F
     } else {
         random_token(72)
     };
-    world.oidc.issued.insert(token_hash(&access_token), IssuedToken { uid: user.uid.clone(), expires });
+    world
+        .oidc
+        .issued
+        .insert(token_hash(&access_token), IssuedToken { uid: user.uid.clone(), expires });
     let mut id_claims = json!({
         "iss": issuer,
         "sub": user.uid,
@@ -420,8 +456,13 @@ async fn userinfo(State(shared): State<AppState>, headers: HeaderMap) -> Respons
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
         .unwrap_or("");
-    let Some(user) = world.oidc.lookup_access_token(token, now).and_then(|uid| world.users.get(&uid)) else {
-        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer error=\"invalid_token\"")])
+    let Some(user) =
+        world.oidc.lookup_access_token(token, now).and_then(|uid| world.users.get(&uid))
+    else {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer error=\"invalid_token\"")],
+        )
             .into_response();
     };
     let mut body = json!({
@@ -475,7 +516,10 @@ async fn login(State(shared): State<AppState>, Form(form): Form<LoginForm>) -> R
     let mut world = shared.world();
     let valid = world.users.get(&form.user).is_some_and(|user| user.password == form.password);
     if !valid {
-        return (StatusCode::SEE_OTHER, [(header::LOCATION, "/index.php/login?direct=1&user=".to_string() + &form.user)])
+        return (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, "/index.php/login?direct=1&user=".to_string() + &form.user)],
+        )
             .into_response();
     }
     let session_id = world.oidc.create_session(&form.user, now);
@@ -515,7 +559,9 @@ fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
     let (id, secret) = decoded.split_once(':')?;
     // RFC 6749 §2.3.1: both parts are form-urlencoded.
     let decode = |part: &str| {
-        percent_encoding::percent_decode_str(&part.replace('+', " ")).decode_utf8_lossy().into_owned()
+        percent_encoding::percent_decode_str(&part.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
     };
     Some((decode(id), decode(secret)))
 }

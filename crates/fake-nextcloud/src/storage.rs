@@ -22,6 +22,9 @@ pub mod permission {
     pub const ALL: u8 = 31;
     /// A shared file cannot grant create or delete (Nextcloud masks them).
     pub const FILE_MASK: u8 = READ | UPDATE | SHARE;
+    /// No file can be created in; a file inside a shared folder keeps the
+    /// folder share's delete bit.
+    pub const FILE_IN_FOLDER_MASK: u8 = READ | UPDATE | DELETE | SHARE;
 }
 
 /// A namespaced property name, as stored for PROPPATCH.
@@ -38,7 +41,9 @@ pub struct Node {
     pub mtime: i64,
     pub ctime: i64,
     pub etag: String,
-    pub favorite: bool,
+    /// Users who marked this node as a favorite: favorites are per user in
+    /// Nextcloud (a tag of the user), not a property of the file.
+    pub favorited_by: BTreeSet<String>,
     /// Dead properties set by PROPPATCH, value as raw XML.
     pub dead_properties: BTreeMap<PropertyName, String>,
 }
@@ -122,7 +127,16 @@ impl Entry<'_> {
         self.permissions & bit == bit
     }
 
+    /// Whether `uid` marked this node as a favorite.
+    pub fn is_favorite_of(&self, uid: &str) -> bool {
+        self.node.favorited_by.contains(uid)
+    }
+
     /// Nextcloud's `oc:permissions` letters (DavUtil::getDavPermissions).
+    ///
+    /// `M` (mounted) is for external storages and group folders only:
+    /// `FileInfo::isMounted` is false for the home and for shares, so no
+    /// node of this model ever carries it.
     pub fn dav_permissions(&self) -> String {
         let mut letters = String::new();
         if self.share.is_some() {
@@ -130,9 +144,6 @@ impl Entry<'_> {
         }
         if self.can(permission::SHARE) {
             letters.push('R');
-        }
-        if self.share.is_some() {
-            letters.push('M');
         }
         if self.can(permission::READ) {
             letters.push('G');
@@ -152,6 +163,20 @@ impl Entry<'_> {
         }
         letters
     }
+}
+
+/// What a folder looks like to one viewer once the shares mounted below it
+/// are counted in (Nextcloud's `FileInfo` with its sub-mounts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Unquoted etag. A folder with mounts below it combines its own etag
+    /// with theirs, so a change inside a share changes the recipient's
+    /// ancestors' etags too (what sync clients poll for).
+    pub etag: String,
+    /// Bytes, mounts below included.
+    pub size: u64,
+    /// Unix seconds, the newest of the folder and the mounts below it.
+    pub mtime: i64,
 }
 
 /// What a storage operation refused, mapped to HTTP statuses by the DAV layer.
@@ -195,7 +220,9 @@ pub enum FileEventKind {
     Written,
     Deleted,
     /// The path before the rename, in the same form as `path`.
-    Renamed { source_path: String },
+    Renamed {
+        source_path: String,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -261,11 +288,7 @@ fn strip_under<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
         return Some(path);
     }
     let rest = path.strip_prefix(prefix)?;
-    if rest.is_empty() {
-        Some("")
-    } else {
-        rest.strip_prefix('/')
-    }
+    if rest.is_empty() { Some("") } else { rest.strip_prefix('/') }
 }
 
 /// Nextcloud's mimetype for a file name, by extension.
@@ -281,9 +304,7 @@ pub fn mime_for(name: &str) -> &'static str {
         Some("pdf") => "application/pdf",
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        Some("pptx") => {
-            "application/vnd.openxmlformats-officedocument.presentationml.presentation"
-        }
+        Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         Some("odt") => "application/vnd.oasis.opendocument.text",
         Some("ods") => "application/vnd.oasis.opendocument.spreadsheet",
         Some("odp") => "application/vnd.oasis.opendocument.presentation",
@@ -337,19 +358,26 @@ impl Storage {
         let (parent, name) = parent_and_name(path);
         self.ensure_folder(owner, parent, mtime);
         let mime = mime.unwrap_or_else(|| mime_for(name)).to_string();
-        let id = self.insert_node(
-            owner,
-            path,
-            NodeKind::File { content: content.into(), mime },
-            mtime,
-        );
+        let id =
+            self.insert_node(owner, path, NodeKind::File { content: content.into(), mime }, mtime);
         self.events.clear();
         id
     }
 
+    /// Marks a node as a favorite of its owner (fixtures).
     pub fn set_favorite(&mut self, id: FileId, favorite: bool) {
+        let Some(owner) = self.nodes.get(&id).map(|node| node.owner.clone()) else { return };
+        self.set_favorite_for(&owner, id, favorite);
+    }
+
+    /// Marks or unmarks a node as one user's favorite.
+    pub fn set_favorite_for(&mut self, uid: &str, id: FileId, favorite: bool) {
         if let Some(node) = self.nodes.get_mut(&id) {
-            node.favorite = favorite;
+            if favorite {
+                node.favorited_by.insert(uid.to_string());
+            } else {
+                node.favorited_by.remove(uid);
+            }
         }
     }
 
@@ -389,11 +417,16 @@ impl Storage {
     }
 
     /// What `path` (clean, relative) means to the viewer.
-    pub fn resolve<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Entry<'s>, StorageError> {
+    pub fn resolve<'s>(
+        &'s self,
+        viewer: Viewer<'_>,
+        path: &str,
+    ) -> Result<Entry<'s>, StorageError> {
         for share in self.mounts(viewer) {
             let Some(rest) = strip_under(path, &share.target) else { continue };
             let Some(root) = self.nodes.get(&share.node) else { continue };
-            let owner_path = if rest.is_empty() { root.path.clone() } else { join(&root.path, rest) };
+            let owner_path =
+                if rest.is_empty() { root.path.clone() } else { join(&root.path, rest) };
             let node = self.node_at(&root.owner, &owner_path).ok_or(StorageError::NotFound)?;
             return Ok(Entry {
                 path: path.to_string(),
@@ -416,8 +449,10 @@ impl Storage {
     fn share_permissions(share: &Share, node: &Node) -> u8 {
         if node.is_folder() {
             share.permissions
-        } else {
+        } else if node.id == share.node {
             share.permissions & permission::FILE_MASK
+        } else {
+            share.permissions & permission::FILE_IN_FOLDER_MASK
         }
     }
 
@@ -458,12 +493,9 @@ impl Storage {
         let mut entries = Vec::new();
         let start = (owner.clone(), owner_prefix.clone());
         // Strings sharing a prefix are contiguous in sort order.
-        let descendants = self
-            .by_path
-            .range(start..)
-            .take_while(|((node_owner, node_path), _)| {
-                node_owner == &owner && node_path.starts_with(owner_prefix.as_str())
-            });
+        let descendants = self.by_path.range(start..).take_while(|((node_owner, node_path), _)| {
+            node_owner == &owner && node_path.starts_with(owner_prefix.as_str())
+        });
         for ((_, node_path), id) in descendants {
             let Some(rest) = strip_under(node_path, &owner_prefix) else { continue };
             if rest.is_empty() || rest.contains('/') {
@@ -485,19 +517,27 @@ impl Storage {
         if folder.share.is_none() {
             for share in self.mounts(viewer) {
                 let (parent, _) = parent_and_name(&share.target);
-                if parent == path {
-                    if let Ok(entry) = self.resolve(viewer, &share.target) {
-                        entries.push(entry);
-                    }
+                if parent == path
+                    && let Ok(entry) = self.resolve(viewer, &share.target)
+                {
+                    // A mount shadows an own node at the same path, as
+                    // `resolve` does: one path, one meaning.
+                    entries.retain(|existing| existing.path != entry.path);
+                    entries.push(entry);
                 }
             }
         }
         entries.sort_by(|a, b| a.path.cmp(&b.path));
+        entries.dedup_by(|a, b| a.path == b.path);
         Ok(entries)
     }
 
-    /// Every entry at or below `path`, depth first, the folder itself first.
-    pub fn walk<'s>(&'s self, viewer: Viewer<'_>, path: &str) -> Result<Vec<Entry<'s>>, StorageError> {
+    /// Every entry at or below `path`, breadth first, the folder itself first.
+    pub fn walk<'s>(
+        &'s self,
+        viewer: Viewer<'_>,
+        path: &str,
+    ) -> Result<Vec<Entry<'s>>, StorageError> {
         let root = self.resolve(viewer, path)?;
         let mut out = vec![root];
         let mut index = 0;
@@ -518,11 +558,47 @@ impl Storage {
             NodeKind::Folder => self
                 .by_path
                 .range((node.owner.clone(), node.path.clone())..)
-                .take_while(|((owner, path), _)| owner == &node.owner && path.starts_with(node.path.as_str()))
+                .take_while(|((owner, path), _)| {
+                    owner == &node.owner && path.starts_with(node.path.as_str())
+                })
                 .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
                 .filter_map(|(_, id)| self.nodes[id].content().map(|content| content.len() as u64))
                 .sum(),
         }
+    }
+
+    /// Etag, size and mtime of an entry as its viewer sees them.
+    pub fn summary(&self, viewer: Viewer<'_>, entry: &Entry<'_>) -> Summary {
+        let node = entry.node;
+        let mut summary =
+            Summary { etag: node.etag.clone(), size: self.size(node), mtime: node.mtime };
+        // Only the viewer's own folders have mounts below them: nothing is
+        // ever mounted inside a share.
+        if !node.is_folder() || entry.share.is_some() {
+            return summary;
+        }
+        let mut child_etags = Vec::new();
+        for share in self.mounts(viewer) {
+            let Some(rest) = strip_under(&share.target, &entry.path) else { continue };
+            if rest.is_empty() {
+                continue;
+            }
+            let Some(root) = self.nodes.get(&share.node) else { continue };
+            summary.size += self.size(root);
+            summary.mtime = summary.mtime.max(root.mtime);
+            child_etags.push(format!(
+                "{rest}/{}{}",
+                root.etag,
+                Self::share_permissions(share, root)
+            ));
+        }
+        if !child_etags.is_empty() {
+            use sha2::Digest as _;
+            let combined = format!("{}::{}", node.etag, child_etags.join("::"));
+            let digest = sha2::Sha256::digest(combined.as_bytes());
+            summary.etag = digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect();
+        }
+        summary
     }
 
     /// Share types the owner has created on this node (for `oc:share-types`).
@@ -593,7 +669,12 @@ impl Storage {
     }
 
     /// MKCOL.
-    pub fn mkcol(&mut self, viewer: Viewer<'_>, path: &str, now: i64) -> Result<FileId, StorageError> {
+    pub fn mkcol(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        now: i64,
+    ) -> Result<FileId, StorageError> {
         if path.is_empty() || self.resolve(viewer, path).is_ok() {
             return Err(StorageError::AlreadyExists);
         }
@@ -659,7 +740,8 @@ impl Storage {
             // Renaming a received share moves its mount point.
             let share_id = entry.share.expect("mount root has a share").id;
             let (parent_path, _) = parent_and_name(destination);
-            let parent = self.resolve(viewer, parent_path).map_err(|_| StorageError::ParentMissing)?;
+            let parent =
+                self.resolve(viewer, parent_path).map_err(|_| StorageError::ParentMissing)?;
             if parent.share.is_some() || !parent.node.is_folder() {
                 return Err(StorageError::Forbidden);
             }
@@ -667,7 +749,12 @@ impl Storage {
             self.shares.get_mut(&share_id).expect("share").target = destination.to_string();
             return Ok((id, !existed));
         }
-        if !entry.can(permission::UPDATE) && !entry.can(permission::DELETE) {
+        // As FilesPlugin::checkMove: a rename in place needs update, a move
+        // to another folder needs delete on the source.
+        let same_folder = parent_and_name(source).0 == parent_and_name(destination).0;
+        let allowed =
+            if same_folder { entry.can(permission::UPDATE) } else { entry.can(permission::DELETE) };
+        if !allowed {
             return Err(StorageError::Forbidden);
         }
         let is_folder = entry.node.is_folder();
@@ -675,10 +762,13 @@ impl Storage {
         // Check the destination parent before touching anything.
         self.writable_folder(viewer, dest_parent_path)?;
         let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-        let (dest_owner, dest_parent_owner_path) = self.writable_folder(viewer, dest_parent_path)?;
+        let (dest_owner, dest_parent_owner_path) =
+            self.writable_folder(viewer, dest_parent_path)?;
         let dest_owner_path = join(&dest_parent_owner_path, dest_name);
         let old_parent = parent_and_name(source).0.to_string();
         self.relocate_subtree(id, &dest_owner, &dest_owner_path);
+        // Nextcloud derives the mimetype from the name again on rename.
+        self.retype_by_name(id);
         self.touch(id, now);
         if let Ok(parent) = self.resolve(viewer, &old_parent) {
             let parent_id = parent.node.id;
@@ -730,17 +820,21 @@ impl Storage {
         let (dest_parent_path, dest_name) = parent_and_name(destination);
         self.writable_folder(viewer, dest_parent_path)?;
         let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-        let (dest_owner, dest_parent_owner_path) = self.writable_folder(viewer, dest_parent_path)?;
+        let (dest_owner, dest_parent_owner_path) =
+            self.writable_folder(viewer, dest_parent_path)?;
         let dest_root = join(&dest_parent_owner_path, dest_name);
         let mut root_id = 0;
         for (rest, node) in source_entries {
-            let owner_path = if rest.is_empty() { dest_root.clone() } else { join(&dest_root, &rest) };
+            let owner_path =
+                if rest.is_empty() { dest_root.clone() } else { join(&dest_root, &rest) };
             let id = self.insert_node(&dest_owner, &owner_path, node.kind.clone(), node.mtime);
             let copy = self.nodes.get_mut(&id).expect("inserted");
             copy.dead_properties = node.dead_properties.clone();
-            let visible = if rest.is_empty() { destination.to_string() } else { join(destination, &rest) };
+            let visible =
+                if rest.is_empty() { destination.to_string() } else { join(destination, &rest) };
             if rest.is_empty() {
                 root_id = id;
+                self.retype_by_name(id);
             }
             self.event_full(viewer, FileEventKind::Created, id, &visible, now, node.is_folder());
         }
@@ -770,7 +864,57 @@ impl Storage {
         Ok(())
     }
 
+    /// Sets the mtime of what the viewer sees at `path` (`X-OC-MTime`,
+    /// PROPPATCH `{DAV:}lastmodified`); needs update permission.
+    pub fn set_mtime(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        mtime: i64,
+    ) -> Result<(), StorageError> {
+        let id = self.updatable(viewer, path)?;
+        let node = self.nodes.get_mut(&id).expect("resolved");
+        node.mtime = mtime;
+        let etag = self.next_etag();
+        self.nodes.get_mut(&id).expect("resolved").etag = etag;
+        Ok(())
+    }
+
+    /// Sets the creation time (PROPPATCH `{DAV:}creationdate`).
+    pub fn set_creation_time(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        ctime: i64,
+    ) -> Result<(), StorageError> {
+        let id = self.updatable(viewer, path)?;
+        self.nodes.get_mut(&id).expect("resolved").ctime = ctime;
+        Ok(())
+    }
+
+    /// Sets the etag (PROPPATCH `{DAV:}getetag`, which Nextcloud allows).
+    pub fn set_etag(
+        &mut self,
+        viewer: Viewer<'_>,
+        path: &str,
+        etag: &str,
+    ) -> Result<(), StorageError> {
+        let id = self.updatable(viewer, path)?;
+        self.nodes.get_mut(&id).expect("resolved").etag = etag.to_string();
+        Ok(())
+    }
+
+    fn updatable(&self, viewer: Viewer<'_>, path: &str) -> Result<FileId, StorageError> {
+        let entry = self.resolve(viewer, path)?;
+        if !entry.can(permission::UPDATE) {
+            return Err(StorageError::Forbidden);
+        }
+        Ok(entry.node.id)
+    }
+
     /// Creates a share of the viewer's `path` (the OCS shares API).
+    // The arguments are the OCS request's fields; a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub fn create_share(
         &mut self,
         viewer: Viewer<'_>,
@@ -868,7 +1012,7 @@ impl Storage {
                 mtime,
                 ctime: mtime,
                 etag,
-                favorite: false,
+                favorited_by: BTreeSet::new(),
                 dead_properties: BTreeMap::new(),
             },
         );
@@ -901,12 +1045,20 @@ impl Storage {
                     node.mtime = mtime;
                 }
             }
-            path = if current.is_empty() { None } else { Some(parent_and_name(&current).0.to_string()) };
+            path = if current.is_empty() {
+                None
+            } else {
+                Some(parent_and_name(&current).0.to_string())
+            };
         }
     }
 
     /// A folder the viewer may create in: `(owner, owner_path)`.
-    fn writable_folder(&self, viewer: Viewer<'_>, path: &str) -> Result<(String, String), StorageError> {
+    fn writable_folder(
+        &self,
+        viewer: Viewer<'_>,
+        path: &str,
+    ) -> Result<(String, String), StorageError> {
         let parent = self.resolve(viewer, path).map_err(|_| StorageError::ParentMissing)?;
         if !parent.node.is_folder() {
             return Err(StorageError::ParentMissing);
@@ -939,7 +1091,9 @@ impl Storage {
         let Some(node) = self.nodes.get(&id) else { return Vec::new() };
         self.by_path
             .range((node.owner.clone(), node.path.clone())..)
-            .take_while(|((owner, path), _)| owner == &node.owner && path.starts_with(node.path.as_str()))
+            .take_while(|((owner, path), _)| {
+                owner == &node.owner && path.starts_with(node.path.as_str())
+            })
             .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
             .map(|(_, id)| *id)
             .collect()
@@ -956,7 +1110,8 @@ impl Storage {
 
     fn relocate_subtree(&mut self, id: FileId, new_owner: &str, new_path: &str) {
         let old_path = self.nodes[&id].path.clone();
-        for node_id in self.subtree_ids(id) {
+        let moved = self.subtree_ids(id);
+        for &node_id in &moved {
             let node = self.nodes.get_mut(&node_id).expect("subtree node");
             self.by_path.remove(&(node.owner.clone(), node.path.clone()));
             let rest = strip_under(&node.path, &old_path).unwrap_or("").to_string();
@@ -964,14 +1119,32 @@ impl Storage {
             node.owner = new_owner.to_string();
             self.by_path.insert((node.owner.clone(), node.path.clone()), node_id);
         }
+        // Shares of any moved node (not only the top one) follow the new owner.
+        let moved: BTreeSet<FileId> = moved.into_iter().collect();
         for share in self.shares.values_mut() {
-            if share.node == id {
+            if moved.contains(&share.node) {
                 share.owner = new_owner.to_string();
             }
         }
     }
 
-    fn event(&mut self, viewer: Viewer<'_>, kind: FileEventKind, id: FileId, path: &str, time: i64) {
+    /// Sets a file's mimetype from its (new) name.
+    fn retype_by_name(&mut self, id: FileId) {
+        let Some(node) = self.nodes.get_mut(&id) else { return };
+        let mime_by_name = mime_for(node.name()).to_string();
+        if let NodeKind::File { mime, .. } = &mut node.kind {
+            *mime = mime_by_name;
+        }
+    }
+
+    fn event(
+        &mut self,
+        viewer: Viewer<'_>,
+        kind: FileEventKind,
+        id: FileId,
+        path: &str,
+        time: i64,
+    ) {
         let is_folder = self.nodes.get(&id).is_some_and(Node::is_folder);
         self.event_full(viewer, kind, id, path, time, is_folder);
     }

@@ -215,10 +215,8 @@ impl Webhooks {
             dropped_count: 0,
         };
         for registration in &fixture.webhooks.registrations {
-            let auth_data = match (
-                &registration.auth_header_name,
-                &registration.auth_header_value,
-            ) {
+            let auth_data = match (&registration.auth_header_name, &registration.auth_header_value)
+            {
                 (Some(name), Some(value)) => Some(BTreeMap::from([(name.clone(), value.clone())])),
                 (None, None) => None,
                 _ => {
@@ -233,14 +231,7 @@ impl Webhooks {
                 http_method: registration.http_method.clone(),
                 uri: registration.uri.clone(),
                 event: registration.event.clone(),
-                auth_method: Some(
-                    if auth_data.is_some() {
-                        "header"
-                    } else {
-                        "none"
-                    }
-                    .to_string(),
-                ),
+                auth_method: Some(if auth_data.is_some() { "header" } else { "none" }.to_string()),
                 auth_data,
                 ..RegistrationRequest::default()
             };
@@ -315,10 +306,7 @@ impl Webhooks {
             return Err(RegistrationError::HeaderAuthNeedsData);
         }
         let http_method = request.http_method.to_ascii_uppercase();
-        if !matches!(
-            http_method.as_str(),
-            "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
-        ) {
+        if !matches!(http_method.as_str(), "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
             return Err(RegistrationError::BadMethod(request.http_method));
         }
         let uri_ok =
@@ -336,11 +324,7 @@ impl Webhooks {
             user_id_filter: request.user_id_filter.unwrap_or_default(),
             headers: request.headers,
             auth_method,
-            auth_data: if auth_method == AuthMethod::Header {
-                request.auth_data
-            } else {
-                None
-            },
+            auth_data: if auth_method == AuthMethod::Header { request.auth_data } else { None },
         })
     }
 
@@ -458,15 +442,9 @@ pub async fn deliver(
     };
     for attempt in 1..=DELIVERY_ATTEMPTS_MAX {
         record.attempts = attempt;
-        let mut request = shared
-            .http
-            .request(method.clone(), &registration.uri)
-            .body(body.clone());
-        let headers = registration
-            .headers
-            .iter()
-            .flatten()
-            .chain(registration.auth_data.iter().flatten());
+        let mut request = shared.http.request(method.clone(), &registration.uri).body(body.clone());
+        let headers =
+            registration.headers.iter().flatten().chain(registration.auth_data.iter().flatten());
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
         }
@@ -560,14 +538,8 @@ mod tests {
     }
 
     fn check(filter: Value, expected: bool) {
-        let Value::Object(filter) = filter else {
-            panic!("filter must be an object")
-        };
-        assert_eq!(
-            filter_matches(&filter, &payload()),
-            Ok(expected),
-            "{filter:?}"
-        );
+        let Value::Object(filter) = filter else { panic!("filter must be an object") };
+        assert_eq!(filter_matches(&filter, &payload()), Ok(expected), "{filter:?}");
     }
 
     #[test]
@@ -575,10 +547,7 @@ mod tests {
         check(json!({}), true);
         check(json!({"user.uid": "alice"}), true);
         check(json!({"user.uid": "bob"}), false);
-        check(
-            json!({"event.node.path": "/^\\/alice\\/files\\/Documents\\//"}),
-            true,
-        );
+        check(json!({"event.node.path": "/^\\/alice\\/files\\/Documents\\//"}), true);
         check(json!({"event.node.path": "/^\\/bob\\//"}), false);
         check(json!({"event.node.path": "/DOCUMENTS/i"}), true);
         check(json!({"event.node.id": 101}), true);
@@ -589,23 +558,15 @@ mod tests {
         check(json!({"user.uid": {"$ne": "bob"}}), true);
         check(json!({"event.source": {"$exists": false}}), true);
         check(json!({"event.node": {"$exists": true}}), true);
-        check(
-            json!({"$or": [{"user.uid": "bob"}, {"user.uid": "alice"}]}),
-            true,
-        );
-        check(
-            json!({"$nor": [{"user.uid": "bob"}, {"user.uid": "alice"}]}),
-            false,
-        );
+        check(json!({"$or": [{"user.uid": "bob"}, {"user.uid": "alice"}]}), true);
+        check(json!({"$nor": [{"user.uid": "bob"}, {"user.uid": "alice"}]}), false);
         check(json!({"$not": {"user.uid": "alice"}}), false);
         check(json!({"user.uid": {"$not": {"$in": ["alice"]}}}), false);
     }
 
     #[test]
     fn unknown_operators_are_errors_not_matches() {
-        let Value::Object(filter) = json!({"user.uid": {"$regex": "a"}}) else {
-            unreachable!()
-        };
+        let Value::Object(filter) = json!({"user.uid": {"$regex": "a"}}) else { unreachable!() };
         assert!(filter_matches(&filter, &payload()).is_err());
     }
 
@@ -640,9 +601,8 @@ mod tests {
             webhooks.register(None, request("OCP\\Foo")).unwrap_err(),
             RegistrationError::NotWebhookCompatible("OCP\\Foo".into())
         );
-        let registered = webhooks
-            .register(Some("admin"), request(&format!("\\{NODE_CREATED}")))
-            .unwrap();
+        let registered =
+            webhooks.register(Some("admin"), request(&format!("\\{NODE_CREATED}"))).unwrap();
         assert_eq!(registered.event, NODE_CREATED);
         assert_eq!(registered.to_json()["eventFilter"], json!([]));
         let mut header = request(NODE_CREATED);
@@ -653,16 +613,10 @@ mod tests {
         );
         let mut bad = request(NODE_CREATED);
         bad.auth_method = Some("basic".into());
-        assert_eq!(
-            webhooks.register(None, bad).unwrap_err(),
-            RegistrationError::UnknownAuthMethod
-        );
+        assert_eq!(webhooks.register(None, bad).unwrap_err(), RegistrationError::UnknownAuthMethod);
         let mut bad = request(NODE_CREATED);
         bad.uri = "file:///etc/passwd".into();
-        assert_eq!(
-            webhooks.register(None, bad).unwrap_err(),
-            RegistrationError::BadUri
-        );
+        assert_eq!(webhooks.register(None, bad).unwrap_err(), RegistrationError::BadUri);
     }
 
     #[test]
@@ -677,28 +631,17 @@ mod tests {
         assert_eq!(webhooks.pending_count(), 1);
         webhooks.enqueue_file_event(
             &file_event(
-                FileEventKind::Renamed {
-                    source_path: "/alice/files/b.md".into(),
-                },
+                FileEventKind::Renamed { source_path: "/alice/files/b.md".into() },
                 "alice",
             ),
             "Alice",
         );
         let taken = webhooks.take_pending(10);
         assert_eq!(taken.len(), 2);
-        assert_eq!(
-            taken[0].0.payload["event"]["node"]["path"],
-            "/alice/files/a.md"
-        );
+        assert_eq!(taken[0].0.payload["event"]["node"]["path"], "/alice/files/a.md");
         assert_eq!(taken[0].0.payload["user"]["displayName"], "Alice");
-        assert_eq!(
-            taken[1].0.payload["event"]["source"]["path"],
-            "/alice/files/b.md"
-        );
-        assert_eq!(
-            taken[1].0.payload["event"]["target"]["path"],
-            "/alice/files/a.md"
-        );
+        assert_eq!(taken[1].0.payload["event"]["source"]["path"], "/alice/files/b.md");
+        assert_eq!(taken[1].0.payload["event"]["target"]["path"], "/alice/files/a.md");
         assert!(taken[1].0.payload["event"].get("node").is_none());
         assert!(!webhooks.has_pending());
     }

@@ -124,7 +124,10 @@ impl World {
                     }
                 },
                 _ => {
-                    problems.push(format!("file {:?} needs exactly one of content or source", file.path));
+                    problems.push(format!(
+                        "file {:?} needs exactly one of content or source",
+                        file.path
+                    ));
                     continue;
                 }
             };
@@ -165,9 +168,10 @@ impl World {
                     continue;
                 }
             };
-            let wanted = share.target.clone().unwrap_or_else(|| {
-                storage::parent_and_name(&path).1.to_string()
-            });
+            let wanted = share
+                .target
+                .clone()
+                .unwrap_or_else(|| storage::parent_and_name(&path).1.to_string());
             let target = match share_type {
                 storage::ShareType::User => {
                     let recipient = &users[&share_with];
@@ -222,8 +226,11 @@ impl World {
     /// Moves the storage's pending file events into the webhook queue.
     pub fn flush_file_events(&mut self) {
         for event in self.storage.take_events() {
-            let display_name =
-                self.users.get(&event.uid).map(|user| user.display_name.clone()).unwrap_or_default();
+            let display_name = self
+                .users
+                .get(&event.uid)
+                .map(|user| user.display_name.clone())
+                .unwrap_or_default();
             self.webhooks.enqueue_file_event(&event, &display_name);
         }
     }

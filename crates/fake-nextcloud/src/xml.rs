@@ -155,7 +155,8 @@ pub fn parse(body: &[u8]) -> Result<Element, XmlError> {
     reader.config_mut().check_end_names = true;
     // Stack of (element, namespace bindings it introduced).
     let mut stack: Vec<(Element, Vec<(String, String)>)> = Vec::new();
-    let mut scopes: Vec<(String, String)> = vec![("xml".into(), "http://www.w3.org/XML/1998/namespace".into())];
+    let mut scopes: Vec<(String, String)> =
+        vec![("xml".into(), "http://www.w3.org/XML/1998/namespace".into())];
     let mut root: Option<Element> = None;
     loop {
         let event = reader.read_event().map_err(|error| XmlError::Malformed(error.to_string()))?;
@@ -207,7 +208,8 @@ pub fn parse(body: &[u8]) -> Result<Element, XmlError> {
                 }
             }
             Event::End(_) => {
-                let (element, declared) = stack.pop().ok_or(XmlError::Malformed("stray end tag".into()))?;
+                let (element, declared) =
+                    stack.pop().ok_or(XmlError::Malformed("stray end tag".into()))?;
                 scopes.truncate(scopes.len() - declared.len());
                 attach(&mut stack, &mut root, element);
             }
@@ -230,7 +232,11 @@ pub fn parse(body: &[u8]) -> Result<Element, XmlError> {
                             "amp" => "&".into(),
                             "apos" => "'".into(),
                             "quot" => "\"".into(),
-                            other => return Err(XmlError::Malformed(format!("unknown entity &{other};"))),
+                            other => {
+                                return Err(XmlError::Malformed(format!(
+                                    "unknown entity &{other};"
+                                )));
+                            }
                         }
                     }
                     Err(error) => return Err(XmlError::Malformed(error.to_string())),
@@ -263,14 +269,22 @@ fn push_text(stack: &mut [(Element, Vec<(String, String)>)], text: &str) -> Resu
     }
 }
 
-fn attach(stack: &mut [(Element, Vec<(String, String)>)], root: &mut Option<Element>, element: Element) {
+fn attach(
+    stack: &mut [(Element, Vec<(String, String)>)],
+    root: &mut Option<Element>,
+    element: Element,
+) {
     match stack.last_mut() {
         Some((parent, _)) => parent.content.push(Content::Element(element)),
         None => *root = Some(element),
     }
 }
 
-fn resolve(scopes: &[(String, String)], name: &str, is_element: bool) -> Result<(String, String), XmlError> {
+fn resolve(
+    scopes: &[(String, String)],
+    name: &str,
+    is_element: bool,
+) -> Result<(String, String), XmlError> {
     let (prefix, local) = match name.split_once(':') {
         Some((prefix, local)) => (prefix, local),
         None => ("", name),
@@ -323,6 +337,9 @@ pub fn known_prefix(ns: &str) -> Option<&'static str> {
 pub fn empty_element(ns: &str, local: &str) -> String {
     match known_prefix(ns) {
         Some(prefix) => format!("<{prefix}:{local}/>"),
+        // A prefix cannot be bound to the empty namespace: an element in no
+        // namespace resets the default one instead.
+        None if ns.is_empty() => format!("<{local} xmlns=\"\"/>"),
         None => format!("<x:{local} xmlns:x=\"{}\"/>", escape(ns)),
     }
 }
@@ -334,6 +351,7 @@ pub fn element_with(ns: &str, local: &str, inner_xml: &str) -> String {
     }
     match known_prefix(ns) {
         Some(prefix) => format!("<{prefix}:{local}>{inner_xml}</{prefix}:{local}>"),
+        None if ns.is_empty() => format!("<{local} xmlns=\"\">{inner_xml}</{local}>"),
         None => format!("<x:{local} xmlns:x=\"{}\">{inner_xml}</x:{local}>", escape(ns)),
     }
 }

@@ -9,15 +9,8 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn faults_round_trip_and_route_faults_bite() {
     let running = start(SMALL).await;
-    let faults: Value = running
-        .http
-        .get(running.url("/__fake/faults"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let faults: Value =
+        running.http.get(running.url("/__fake/faults")).send().await.unwrap().json().await.unwrap();
     assert_eq!(faults["routes"], json!([]));
     assert_eq!(faults["converter_secret_missing"], false);
 
@@ -25,23 +18,11 @@ async fn faults_round_trip_and_route_faults_bite() {
         "routes": [{"prefix": "/ocs/v2.php/cloud/user", "status": 503, "remaining": 1}],
         "converter_secret_missing": true,
     });
-    let response = running
-        .http
-        .put(running.url("/__fake/faults"))
-        .json(&new_faults)
-        .send()
-        .await
-        .unwrap();
+    let response =
+        running.http.put(running.url("/__fake/faults")).json(&new_faults).send().await.unwrap();
     assert_eq!(response.status(), 200);
-    let faults: Value = running
-        .http
-        .get(running.url("/__fake/faults"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let faults: Value =
+        running.http.get(running.url("/__fake/faults")).send().await.unwrap().json().await.unwrap();
     assert_eq!(faults["converter_secret_missing"], true);
     assert_eq!(faults["routes"][0]["status"], 503);
 
@@ -61,10 +42,7 @@ async fn faults_round_trip_and_route_faults_bite() {
         .send()
         .await
         .unwrap();
-    assert!(
-        response.status().is_client_error(),
-        "unknown faults are refused"
-    );
+    assert!(response.status().is_client_error(), "unknown faults are refused");
     let response = running
         .http
         .put(running.url("/__fake/faults"))
@@ -73,31 +51,15 @@ async fn faults_round_trip_and_route_faults_bite() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let response = running
-        .http
-        .get(running.url("/__fake/faults"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        response.status(),
-        200,
-        "route faults never apply to the admin endpoint"
-    );
+    let response = running.http.get(running.url("/__fake/faults")).send().await.unwrap();
+    assert_eq!(response.status(), 200, "route faults never apply to the admin endpoint");
 }
 
 #[tokio::test]
 async fn the_clock_advances() {
     let running = start(SMALL).await;
-    let before: Value = running
-        .http
-        .get(running.url("/__fake/clock"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let before: Value =
+        running.http.get(running.url("/__fake/clock")).send().await.unwrap().json().await.unwrap();
     assert_eq!(before["offset_seconds"], 0);
     let after: Value = running
         .http
@@ -140,15 +102,7 @@ async fn ending_sessions_logs_the_browser_out() {
         .headers()
         .get_all("set-cookie")
         .iter()
-        .map(|value| {
-            value
-                .to_str()
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_string()
-        })
+        .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
         .collect();
     let me = || {
         running
@@ -170,12 +124,8 @@ async fn ending_sessions_logs_the_browser_out() {
         .unwrap();
     assert_eq!(ended["ended"], 1);
     assert_eq!(me().await.unwrap().status(), 401);
-    let response = running
-        .http
-        .post(running.url("/__fake/sessions/nobody/end"))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        running.http.post(running.url("/__fake/sessions/nobody/end")).send().await.unwrap();
     assert_eq!(response.status(), 404);
 }
 
@@ -183,17 +133,11 @@ async fn ending_sessions_logs_the_browser_out() {
 async fn server_settings_change_the_issuer() {
     let running = start(SMALL).await;
     let issuer = |host: &'static str| {
-        let request = running
-            .http
-            .get(running.url("/.well-known/openid-configuration"))
-            .header("Host", host);
+        let request =
+            running.http.get(running.url("/.well-known/openid-configuration")).header("Host", host);
         async move { request.send().await.unwrap().json::<Value>().await.unwrap()["issuer"].clone() }
     };
-    assert_eq!(
-        issuer("elsewhere:1").await,
-        json!(running.fake.base_url()),
-        "overwritehost = self"
-    );
+    assert_eq!(issuer("elsewhere:1").await, json!(running.fake.base_url()), "overwritehost = self");
     let answer: Value = running
         .http
         .post(running.url("/__fake/server"))
@@ -205,11 +149,7 @@ async fn server_settings_change_the_issuer() {
         .await
         .unwrap();
     assert_eq!(answer["overwritehost"], Value::Null);
-    assert_eq!(
-        issuer("elsewhere:1").await,
-        "http://elsewhere:1",
-        "now the Host header decides"
-    );
+    assert_eq!(issuer("elsewhere:1").await, "http://elsewhere:1", "now the Host header decides");
     let answer: Value = running
         .http
         .post(running.url("/__fake/server"))
@@ -220,10 +160,7 @@ async fn server_settings_change_the_issuer() {
         .json()
         .await
         .unwrap();
-    assert_eq!(
-        answer,
-        json!({"overwritehost": "cloud.example:8080", "converter_secret": "s"})
-    );
+    assert_eq!(answer, json!({"overwritehost": "cloud.example:8080", "converter_secret": "s"}));
     assert_eq!(issuer("elsewhere:1").await, "http://cloud.example:8080");
     let response = running
         .http
@@ -238,15 +175,8 @@ async fn server_settings_change_the_issuer() {
 #[tokio::test]
 async fn state_counts_what_the_world_holds() {
     let running = start(SMALL).await;
-    let state: Value = running
-        .http
-        .get(running.url("/__fake/state"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state: Value =
+        running.http.get(running.url("/__fake/state")).send().await.unwrap().json().await.unwrap();
     assert_eq!(state["users"], 3);
     assert_eq!(state["groups"], 1);
     assert_eq!(state["files"], 4);

@@ -41,10 +41,8 @@ fn signed(mut body: Value, secret: &str) -> Value {
 }
 
 async fn convert(running: &Running, path: &str, body: &Value, accept_json: bool) -> (u16, String) {
-    let mut request = running
-        .http
-        .post(format!("{}{path}", running.fake.converter_url()))
-        .json(body);
+    let mut request =
+        running.http.post(format!("{}{path}", running.fake.converter_url())).json(body);
     if accept_json {
         request = request.header("Accept", "application/json");
     }
@@ -54,10 +52,7 @@ async fn convert(running: &Running, path: &str, body: &Value, accept_json: bool)
 
 async fn convert_json(running: &Running, body: &Value) -> Value {
     let (status, text) = convert(running, "/converter", body, true).await;
-    assert_eq!(
-        status, 200,
-        "errors travel in a 200, as OnlyOffice sends them"
-    );
+    assert_eq!(status, 200, "errors travel in a 200, as OnlyOffice sends them");
     serde_json::from_str(&text).unwrap()
 }
 
@@ -78,19 +73,8 @@ async fn a_signed_request_converts_and_the_result_can_be_fetched() {
         "{file_url}"
     );
     assert!(file_url.ends_with("/output.txt"));
-    let text = running
-        .http
-        .get(file_url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(
-        text, "# Notes\n\nBudget: 40 000 €\n",
-        "the byte-order mark is dropped"
-    );
+    let text = running.http.get(file_url).send().await.unwrap().text().await.unwrap();
+    assert_eq!(text, "# Notes\n\nBudget: 40 000 €\n", "the byte-order mark is dropped");
 }
 
 #[tokio::test]
@@ -103,10 +87,7 @@ async fn a_missing_or_wrong_token_is_minus_8() {
         json!({"error": -8}),
         "the seeds' bug: client without the secret"
     );
-    assert_eq!(
-        convert_json(&running, &signed(body.clone(), "wrong")).await,
-        json!({"error": -8})
-    );
+    assert_eq!(convert_json(&running, &signed(body.clone(), "wrong")).await, json!({"error": -8}));
     // A token whose payload differs from the body: the token's fields win.
     let mut tampered = signed(body.clone(), SECRET);
     tampered["url"] = json!("http://127.0.0.1:9/elsewhere.md");
@@ -121,10 +102,7 @@ async fn a_header_token_carries_the_request_under_payload() {
     let token = sign_hs256(SECRET, &json!({ "payload": body }));
     let response = running
         .http
-        .post(format!(
-            "{}/ConvertService.ashx",
-            running.fake.converter_url()
-        ))
+        .post(format!("{}/ConvertService.ashx", running.fake.converter_url()))
         .header("Accept", "application/json")
         .bearer_auth(token)
         .json(&body)
@@ -141,21 +119,10 @@ async fn the_secret_missing_fault_makes_the_converter_ignore_tokens() {
     let running = start(&fixture).await;
     let documents = document_server().await;
     let body = request_body(&format!("{documents}/notes.md"), "md");
-    assert_eq!(
-        convert_json(&running, &body).await["endConvert"],
-        true,
-        "no token needed"
-    );
-    let mut other = signed(
-        request_body(&format!("{documents}/table.csv"), "csv"),
-        "any-secret",
-    );
+    assert_eq!(convert_json(&running, &body).await["endConvert"], true, "no token needed");
+    let mut other = signed(request_body(&format!("{documents}/table.csv"), "csv"), "any-secret");
     other["key"] = json!("other");
-    assert_eq!(
-        convert_json(&running, &other).await["endConvert"],
-        true,
-        "a token is not checked"
-    );
+    assert_eq!(convert_json(&running, &other).await["endConvert"], true, "a token is not checked");
 }
 
 #[tokio::test]
@@ -185,10 +152,7 @@ async fn error_codes_follow_onlyoffice() {
         (request_body("http://127.0.0.1:9/closed.md", "md"), -4),
         (request_body(&format!("{documents}/notes.md"), "docx"), -3),
         (request_body(&format!("{documents}/notes.md"), "xyz"), -9),
-        (
-            json!({"async": false, "filetype": "md", "key": "k", "outputtype": "txt"}),
-            -7,
-        ),
+        (json!({"async": false, "filetype": "md", "key": "k", "outputtype": "txt"}), -7),
         (
             {
                 let mut body = request_body(&format!("{documents}/notes.md"), "md");
@@ -221,13 +185,8 @@ async fn xml_is_the_default_answer() {
     assert!(text.contains("<FileResult><FileUrl>http://"), "{text}");
     assert!(text.contains("<EndConvert>True</EndConvert>"), "{text}");
     assert!(text.contains("<Percent>100</Percent>"), "{text}");
-    let (_, text) = convert(
-        &running,
-        "/converter",
-        &request_body("http://x/a.md", "md"),
-        false,
-    )
-    .await;
+    let (_, text) =
+        convert(&running, "/converter", &request_body("http://x/a.md", "md"), false).await;
     assert_eq!(
         text,
         "<?xml version=\"1.0\" encoding=\"utf-8\"?><FileResult><Error>-8</Error></FileResult>"
@@ -237,13 +196,8 @@ async fn xml_is_the_default_answer() {
 #[tokio::test]
 async fn the_converter_is_not_on_the_main_listener() {
     let running = start(&fixture()).await;
-    let response = running
-        .http
-        .post(running.url("/converter"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        running.http.post(running.url("/converter")).json(&json!({})).send().await.unwrap();
     assert_eq!(response.status(), 404);
     let response = running
         .http
@@ -251,17 +205,10 @@ async fn the_converter_is_not_on_the_main_listener() {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        response.status(),
-        404,
-        "the admin endpoint lives only on the main listener"
-    );
+    assert_eq!(response.status(), 404, "the admin endpoint lives only on the main listener");
     let response = running
         .http
-        .get(format!(
-            "{}/cache/nope/output.txt",
-            running.fake.converter_url()
-        ))
+        .get(format!("{}/cache/nope/output.txt", running.fake.converter_url()))
         .send()
         .await
         .unwrap();

@@ -61,10 +61,7 @@ const API: &str = "/index.php/apps/deck/api/v1.0";
 async fn json_of(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
 }
 
 async fn call(
@@ -85,19 +82,9 @@ async fn call(
 async fn layout(running: &Running) -> (u64, Vec<u64>, Vec<Vec<u64>>) {
     let (_, boards) = call(running, "GET", "alice", "/boards", None).await;
     let board = boards[0]["id"].as_u64().unwrap();
-    let (_, stacks) = call(
-        running,
-        "GET",
-        "alice",
-        &format!("/boards/{board}/stacks"),
-        None,
-    )
-    .await;
+    let (_, stacks) = call(running, "GET", "alice", &format!("/boards/{board}/stacks"), None).await;
     let stacks = stacks.as_array().unwrap();
-    let ids = stacks
-        .iter()
-        .map(|stack| stack["id"].as_u64().unwrap())
-        .collect();
+    let ids = stacks.iter().map(|stack| stack["id"].as_u64().unwrap()).collect();
     let cards = stacks
         .iter()
         .map(|stack| {
@@ -152,14 +139,8 @@ async fn owner_and_shared_users_list_the_board_and_others_do_not() {
 async fn stacks_carry_their_cards_in_order() {
     let running = start(DECK).await;
     let (board, stacks, _) = layout(&running).await;
-    let (status, body) = call(
-        &running,
-        "GET",
-        "bob",
-        &format!("/boards/{board}/stacks"),
-        None,
-    )
-    .await;
+    let (status, body) =
+        call(&running, "GET", "bob", &format!("/boards/{board}/stacks"), None).await;
     assert_eq!(status, 200);
     assert_eq!(body[0]["title"], "To do");
     assert_eq!(body[0]["boardId"], board);
@@ -175,23 +156,12 @@ async fn stacks_carry_their_cards_in_order() {
     assert!(card["createdAt"].is_i64());
     assert!(card["lastModified"].is_i64());
     assert_eq!(body[0]["cards"][1]["duedate"], Value::Null);
-    let (status, _) = call(
-        &running,
-        "GET",
-        "carol",
-        &format!("/boards/{board}/stacks"),
-        None,
-    )
-    .await;
+    let (status, _) =
+        call(&running, "GET", "carol", &format!("/boards/{board}/stacks"), None).await;
     assert_eq!(status, 403);
-    let (status, stack) = call(
-        &running,
-        "GET",
-        "alice",
-        &format!("/boards/{board}/stacks/{}", stacks[1]),
-        None,
-    )
-    .await;
+    let (status, stack) =
+        call(&running, "GET", "alice", &format!("/boards/{board}/stacks/{}", stacks[1]), None)
+            .await;
     assert_eq!((status, stack["title"].clone()), (200, json!("Done")));
 }
 
@@ -215,27 +185,13 @@ async fn creating_boards_gives_default_labels_and_validates_titles() {
         .collect();
     assert_eq!(titles, ["Finished", "To review", "Action needed", "Later"]);
     assert_eq!(board["owner"]["uid"], "carol");
-    let (status, body) = call(
-        &running,
-        "POST",
-        "carol",
-        "/boards",
-        Some(json!({"color": "ff0000"})),
-    )
-    .await;
-    assert_eq!(
-        (status, body["message"].clone()),
-        (400, json!("title must be provided"))
-    );
+    let (status, body) =
+        call(&running, "POST", "carol", "/boards", Some(json!({"color": "ff0000"}))).await;
+    assert_eq!((status, body["message"].clone()), (400, json!("title must be provided")));
     let long = "x".repeat(101);
-    let (status, _) = call(
-        &running,
-        "POST",
-        "carol",
-        "/boards",
-        Some(json!({"title": long, "color": "ff0000"})),
-    )
-    .await;
+    let (status, _) =
+        call(&running, "POST", "carol", "/boards", Some(json!({"title": long, "color": "ff0000"})))
+            .await;
     assert_eq!(status, 400);
     let id = board["id"].as_u64().unwrap();
     let (status, updated) = call(
@@ -273,27 +229,16 @@ async fn card_life_cycle_create_update_move_delete() {
     )
     .await;
     assert_eq!(status, 200, "{card}");
-    assert_eq!(
-        card["owner"], "bob",
-        "a create answer carries the uid, not an object"
-    );
+    assert_eq!(card["owner"], "bob", "a create answer carries the uid, not an object");
     assert_eq!(card["duedate"], "2026-04-01T08:00:00+00:00");
     assert_eq!(card["stackId"], todo);
     let card_id = card["id"].as_u64().unwrap();
     let path = format!("/boards/{board}/stacks/{todo}/cards/{card_id}");
 
-    let (status, body) = call(
-        &running,
-        "PUT",
-        "bob",
-        &path,
-        Some(json!({"title": "Report", "type": "plain"})),
-    )
-    .await;
-    assert_eq!(
-        (status, body["message"].clone()),
-        (400, json!("owner must be provided"))
-    );
+    let (status, body) =
+        call(&running, "PUT", "bob", &path, Some(json!({"title": "Report", "type": "plain"})))
+            .await;
+    assert_eq!((status, body["message"].clone()), (400, json!("owner must be provided")));
     let (status, updated) = call(
         &running,
         "PUT",
@@ -304,10 +249,7 @@ async fn card_life_cycle_create_update_move_delete() {
     .await;
     assert_eq!(status, 200);
     assert_eq!(updated["title"], "Report");
-    assert_eq!(
-        updated["description"], "",
-        "Deck's update resets what is left out"
-    );
+    assert_eq!(updated["description"], "", "Deck's update resets what is left out");
     assert_eq!(updated["duedate"], Value::Null);
 
     let (status, moved) = call(
@@ -360,10 +302,7 @@ async fn strangers_cannot_touch_cards() {
         Some(json!({"stackId": stacks[1], "order": 0})),
     )
     .await;
-    assert_eq!(
-        (status, body["message"].clone()),
-        (403, json!("Permission denied"))
-    );
+    assert_eq!((status, body["message"].clone()), (403, json!("Permission denied")));
 }
 
 #[tokio::test]
@@ -394,25 +333,15 @@ async fn labels_and_assignees() {
     .await;
     assert_eq!((status, card["labels"].clone()), (200, json!([])));
 
-    let (status, assignment) = call(
-        &running,
-        "PUT",
-        "bob",
-        &format!("{path}/assignUser"),
-        Some(json!({"userId": "bob"})),
-    )
-    .await;
+    let (status, assignment) =
+        call(&running, "PUT", "bob", &format!("{path}/assignUser"), Some(json!({"userId": "bob"})))
+            .await;
     assert_eq!(status, 200);
     assert_eq!(assignment["participant"]["uid"], "bob");
     assert_eq!(assignment["cardId"], cards[0][1]);
-    let (status, body) = call(
-        &running,
-        "PUT",
-        "bob",
-        &format!("{path}/assignUser"),
-        Some(json!({"userId": "bob"})),
-    )
-    .await;
+    let (status, body) =
+        call(&running, "PUT", "bob", &format!("{path}/assignUser"), Some(json!({"userId": "bob"})))
+            .await;
     assert_eq!(
         (status, body["message"].clone()),
         (400, json!("The user is already assigned to the card"))
@@ -467,14 +396,8 @@ async fn labels_and_assignees() {
     .await;
     assert_eq!(status, 403, "labels need manage permission");
     let label_id = created["id"].as_u64().unwrap();
-    let (status, got) = call(
-        &running,
-        "GET",
-        "bob",
-        &format!("/boards/{board}/labels/{label_id}"),
-        None,
-    )
-    .await;
+    let (status, got) =
+        call(&running, "GET", "bob", &format!("/boards/{board}/labels/{label_id}"), None).await;
     assert_eq!((status, got["title"].clone()), (200, json!("New")));
 }
 
@@ -483,11 +406,7 @@ async fn etags_answer_304_and_change_when_a_card_changes() {
     let running = start(DECK).await;
     let (board, stacks, cards) = layout(&running).await;
     let board_path = format!("{API}/boards/{board}");
-    let response = running
-        .as_user("GET", "alice", &board_path)
-        .send()
-        .await
-        .unwrap();
+    let response = running.as_user("GET", "alice", &board_path).send().await.unwrap();
     let etag = response.headers()["etag"].to_str().unwrap().to_string();
     let body: Value = response.json().await.unwrap();
     assert_eq!(format!("\"{}\"", body["ETag"].as_str().unwrap()), etag);
@@ -499,10 +418,7 @@ async fn etags_answer_304_and_change_when_a_card_changes() {
         .unwrap();
     assert_eq!(response.status(), 304);
 
-    let path = format!(
-        "/boards/{board}/stacks/{}/cards/{}/archive",
-        stacks[0], cards[0][0]
-    );
+    let path = format!("/boards/{board}/stacks/{}/cards/{}/archive", stacks[0], cards[0][0]);
     let (status, _) = call(&running, "PUT", "alice", &path, None).await;
     assert_eq!(status, 200);
     let response = running
@@ -511,11 +427,7 @@ async fn etags_answer_304_and_change_when_a_card_changes() {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        response.status(),
-        200,
-        "a card change propagates to the board's ETag"
-    );
+    assert_eq!(response.status(), 200, "a card change propagates to the board's ETag");
 }
 
 #[tokio::test]
@@ -543,11 +455,7 @@ async fn if_modified_since_limits_lists() {
 async fn the_ocs_variant_wraps_answers_in_the_envelope() {
     let running = start(DECK).await;
     let response = running
-        .as_user(
-            "GET",
-            "bob",
-            "/ocs/v2.php/apps/deck/api/v1.0/boards?format=json",
-        )
+        .as_user("GET", "bob", "/ocs/v2.php/apps/deck/api/v1.0/boards?format=json")
         .header("OCS-APIRequest", "true")
         .send()
         .await
@@ -567,10 +475,7 @@ async fn the_ocs_variant_wraps_answers_in_the_envelope() {
         .await
         .unwrap();
     let (_, body) = json_of(response).await;
-    assert_eq!(
-        body["ocs"]["data"][0]["cards"][0]["title"],
-        "Validate the budget"
-    );
+    assert_eq!(body["ocs"]["data"][0]["cards"][0]["title"], "Validate the budget");
     let response = running
         .as_user(
             "GET",
@@ -582,45 +487,26 @@ async fn the_ocs_variant_wraps_answers_in_the_envelope() {
         .await
         .unwrap();
     let (status, body) = json_of(response).await;
-    assert_eq!(
-        (status, body["ocs"]["meta"]["message"].clone()),
-        (403, json!("Permission denied"))
-    );
+    assert_eq!((status, body["ocs"]["meta"]["message"].clone()), (403, json!("Permission denied")));
     let response = running
         .as_user("GET", "bob", "/ocs/v2.php/apps/deck/api/v1.0/boards")
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        response.status(),
-        412,
-        "OCS routes need the OCS-APIRequest header"
-    );
+    assert_eq!(response.status(), 412, "OCS routes need the OCS-APIRequest header");
 }
 
 #[tokio::test]
 async fn the_pretty_url_prefix_and_unauthenticated_calls() {
     let running = start(DECK).await;
     let (status, boards) = json_of(
-        running
-            .as_user("GET", "alice", "/apps/deck/api/v1.0/boards")
-            .send()
-            .await
-            .unwrap(),
+        running.as_user("GET", "alice", "/apps/deck/api/v1.0/boards").send().await.unwrap(),
     )
     .await;
     assert_eq!((status, boards[0]["title"].clone()), (200, json!("Apollo")));
-    let response = running
-        .http
-        .get(running.url(&format!("{API}/boards")))
-        .send()
-        .await
-        .unwrap();
+    let response = running.http.get(running.url(&format!("{API}/boards"))).send().await.unwrap();
     let (status, body) = json_of(response).await;
-    assert_eq!(
-        (status, body["message"].clone()),
-        (401, json!("Current user is not logged in"))
-    );
+    assert_eq!((status, body["message"].clone()), (401, json!("Current user is not logged in")));
 }
 
 /// A Nextcloud-audience access token for `uid`, minted by the fake's key.
@@ -670,11 +556,7 @@ async fn bearer_rejection_fault_bites_on_deck_routes_only() {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        response.status(),
-        200,
-        "an app password still works on Deck"
-    );
+    assert_eq!(response.status(), 200, "an app password still works on Deck");
 
     let running = start(DECK).await;
     let token = bearer(&running, "alice");

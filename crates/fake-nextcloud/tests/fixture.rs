@@ -12,14 +12,19 @@ fn demo_path() -> std::path::PathBuf {
 async fn demo_fixture_starts_and_lists_its_users() {
     let fixture = Fixture::load(&demo_path()).expect("demo fixture parses");
     let uids: Vec<&str> = fixture.users.iter().map(|user| user.uid.as_str()).collect();
-    assert_eq!(uids, ["alice", "bob", "carol"]);
+    assert_eq!(uids, ["alice", "bob", "carol", "admin"]);
     let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("demo starts");
     {
         let world = fake.shared.world();
         let alice = world.user("alice").unwrap();
         // The group share of Projects/Apollo and bob's manual are mounted for alice.
-        let root: Vec<String> =
-            world.storage.children(alice.viewer(), "").unwrap().into_iter().map(|e| e.path).collect();
+        let root: Vec<String> = world
+            .storage
+            .children(alice.viewer(), "")
+            .unwrap()
+            .into_iter()
+            .map(|e| e.path)
+            .collect();
         assert_eq!(root, ["Documents", "Manuals", "Private", "Projects"]);
         let bob = world.user("bob").unwrap();
         let root: Vec<String> =
@@ -62,7 +67,8 @@ share_with = "ghost"
 "#,
     )
     .unwrap();
-    let Err(StartError::Fixture(problems)) = FakeNextcloud::start(&fixture, Config::default()).await
+    let Err(StartError::Fixture(problems)) =
+        FakeNextcloud::start(&fixture, Config::default()).await
     else {
         panic!("an inconsistent fixture must not start");
     };
@@ -75,7 +81,8 @@ share_with = "ghost"
 
 #[test]
 fn an_unknown_key_is_named_with_its_line() {
-    let error = Fixture::parse("[[users]]\nuid = \"a\"\npassword = \"b\"\npasword = \"c\"\n").unwrap_err();
+    let error =
+        Fixture::parse("[[users]]\nuid = \"a\"\npassword = \"b\"\npasword = \"c\"\n").unwrap_err();
     assert!(error.contains("pasword"), "{error}");
     assert!(error.contains("line 4"), "{error}");
 }

@@ -9,18 +9,13 @@ use serde_json::{Value, json};
 
 /// An `application/x-www-form-urlencoded` body.
 fn form(pairs: &[(&str, &str)]) -> String {
-    url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(pairs)
-        .finish()
+    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
 }
 
 async fn ocs_json(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let body = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}")),
-    )
+    (status, serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}")))
 }
 
 /// Whether `uid` sees `path` — asked of the storage's single `resolve`,
@@ -35,35 +30,21 @@ fn sees(running: &common::Running, uid: &str, path: &str) -> bool {
 fn permissions(running: &common::Running, uid: &str, path: &str) -> u8 {
     let world = running.fake.shared.world();
     let user = world.user(uid).unwrap();
-    world
-        .storage
-        .resolve(user.viewer(), path)
-        .unwrap()
-        .permissions
+    world.storage.resolve(user.viewer(), path).unwrap().permissions
 }
 
 fn ocs(running: &common::Running, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
-    running
-        .as_user(method, uid, path)
-        .header("OCS-APIRequest", "true")
+    running.as_user(method, uid, path).header("OCS-APIRequest", "true")
 }
 
 #[tokio::test]
 async fn capabilities_satisfy_nc_py_api() {
     let running = start(SMALL).await;
-    let response = ocs(
-        &running,
-        "GET",
-        "alice",
-        "/ocs/v1.php/cloud/capabilities?format=json",
-    )
-    .send()
-    .await
-    .unwrap();
-    assert_eq!(
-        response.headers()["content-type"],
-        "application/json; charset=utf-8"
-    );
+    let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/capabilities?format=json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "application/json; charset=utf-8");
     let (status, body) = ocs_json(response).await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["meta"]["status"], "ok");
@@ -94,10 +75,7 @@ async fn capabilities_are_public_and_need_no_header() {
     let (status, body) = ocs_json(response).await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["meta"]["statuscode"], 200);
-    assert!(
-        body["ocs"]["meta"].get("totalitems").is_none(),
-        "v2 leaves totalitems out"
-    );
+    assert!(body["ocs"]["meta"].get("totalitems").is_none(), "v2 leaves totalitems out");
     assert!(
         body["ocs"]["data"]["capabilities"].get("deck").is_none(),
         "anonymous callers get the public subset"
@@ -107,14 +85,8 @@ async fn capabilities_are_public_and_need_no_header() {
 #[tokio::test]
 async fn xml_is_the_default_and_accept_json_switches() {
     let running = start(SMALL).await;
-    let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/user")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        response.headers()["content-type"],
-        "application/xml; charset=utf-8"
-    );
+    let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/user").send().await.unwrap();
+    assert_eq!(response.headers()["content-type"], "application/xml; charset=utf-8");
     let body = response.text().await.unwrap();
     assert!(
         body.starts_with("<?xml version=\"1.0\"?>\n<ocs>\n <meta>\n  <status>ok</status>"),
@@ -122,10 +94,7 @@ async fn xml_is_the_default_and_accept_json_switches() {
     );
     assert!(body.contains("<statuscode>100</statuscode>"), "{body}");
     assert!(body.contains("<id>alice</id>"), "{body}");
-    assert!(
-        body.contains("<groups>\n   <element>staff</element>\n  </groups>"),
-        "{body}"
-    );
+    assert!(body.contains("<groups>\n   <element>staff</element>\n  </groups>"), "{body}");
 
     let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/user")
         .header("Accept", "application/json")
@@ -140,15 +109,7 @@ async fn xml_is_the_default_and_accept_json_switches() {
 async fn current_user_reports_profile_fields() {
     let running = start(SMALL).await;
     let (status, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            "/ocs/v2.php/cloud/user?format=json",
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", "/ocs/v2.php/cloud/user?format=json").send().await.unwrap(),
     )
     .await;
     assert_eq!(status, 200);
@@ -187,15 +148,7 @@ async fn app_passwords_and_sessions_authenticate_ocs() {
         .headers()
         .get_all("set-cookie")
         .iter()
-        .map(|value| {
-            value
-                .to_str()
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_string()
-        })
+        .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
         .collect();
     let response = running
         .http
@@ -220,16 +173,10 @@ async fn app_passwords_and_sessions_authenticate_ocs() {
 #[tokio::test]
 async fn missing_ocs_header_fails_the_csrf_check() {
     let running = start(SMALL).await;
-    let response = running
-        .as_user("GET", "alice", "/ocs/v2.php/cloud/user?format=json")
-        .send()
-        .await
-        .unwrap();
+    let response =
+        running.as_user("GET", "alice", "/ocs/v2.php/cloud/user?format=json").send().await.unwrap();
     assert_eq!(response.status(), 412);
-    assert_eq!(
-        response.text().await.unwrap(),
-        r#"{"message":"CSRF check failed"}"#
-    );
+    assert_eq!(response.text().await.unwrap(), r#"{"message":"CSRF check failed"}"#);
 }
 
 #[tokio::test]
@@ -247,10 +194,7 @@ async fn unauthenticated_is_997_with_401_in_both_versions() {
         let (status, body) = ocs_json(response).await;
         assert_eq!(status, 401, "{version}");
         assert_eq!(body["ocs"]["meta"]["statuscode"], 997, "{version}");
-        assert_eq!(
-            body["ocs"]["meta"]["message"],
-            "Current user is not logged in"
-        );
+        assert_eq!(body["ocs"]["meta"]["message"], "Current user is not logged in");
     }
 }
 
@@ -261,61 +205,35 @@ async fn other_users_are_visible_to_admins_only() {
     );
     let running = start(&fixture).await;
     let (status, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            "/ocs/v2.php/cloud/users/alice?format=json",
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", "/ocs/v2.php/cloud/users/alice?format=json")
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
-    assert_eq!(
-        (status, body["ocs"]["data"]["id"].clone()),
-        (200, json!("alice"))
-    );
+    assert_eq!((status, body["ocs"]["data"]["id"].clone()), (200, json!("alice")));
     let (status, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            "/ocs/v2.php/cloud/users/bob?format=json",
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", "/ocs/v2.php/cloud/users/bob?format=json")
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 404);
     assert_eq!(body["ocs"]["meta"]["statuscode"], 998);
     let (status, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "admin",
-            "/ocs/v2.php/cloud/users/bob?format=json",
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "admin", "/ocs/v2.php/cloud/users/bob?format=json")
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
-    assert_eq!(
-        (status, body["ocs"]["data"]["id"].clone()),
-        (200, json!("bob"))
-    );
+    assert_eq!((status, body["ocs"]["data"]["id"].clone()), (200, json!("bob")));
     let (status, _) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "admin",
-            "/ocs/v2.php/cloud/users/nobody?format=json",
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "admin", "/ocs/v2.php/cloud/users/nobody?format=json")
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 404);
@@ -325,15 +243,10 @@ async fn other_users_are_visible_to_admins_only() {
 async fn unknown_ocs_routes_are_998() {
     let running = start(SMALL).await;
     let (status, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            "/ocs/v1.php/apps/nope/thing?format=json",
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", "/ocs/v1.php/apps/nope/thing?format=json")
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 200);
@@ -348,10 +261,7 @@ const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
 async fn share_lists_show_outgoing_and_incoming() {
     let running = start(SMALL).await;
     let (_, body) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json"))
-            .send()
-            .await
-            .unwrap(),
+        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json")).send().await.unwrap(),
     )
     .await;
     let shares = body["ocs"]["data"].as_array().unwrap();
@@ -372,38 +282,25 @@ async fn share_lists_show_outgoing_and_incoming() {
     assert!(share["stime"].is_i64());
 
     let (_, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "bob",
-            &format!("{SHARES}?format=json&shared_with_me=true"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "bob", &format!("{SHARES}?format=json&shared_with_me=true"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     let shares = body["ocs"]["data"].as_array().unwrap();
     assert_eq!(shares.len(), 1);
     assert_eq!(shares[0]["uid_owner"], "alice");
     let (_, body) = ocs_json(
-        ocs(&running, "GET", "bob", &format!("{SHARES}?format=json"))
-            .send()
-            .await
-            .unwrap(),
+        ocs(&running, "GET", "bob", &format!("{SHARES}?format=json")).send().await.unwrap(),
     )
     .await;
     assert_eq!(body["ocs"]["data"], json!([]), "bob shared nothing himself");
     let (_, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "carol",
-            &format!("{SHARES}?format=json&shared_with_me=true"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "carol", &format!("{SHARES}?format=json&shared_with_me=true"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(body["ocs"]["data"], json!([]));
@@ -413,61 +310,38 @@ async fn share_lists_show_outgoing_and_incoming() {
 async fn share_lists_filter_by_path_and_subfiles() {
     let running = start(SMALL).await;
     let (_, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            &format!("{SHARES}?format=json&path=/Documents"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Documents"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(body["ocs"]["data"], json!([]));
     let (_, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            &format!("{SHARES}?format=json&path=/Shared"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Shared"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(body["ocs"]["data"].as_array().unwrap().len(), 1);
     let (_, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            &format!("{SHARES}?format=json&path=/&subfiles=true"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/&subfiles=true"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(body["ocs"]["data"].as_array().unwrap().len(), 1);
     let (status, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            &format!("{SHARES}?format=json&path=/Nope"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Nope"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 404);
-    assert_eq!(
-        body["ocs"]["meta"]["message"],
-        "Wrong path, file/folder does not exist"
-    );
+    assert_eq!(body["ocs"]["meta"]["message"], "Wrong path, file/folder does not exist");
     let (status, _) = ocs_json(
         ocs(
             &running,
@@ -503,10 +377,7 @@ async fn creating_a_share_grants_webdav_access_and_deleting_revokes_it() {
     assert_eq!(status, 200, "{body}");
     let share = &body["ocs"]["data"];
     assert_eq!(share["item_type"], "file");
-    assert_eq!(
-        share["permissions"], 19,
-        "a file share loses create and delete"
-    );
+    assert_eq!(share["permissions"], 19, "a file share loses create and delete");
     assert_eq!(share["file_target"], "/notes.md");
     assert_eq!(share["share_with_displayname"], "carol");
     let id = share["id"].as_str().unwrap().to_string();
@@ -514,51 +385,23 @@ async fn creating_a_share_grants_webdav_access_and_deleting_revokes_it() {
     assert!(sees(&running, "carol", "notes.md"));
 
     let (_, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "carol",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "carol", &format!("{SHARES}/{id}?format=json")).send().await.unwrap(),
     )
     .await;
-    assert_eq!(
-        body["ocs"]["data"][0]["id"],
-        id.as_str(),
-        "GET one answers a one-element list"
-    );
+    assert_eq!(body["ocs"]["data"][0]["id"], id.as_str(), "GET one answers a one-element list");
 
     let (status, body) = ocs_json(
-        ocs(
-            &running,
-            "DELETE",
-            "alice",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "DELETE", "alice", &format!("{SHARES}/{id}?format=json"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["data"], json!([]));
-    assert!(
-        !sees(&running, "carol", "notes.md"),
-        "revocation takes effect immediately"
-    );
+    assert!(!sees(&running, "carol", "notes.md"), "revocation takes effect immediately");
     let (status, _) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "alice", &format!("{SHARES}/{id}?format=json")).send().await.unwrap(),
     )
     .await;
     assert_eq!(status, 404);
@@ -590,12 +433,7 @@ async fn share_creation_errors_match_nextcloud() {
             .send()
     };
     // (caller, form, status, message)
-    type Case = (
-        &'static str,
-        Vec<(&'static str, &'static str)>,
-        u16,
-        &'static str,
-    );
+    type Case = (&'static str, Vec<(&'static str, &'static str)>, u16, &'static str);
     let cases: Vec<Case> = vec![
         (
             "alice",
@@ -611,21 +449,13 @@ async fn share_creation_errors_match_nextcloud() {
         ),
         (
             "alice",
-            vec![
-                ("path", "/Documents"),
-                ("shareType", "0"),
-                ("shareWith", "nobody"),
-            ],
+            vec![("path", "/Documents"), ("shareType", "0"), ("shareWith", "nobody")],
             404,
             "Please specify a valid account to share with",
         ),
         (
             "alice",
-            vec![
-                ("path", "/Documents"),
-                ("shareType", "1"),
-                ("shareWith", "nogroup"),
-            ],
+            vec![("path", "/Documents"), ("shareType", "1"), ("shareWith", "nogroup")],
             404,
             "Please specify a valid group",
         ),
@@ -635,19 +465,10 @@ async fn share_creation_errors_match_nextcloud() {
             404,
             "Public link sharing is disabled by the administrator",
         ),
+        ("alice", vec![("path", "/Documents"), ("shareType", "42")], 400, "Unknown share type"),
         (
             "alice",
-            vec![("path", "/Documents"), ("shareType", "42")],
-            400,
-            "Unknown share type",
-        ),
-        (
-            "alice",
-            vec![
-                ("path", "/Documents"),
-                ("shareType", "0"),
-                ("shareWith", "alice"),
-            ],
+            vec![("path", "/Documents"), ("shareType", "0"), ("shareWith", "alice")],
             403,
             "Cannot share with yourself",
         ),
@@ -665,11 +486,7 @@ async fn share_creation_errors_match_nextcloud() {
         // bob received "Shared" with 7 (no share bit): no resharing.
         (
             "bob",
-            vec![
-                ("path", "/Shared"),
-                ("shareType", "0"),
-                ("shareWith", "carol"),
-            ],
+            vec![("path", "/Shared"), ("shareType", "0"), ("shareWith", "carol")],
             404,
             "You are not allowed to share Shared",
         ),
@@ -685,17 +502,13 @@ async fn share_creation_errors_match_nextcloud() {
 #[tokio::test]
 async fn v1_share_errors_are_http_200_with_the_code_in_meta() {
     let running = start(SMALL).await;
-    let response = ocs(
-        &running,
-        "POST",
-        "alice",
-        "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json",
-    )
-    .header("Content-Type", "application/x-www-form-urlencoded")
-    .body(form(&[("path", "/Documents"), ("shareType", "3")]))
-    .send()
-    .await
-    .unwrap();
+    let response =
+        ocs(&running, "POST", "alice", "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json")
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(form(&[("path", "/Documents"), ("shareType", "3")]))
+            .send()
+            .await
+            .unwrap();
     let (status, body) = ocs_json(response).await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["meta"]["statuscode"], 404);
@@ -705,77 +518,47 @@ async fn v1_share_errors_are_http_200_with_the_code_in_meta() {
 async fn updating_permissions_takes_effect_and_recipients_cannot() {
     let running = start(SMALL).await;
     let (_, body) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json"))
-            .send()
-            .await
-            .unwrap(),
+        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json")).send().await.unwrap(),
     )
     .await;
     let id = body["ocs"]["data"][0]["id"].as_str().unwrap().to_string();
     assert_eq!(permissions(&running, "bob", "Shared"), 7);
 
     let (status, body) = ocs_json(
-        ocs(
-            &running,
-            "PUT",
-            "alice",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form(&[("permissions", "1")]))
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "PUT", "alice", &format!("{SHARES}/{id}?format=json"))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(form(&[("permissions", "1")]))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["ocs"]["data"]["permissions"], 1);
-    assert_eq!(
-        permissions(&running, "bob", "Shared"),
-        1,
-        "bob can no longer write"
-    );
+    assert_eq!(permissions(&running, "bob", "Shared"), 1, "bob can no longer write");
 
     let (status, _) = ocs_json(
-        ocs(
-            &running,
-            "PUT",
-            "bob",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form(&[("permissions", "31")]))
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "PUT", "bob", &format!("{SHARES}/{id}?format=json"))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(form(&[("permissions", "31")]))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 403, "recipients cannot edit incoming shares");
     let (status, _) = ocs_json(
-        ocs(
-            &running,
-            "PUT",
-            "alice",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "PUT", "alice", &format!("{SHARES}/{id}?format=json")).send().await.unwrap(),
     )
     .await;
     assert_eq!(status, 400, "no update parameter");
     let (status, _) = ocs_json(
-        ocs(
-            &running,
-            "PUT",
-            "carol",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form(&[("permissions", "1")]))
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "PUT", "carol", &format!("{SHARES}/{id}?format=json"))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(form(&[("permissions", "1")]))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 404, "strangers learn nothing");
@@ -785,47 +568,26 @@ async fn updating_permissions_takes_effect_and_recipients_cannot() {
 async fn a_recipient_deleting_a_share_leaves_it() {
     let running = start(SMALL).await;
     let (_, body) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "bob",
-            &format!("{SHARES}?format=json&shared_with_me=true"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "GET", "bob", &format!("{SHARES}?format=json&shared_with_me=true"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     let id = body["ocs"]["data"][0]["id"].as_str().unwrap().to_string();
     let (status, _) = ocs_json(
-        ocs(
-            &running,
-            "DELETE",
-            "carol",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "DELETE", "carol", &format!("{SHARES}/{id}?format=json"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 404, "carol has nothing to do with it");
     let (status, _) = ocs_json(
-        ocs(
-            &running,
-            "DELETE",
-            "bob",
-            &format!("{SHARES}/{id}?format=json"),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ocs(&running, "DELETE", "bob", &format!("{SHARES}/{id}?format=json")).send().await.unwrap(),
     )
     .await;
     assert_eq!(status, 200);
     assert!(!sees(&running, "bob", "Shared/plan.txt"));
-    assert!(
-        sees(&running, "alice", "Shared/plan.txt"),
-        "the owner keeps the folder"
-    );
+    assert!(sees(&running, "alice", "Shared/plan.txt"), "the owner keeps the folder");
 }

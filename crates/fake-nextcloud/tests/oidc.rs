@@ -15,11 +15,7 @@ const REDIRECT: &str = "http://127.0.0.1:8080/index.php/apps/tamebi/oauth/callba
 const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 
 fn fixture(overwritehost_self: bool, extra: &str) -> String {
-    let server = if overwritehost_self {
-        "[server]\noverwritehost = \"self\"\n"
-    } else {
-        ""
-    };
+    let server = if overwritehost_self { "[server]\noverwritehost = \"self\"\n" } else { "" };
     format!(
         r#"{server}
 {extra}
@@ -45,9 +41,7 @@ redirect_uris = ["{REDIRECT}"]
 }
 
 fn form(pairs: &[(&str, &str)]) -> String {
-    url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(pairs)
-        .finish()
+    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
 }
 
 /// Logs alice in through the login form; returns the Cookie header value.
@@ -66,15 +60,7 @@ async fn login(running: &Running, host: Option<&str>) -> String {
         .headers()
         .get_all("set-cookie")
         .iter()
-        .map(|value| {
-            value
-                .to_str()
-                .unwrap()
-                .split(';')
-                .next()
-                .unwrap()
-                .to_string()
-        })
+        .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -88,10 +74,7 @@ fn pkce() -> Pkce {
     let verifier =
         "a-verifier-that-is-long-enough-to-satisfy-rfc-7636-rules-0123456789".to_string();
     let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
-    Pkce {
-        verifier,
-        challenge,
-    }
+    Pkce { verifier, challenge }
 }
 
 /// GET authorize as the logged-in browser; returns the code.
@@ -185,37 +168,19 @@ async fn jwks(running: &Running) -> access_token::JwkSet {
 #[tokio::test]
 async fn discovery_is_served_at_both_paths() {
     let running = common::start(&fixture(true, "")).await;
-    for path in [
-        "/.well-known/openid-configuration",
-        "/index.php/.well-known/openid-configuration",
-    ] {
-        let discovery: Value = running
-            .http
-            .get(running.url(path))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+    for path in ["/.well-known/openid-configuration", "/index.php/.well-known/openid-configuration"]
+    {
+        let discovery: Value =
+            running.http.get(running.url(path)).send().await.unwrap().json().await.unwrap();
         let base = running.fake.base_url();
         assert_eq!(discovery["issuer"], base, "{path}");
         assert_eq!(
             discovery["authorization_endpoint"],
             format!("{base}/index.php/apps/oidc/authorize")
         );
-        assert_eq!(
-            discovery["token_endpoint"],
-            format!("{base}/index.php/apps/oidc/token")
-        );
-        assert_eq!(
-            discovery["jwks_uri"],
-            format!("{base}/index.php/apps/oidc/jwks")
-        );
-        assert_eq!(
-            discovery["code_challenge_methods_supported"],
-            json!(["S256"])
-        );
+        assert_eq!(discovery["token_endpoint"], format!("{base}/index.php/apps/oidc/token"));
+        assert_eq!(discovery["jwks_uri"], format!("{base}/index.php/apps/oidc/jwks"));
+        assert_eq!(discovery["code_challenge_methods_supported"], json!(["S256"]));
     }
 }
 
@@ -225,23 +190,13 @@ async fn the_code_flow_yields_an_rfc_9068_access_token_and_no_refresh_token() {
     let cookies = login(&running, None).await;
     let pkce = pkce();
     let code = authorize(&running, &cookies, "tamebi-mcp-nextcloud", &pkce, None).await;
-    let (status, body) = token(
-        &running,
-        "tamebi-mcp-nextcloud",
-        "mcp-secret",
-        &code,
-        &pkce.verifier,
-        None,
-    )
-    .await;
+    let (status, body) =
+        token(&running, "tamebi-mcp-nextcloud", "mcp-secret", &code, &pkce.verifier, None).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["token_type"], "Bearer");
     assert_eq!(body["expires_in"], 900);
     assert!(body["id_token"].is_string());
-    assert!(
-        body.get("refresh_token").is_none(),
-        "the oidc app issues no refresh token"
-    );
+    assert!(body.get("refresh_token").is_none(), "the oidc app issues no refresh token");
 
     let validation = access_token::Validation {
         issuer: running.fake.base_url().to_string(),
@@ -280,54 +235,19 @@ async fn a_wrong_verifier_and_a_reused_code_are_invalid_grants() {
     let cookies = login(&running, None).await;
     let pkce = pkce();
     let code = authorize(&running, &cookies, "nextcloud", &pkce, None).await;
-    let (status, body) = token(
-        &running,
-        "nextcloud",
-        "nc-secret",
-        &code,
-        "not-the-verifier",
-        None,
-    )
-    .await;
-    assert_eq!(
-        (status, body["error"].clone()),
-        (400, json!("invalid_grant"))
-    );
+    let (status, body) =
+        token(&running, "nextcloud", "nc-secret", &code, "not-the-verifier", None).await;
+    assert_eq!((status, body["error"].clone()), (400, json!("invalid_grant")));
     // A failed exchange spends the code too.
-    let (status, body) = token(
-        &running,
-        "nextcloud",
-        "nc-secret",
-        &code,
-        &pkce.verifier,
-        None,
-    )
-    .await;
-    assert_eq!(
-        (status, body["error"].clone()),
-        (400, json!("invalid_grant"))
-    );
+    let (status, body) =
+        token(&running, "nextcloud", "nc-secret", &code, &pkce.verifier, None).await;
+    assert_eq!((status, body["error"].clone()), (400, json!("invalid_grant")));
 
     let code = authorize(&running, &cookies, "nextcloud", &pkce, None).await;
-    let (status, _) = token(
-        &running,
-        "nextcloud",
-        "nc-secret",
-        &code,
-        &pkce.verifier,
-        None,
-    )
-    .await;
+    let (status, _) = token(&running, "nextcloud", "nc-secret", &code, &pkce.verifier, None).await;
     assert_eq!(status, 200);
-    let (status, body) = token(
-        &running,
-        "nextcloud",
-        "nc-secret",
-        &code,
-        &pkce.verifier,
-        None,
-    )
-    .await;
+    let (status, body) =
+        token(&running, "nextcloud", "nc-secret", &code, &pkce.verifier, None).await;
     assert_eq!(
         (status, body["error"].clone()),
         (400, json!("invalid_grant")),
@@ -335,29 +255,16 @@ async fn a_wrong_verifier_and_a_reused_code_are_invalid_grants() {
     );
 
     let code = authorize(&running, &cookies, "nextcloud", &pkce, None).await;
-    let (status, body) = token(
-        &running,
-        "nextcloud",
-        "wrong-secret",
-        &code,
-        &pkce.verifier,
-        None,
-    )
-    .await;
-    assert_eq!(
-        (status, body["error"].clone()),
-        (401, json!("invalid_client"))
-    );
+    let (status, body) =
+        token(&running, "nextcloud", "wrong-secret", &code, &pkce.verifier, None).await;
+    assert_eq!((status, body["error"].clone()), (401, json!("invalid_client")));
 }
 
 #[tokio::test]
 async fn authorize_without_a_session_goes_to_the_login_page() {
     let running = common::start(&fixture(true, "")).await;
-    let query = form(&[
-        ("response_type", "code"),
-        ("client_id", "nextcloud"),
-        ("redirect_uri", REDIRECT),
-    ]);
+    let query =
+        form(&[("response_type", "code"), ("client_id", "nextcloud"), ("redirect_uri", REDIRECT)]);
     let response = running
         .http
         .get(running.url(&format!("/index.php/apps/oidc/authorize?{query}")))
@@ -382,27 +289,18 @@ async fn authorize_without_a_session_goes_to_the_login_page() {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        response.status(),
-        400,
-        "unregistered redirect URIs are refused"
-    );
+    assert_eq!(response.status(), 400, "unregistered redirect URIs are refused");
 }
 
 #[tokio::test]
 async fn without_overwritehost_the_issuer_follows_the_host_header() {
     let running = common::start(&fixture(false, "")).await;
     let issuer = |host: &'static str| {
-        let request = running
-            .http
-            .get(running.url("/.well-known/openid-configuration"))
-            .header("Host", host);
+        let request =
+            running.http.get(running.url("/.well-known/openid-configuration")).header("Host", host);
         async move { request.send().await.unwrap().json::<Value>().await.unwrap()["issuer"].clone() }
     };
-    assert_eq!(
-        issuer("nextcloud.internal").await,
-        "http://nextcloud.internal"
-    );
+    assert_eq!(issuer("nextcloud.internal").await, "http://nextcloud.internal");
     assert_eq!(issuer("localhost:8080").await, "http://localhost:8080");
 }
 
@@ -464,20 +362,14 @@ async fn only_the_nextcloud_audience_token_is_accepted_with_the_audience_check()
 
 #[tokio::test]
 async fn provider_bearer_validation_looks_tokens_up_instead() {
-    let running = common::start(&fixture(
-        false,
-        "[user_oidc]\noidc_provider_bearer_validation = true\n",
-    ))
-    .await;
+    let running =
+        common::start(&fixture(false, "[user_oidc]\noidc_provider_bearer_validation = true\n"))
+            .await;
     // Minted via a Host that makes iss differ from anything user_oidc would
     // expect: the provider's own store does not care.
-    let token = access_token_for(
-        &running,
-        "tamebi-mcp-nextcloud",
-        "mcp-secret",
-        Some("other-host:1"),
-    )
-    .await;
+    let token =
+        access_token_for(&running, "tamebi-mcp-nextcloud", "mcp-secret", Some("other-host:1"))
+            .await;
     assert_eq!(ocs_user_status(&running, &token).await, 200);
     assert_eq!(ocs_user_status(&running, "never-issued").await, 401);
     running.fake.shared.clock.advance(901 + 60);
@@ -491,13 +383,7 @@ async fn provider_bearer_validation_looks_tokens_up_instead() {
 #[tokio::test]
 async fn an_issuer_mismatch_is_a_bare_401() {
     let running = common::start(&fixture(false, "")).await;
-    let port = running
-        .fake
-        .base_url()
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .to_string();
+    let port = running.fake.base_url().rsplit(':').next().unwrap().to_string();
     running.fake.shared.world().user_oidc.discovery_url = Some(format!("http://localhost:{port}"));
     // Minted through 127.0.0.1 (the client's Host), validated against the
     // issuer user_oidc discovers through localhost: the documented bug.
@@ -510,10 +396,7 @@ async fn an_issuer_mismatch_is_a_bare_401() {
         .await
         .unwrap();
     assert_eq!(response.status(), 401);
-    assert!(
-        !response.text().await.unwrap().contains("iss"),
-        "the client learns nothing about why"
-    );
+    assert!(!response.text().await.unwrap().contains("iss"), "the client learns nothing about why");
     assert_eq!(dav_status(&running, &token).await, 401);
 
     let host = format!("localhost:{port}");
@@ -530,11 +413,7 @@ async fn expired_tokens_are_refused_after_the_leeway() {
     let running = common::start(&fixture(true, "")).await;
     let token = access_token_for(&running, "nextcloud", "nc-secret", None).await;
     running.fake.shared.clock.advance(900 + 30);
-    assert_eq!(
-        ocs_user_status(&running, &token).await,
-        200,
-        "60 s of leeway"
-    );
+    assert_eq!(ocs_user_status(&running, &token).await, 200, "60 s of leeway");
     running.fake.shared.clock.advance(60);
     assert_eq!(ocs_user_status(&running, &token).await, 401);
 }

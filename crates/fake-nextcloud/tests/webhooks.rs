@@ -74,10 +74,7 @@ fn write_file(running: &Running, uid: &str, path: &str) {
     let now = shared.now();
     let mut world = shared.world();
     let user = world.user(uid).unwrap().clone();
-    world
-        .storage
-        .put(user.viewer(), path, b"hello".to_vec(), now)
-        .unwrap();
+    world.storage.put(user.viewer(), path, b"hello".to_vec(), now).unwrap();
     world.flush_file_events();
     if world.webhooks.has_pending() {
         shared.webhook_wakeup.notify_one();
@@ -89,10 +86,7 @@ fn rename_file(running: &Running, uid: &str, from: &str, to: &str) {
     let now = shared.now();
     let mut world = shared.world();
     let user = world.user(uid).unwrap().clone();
-    world
-        .storage
-        .rename(user.viewer(), from, to, false, now)
-        .unwrap();
+    world.storage.rename(user.viewer(), from, to, false, now).unwrap();
     world.flush_file_events();
     shared.webhook_wakeup.notify_one();
 }
@@ -115,10 +109,7 @@ async fn only_admins_register_and_the_api_lists_shows_and_deletes() {
     let body = json!({"httpMethod": "POST", "uri": "http://127.0.0.1:9/hook", "event": CREATED});
     let (status, answer) = register(&running, "alice", body.clone()).await;
     assert_eq!(status, 403);
-    assert_eq!(
-        answer["ocs"]["meta"]["message"],
-        "Logged in account must be an admin"
-    );
+    assert_eq!(answer["ocs"]["meta"]["message"], "Logged in account must be an admin");
 
     let (status, answer) = register(&running, "admin", body).await;
     assert_eq!(status, 200, "{answer}");
@@ -130,17 +121,9 @@ async fn only_admins_register_and_the_api_lists_shows_and_deletes() {
     let id = registration["id"].as_u64().unwrap();
 
     let get = |path: String| {
-        running
-            .as_user("GET", "admin", &path)
-            .header("OCS-APIRequest", "true")
-            .send()
+        running.as_user("GET", "admin", &path).header("OCS-APIRequest", "true").send()
     };
-    let list: Value = get(format!("{WEBHOOKS}?format=json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = get(format!("{WEBHOOKS}?format=json")).await.unwrap().json().await.unwrap();
     assert_eq!(list["ocs"]["data"].as_array().unwrap().len(), 1);
     let list: Value = get(format!("{WEBHOOKS}?format=json&uri=http://elsewhere/"))
         .await
@@ -151,13 +134,7 @@ async fn only_admins_register_and_the_api_lists_shows_and_deletes() {
     assert_eq!(list["ocs"]["data"], json!([]));
     let one = get(format!("{WEBHOOKS}/{id}?format=json")).await.unwrap();
     assert_eq!(one.status(), 200);
-    assert_eq!(
-        get(format!("{WEBHOOKS}/999?format=json"))
-            .await
-            .unwrap()
-            .status(),
-        404
-    );
+    assert_eq!(get(format!("{WEBHOOKS}/999?format=json")).await.unwrap().status(), 404);
 
     let delete = |id: u64| {
         running
@@ -187,10 +164,7 @@ async fn registration_errors_are_400() {
             json!({"httpMethod": "POST", "uri": "http://x/", "event": CREATED, "authMethod": "header"}),
             "Header auth method needs an associative array of headers as auth data",
         ),
-        (
-            json!({"uri": "http://x/", "event": CREATED}),
-            "Missing parameter httpMethod",
-        ),
+        (json!({"uri": "http://x/", "event": CREATED}), "Missing parameter httpMethod"),
         (
             json!({"httpMethod": "POST", "uri": "ftp://x/", "event": CREATED}),
             "The URI must be an absolute http or https URL",
@@ -201,12 +175,8 @@ async fn registration_errors_are_400() {
         assert_eq!(status, 400, "{body}");
         assert_eq!(answer["ocs"]["meta"]["message"], message, "{body}");
     }
-    let response = running
-        .as_user("POST", "admin", WEBHOOKS)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        running.as_user("POST", "admin", WEBHOOKS).json(&json!({})).send().await.unwrap();
     assert_eq!(response.status(), 412, "no OCS-APIRequest header");
 }
 
@@ -228,11 +198,7 @@ async fn file_events_are_delivered_with_nextcloud_payload_and_auth_header() {
     )
     .await;
     assert_eq!(status, 200, "{answer}");
-    assert_eq!(
-        answer["ocs"]["data"]["authData"],
-        Value::Null,
-        "auth data is never echoed"
-    );
+    assert_eq!(answer["ocs"]["data"]["authData"], Value::Null, "auth data is never echoed");
 
     write_file(&running, "alice", "Documents/new.md");
     let received = hook.wait_for(1).await;
@@ -246,15 +212,9 @@ async fn file_events_are_delivered_with_nextcloud_payload_and_auth_header() {
         "Guzzle's body option sets no Content-Type"
     );
     assert_eq!(call.body["event"]["class"], CREATED);
-    assert_eq!(
-        call.body["event"]["node"]["path"],
-        "/alice/files/Documents/new.md"
-    );
+    assert_eq!(call.body["event"]["node"]["path"], "/alice/files/Documents/new.md");
     assert!(call.body["event"]["node"]["id"].as_u64().unwrap() > 0);
-    assert_eq!(
-        call.body["user"],
-        json!({"uid": "alice", "displayName": "Alice Martin"})
-    );
+    assert_eq!(call.body["user"], json!({"uid": "alice", "displayName": "Alice Martin"}));
     assert!(call.body["time"].as_i64().unwrap() > 1_700_000_000);
     assert!(
         !call.body.to_string().to_lowercase().contains("token"),
@@ -287,18 +247,9 @@ async fn file_events_are_delivered_with_nextcloud_payload_and_auth_header() {
 async fn renames_carry_source_and_target() {
     let running = start(&with_admin(SMALL)).await;
     let hook = receiver(200).await;
-    register(
-        &running,
-        "admin",
-        json!({"httpMethod": "POST", "uri": hook.url, "event": RENAMED}),
-    )
-    .await;
-    rename_file(
-        &running,
-        "alice",
-        "Documents/notes.md",
-        "Documents/renamed.md",
-    );
+    register(&running, "admin", json!({"httpMethod": "POST", "uri": hook.url, "event": RENAMED}))
+        .await;
+    rename_file(&running, "alice", "Documents/notes.md", "Documents/renamed.md");
     let received = hook.wait_for(1).await;
     let event = &received[0].body["event"];
     assert_eq!(event["source"]["path"], "/alice/files/Documents/notes.md");
@@ -332,10 +283,7 @@ async fn event_and_user_filters_select_events() {
     let bobs = bob_only.wait_for(1).await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(documents_only.received.lock().unwrap().len(), 1);
-    assert_eq!(
-        documents[0].body["event"]["node"]["path"],
-        "/alice/files/Documents/yes.md"
-    );
+    assert_eq!(documents[0].body["event"]["node"]["path"], "/alice/files/Documents/yes.md");
     assert_eq!(bob_only.received.lock().unwrap().len(), 1);
     assert_eq!(bobs[0].body["user"]["uid"], "bob");
 }
@@ -350,19 +298,9 @@ async fn on_demand_delivery_waits_for_the_flush() {
     let running = start(&fixture).await;
     write_file(&running, "carol", "a.txt");
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert!(
-        hook.received.lock().unwrap().is_empty(),
-        "nothing before the flush"
-    );
-    let state: Value = running
-        .http
-        .get(running.url("/__fake/state"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    assert!(hook.received.lock().unwrap().is_empty(), "nothing before the flush");
+    let state: Value =
+        running.http.get(running.url("/__fake/state")).send().await.unwrap().json().await.unwrap();
     assert_eq!(state["webhook_pending"], 1);
 
     let flushed: Value = running
@@ -378,10 +316,7 @@ async fn on_demand_delivery_waits_for_the_flush() {
     assert_eq!(flushed["delivered"][0]["event"], CREATED);
     let received = hook.wait_for(1).await;
     assert_eq!(received[0].headers["x-token"], "fixture-secret");
-    assert_eq!(
-        received[0].body["event"]["node"]["path"],
-        "/carol/files/a.txt"
-    );
+    assert_eq!(received[0].body["event"]["node"]["path"], "/carol/files/a.txt");
     let flushed: Value = running
         .http
         .post(running.url("/__fake/webhooks/flush"))
@@ -391,38 +326,23 @@ async fn on_demand_delivery_waits_for_the_flush() {
         .json()
         .await
         .unwrap();
-    assert_eq!(
-        flushed["delivered"],
-        json!([]),
-        "a flush delivers each call once"
-    );
+    assert_eq!(flushed["delivered"], json!([]), "a flush delivers each call once");
 }
 
 #[tokio::test]
 async fn failing_receivers_are_retried_a_bounded_number_of_times() {
-    let fixture = format!(
-        "{}\n[webhooks]\ndelivery = \"on_demand\"\n",
-        with_admin(SMALL)
-    );
+    let fixture = format!("{}\n[webhooks]\ndelivery = \"on_demand\"\n", with_admin(SMALL));
     let running = start(&fixture).await;
     let broken = receiver(503).await;
-    register(
-        &running,
-        "admin",
-        json!({"httpMethod": "PUT", "uri": broken.url, "event": CREATED}),
-    )
-    .await;
+    register(&running, "admin", json!({"httpMethod": "PUT", "uri": broken.url, "event": CREATED}))
+        .await;
     // A port nobody listens on (bound and dropped).
     let closed = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/hook", listener.local_addr().unwrap())
     };
-    register(
-        &running,
-        "admin",
-        json!({"httpMethod": "POST", "uri": closed, "event": CREATED}),
-    )
-    .await;
+    register(&running, "admin", json!({"httpMethod": "POST", "uri": closed, "event": CREATED}))
+        .await;
     write_file(&running, "alice", "x.md");
     let flushed: Value = running
         .http
@@ -452,9 +372,7 @@ async fn fixture_registrations_must_be_consistent() {
     let fixture = fake_nextcloud::Fixture::parse(&fixture).unwrap();
     let problems = fake_nextcloud::World::from_fixture(&fixture, 0).unwrap_err();
     assert!(
-        problems
-            .iter()
-            .any(|problem| problem.contains("not an event class compatible")),
+        problems.iter().any(|problem| problem.contains("not an event class compatible")),
         "{problems:?}"
     );
 }

@@ -8,7 +8,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "tamebi", version, about = "Tamebi: an AI assistant inside Nextcloud that can only see what the user can see.")]
+#[command(
+    name = "tamebi",
+    version,
+    about = "Tamebi: an AI assistant inside Nextcloud that can only see what the user can see."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -101,10 +101,7 @@ pub fn routes() -> Router<AppState> {
     for prefix in ["/index.php/apps/deck/api/{api}", "/apps/deck/api/{api}"] {
         let card = format!("{prefix}/boards/{{board}}/stacks/{{stack}}/cards/{{card}}");
         router = router
-            .route(
-                &format!("{prefix}/boards"),
-                get(list_boards).post(create_board),
-            )
+            .route(&format!("{prefix}/boards"), get(list_boards).post(create_board))
             .route(
                 &format!("{prefix}/boards/{{board}}"),
                 get(get_board).put(update_board).delete(delete_board),
@@ -129,10 +126,7 @@ pub fn routes() -> Router<AppState> {
             .route(&format!("{card}/unassignUser"), put(unassign_user))
             .route(&format!("{card}/archive"), put(archive_card))
             .route(&format!("{card}/unarchive"), put(unarchive_card))
-            .route(
-                &format!("{prefix}/boards/{{board}}/labels"),
-                axum::routing::post(create_label),
-            )
+            .route(&format!("{prefix}/boards/{{board}}/labels"), axum::routing::post(create_label))
             .route(
                 &format!("{prefix}/boards/{{board}}/labels/{{label}}"),
                 get(get_label).put(update_label).delete(delete_label),
@@ -140,19 +134,10 @@ pub fn routes() -> Router<AppState> {
     }
     let ocs_prefix = "/ocs/{version}/apps/deck/api/{api}";
     router
-        .route(
-            &format!("{ocs_prefix}/boards"),
-            get(list_boards).post(create_board),
-        )
+        .route(&format!("{ocs_prefix}/boards"), get(list_boards).post(create_board))
         .route(&format!("{ocs_prefix}/boards/{{board}}"), get(get_board))
-        .route(
-            &format!("{ocs_prefix}/boards/{{board}}/stacks"),
-            get(list_stacks),
-        )
-        .route(
-            &format!("{ocs_prefix}/boards/{{board}}/stacks/{{stack}}"),
-            get(get_stack),
-        )
+        .route(&format!("{ocs_prefix}/boards/{{board}}/stacks"), get(list_stacks))
+        .route(&format!("{ocs_prefix}/boards/{{board}}/stacks/{{stack}}"), get(get_stack))
 }
 
 /// What an operation answers before it is rendered.
@@ -167,10 +152,7 @@ impl Answer {
     }
 
     fn tagged(value: Value) -> Answer {
-        let etag = value
-            .get("ETag")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let etag = value.get("ETag").and_then(Value::as_str).map(str::to_string);
         Answer { value, etag }
     }
 
@@ -178,24 +160,10 @@ impl Answer {
     fn list(values: Vec<Value>) -> Answer {
         let mut hasher = Sha256::new();
         for value in &values {
-            hasher.update(
-                value
-                    .get("ETag")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .as_bytes(),
-            );
+            hasher.update(value.get("ETag").and_then(Value::as_str).unwrap_or("").as_bytes());
         }
-        let etag = hasher
-            .finalize()
-            .iter()
-            .take(16)
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
-        Answer {
-            value: Value::Array(values),
-            etag: Some(etag),
-        }
+        let etag = hasher.finalize().iter().take(16).map(|byte| format!("{byte:02x}")).collect();
+        Answer { value: Value::Array(values), etag: Some(etag) }
     }
 }
 
@@ -210,10 +178,7 @@ struct DeckCall<'a> {
 
 impl DeckCall<'_> {
     fn id(&self, name: &str, missing: &'static str) -> Result<u64, DeckError> {
-        self.path
-            .get(name)
-            .and_then(|id| id.parse().ok())
-            .ok_or(DeckError::NotFound(missing))
+        self.path.get(name).and_then(|id| id.parse().ok()).ok_or(DeckError::NotFound(missing))
     }
 
     fn text(&self, name: &str) -> Option<String> {
@@ -275,9 +240,7 @@ impl DeckCall<'_> {
             Some(Value::String(text)) => parse_date(text)
                 .map(|time| Some(Some(time)))
                 .ok_or_else(|| DeckError::BadRequest(format!("{name} must be a valid date"))),
-            Some(_) => Err(DeckError::BadRequest(format!(
-                "{name} must be a valid date"
-            ))),
+            Some(_) => Err(DeckError::BadRequest(format!("{name} must be a valid date"))),
         }
     }
 }
@@ -324,9 +287,7 @@ async fn run(
     let Ok(body) = axum::body::to_bytes(body, ocs::BODY_LENGTH_MAX).await else {
         return render(
             ocs,
-            Err(DeckError::BadRequest(
-                "The request body is too large".to_string(),
-            )),
+            Err(DeckError::BadRequest("The request body is too large".to_string())),
             &parts.headers,
         );
     };
@@ -342,13 +303,7 @@ async fn run(
         .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|duration| duration.as_secs() as i64)
         .unwrap_or(0);
-    let call = DeckCall {
-        uid: user.uid,
-        path: &path,
-        params,
-        since,
-        now: shared.now(),
-    };
+    let call = DeckCall { uid: user.uid, path: &path, params, since, now: shared.now() };
     let result = {
         let mut world = shared.world();
         execute(&mut world, &call, op)
@@ -358,11 +313,7 @@ async fn run(
 
 fn error_json(status: u16, message: &str) -> Response {
     let status_code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (
-        status_code,
-        axum::Json(json!({ "status": status, "message": message })),
-    )
-        .into_response()
+    (status_code, axum::Json(json!({ "status": status, "message": message }))).into_response()
 }
 
 fn render(
@@ -382,14 +333,11 @@ fn render(
     let mut headers = HeaderMap::new();
     if let Some(etag) = &answer.etag {
         let quoted = format!("\"{etag}\"");
-        let if_none_match = request_headers
-            .get(header::IF_NONE_MATCH)
-            .and_then(|value| value.to_str().ok());
-        if if_none_match.is_some_and(|wanted| {
-            wanted
-                .split(',')
-                .any(|one| one.trim().trim_matches('"') == etag)
-        }) {
+        let if_none_match =
+            request_headers.get(header::IF_NONE_MATCH).and_then(|value| value.to_str().ok());
+        if if_none_match
+            .is_some_and(|wanted| wanted.split(',').any(|one| one.trim().trim_matches('"') == etag))
+        {
             return (StatusCode::NOT_MODIFIED, [(header::ETAG, quoted)]).into_response();
         }
         if let Ok(value) = quoted.parse() {
@@ -427,21 +375,14 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             for (label_title, label_color) in DEFAULT_LABELS {
                 deck.insert_label(board_id, label_title, label_color, now);
             }
-            Ok(Answer::tagged(deck.board_json(
-                &deck.boards[&board_id],
-                uid,
-                users,
-                true,
-            )))
+            Ok(Answer::tagged(deck.board_json(&deck.boards[&board_id], uid, users, true)))
         }
         Op::GetBoard => {
             let board = deck.board_for(call.id("board", "Board not found")?, uid, read)?;
             Ok(Answer::tagged(deck.board_json(board, uid, users, true)))
         }
         Op::UpdateBoard => {
-            let board_id = deck
-                .board_for(call.id("board", "Board not found")?, uid, manage)?
-                .id;
+            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
             let title = call.title(BOARD_TITLE_LENGTH_MAX)?;
             let color = call.required_text("color")?;
             let archived = call.flag("archived").unwrap_or(false);
@@ -450,17 +391,10 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             board.color = color.trim_start_matches('#').to_string();
             board.archived = archived;
             deck.touch_board(board_id, now);
-            Ok(Answer::tagged(deck.board_json(
-                &deck.boards[&board_id],
-                uid,
-                users,
-                true,
-            )))
+            Ok(Answer::tagged(deck.board_json(&deck.boards[&board_id], uid, users, true)))
         }
         Op::DeleteBoard => {
-            let board_id = deck
-                .board_for(call.id("board", "Board not found")?, uid, manage)?
-                .id;
+            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
             deck.touch_board(board_id, now);
             let board = deck.boards.get_mut(&board_id).expect("checked");
             board.deleted_at = now;
@@ -468,9 +402,7 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             Ok(Answer::plain(json))
         }
         Op::ListStacks => {
-            let board_id = deck
-                .board_for(call.id("board", "Board not found")?, uid, read)?
-                .id;
+            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, read)?.id;
             let stacks = deck
                 .stacks_of(board_id)
                 .into_iter()
@@ -480,21 +412,14 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             Ok(Answer::list(stacks))
         }
         Op::CreateStack => {
-            let board_id = deck
-                .board_for(call.id("board", "Board not found")?, uid, manage)?
-                .id;
+            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
             let title = call.title(STACK_TITLE_LENGTH_MAX)?;
             let order = call
                 .integer("order")?
                 .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
             let stack_id = deck.insert_stack(board_id, &title, order, now);
             deck.touch_board(board_id, now);
-            Ok(Answer::tagged(deck.stack_json(
-                &deck.stacks[&stack_id],
-                users,
-                false,
-                now,
-            )))
+            Ok(Answer::tagged(deck.stack_json(&deck.stacks[&stack_id], users, false, now)))
         }
         Op::GetStack => {
             let board_id = call.id("board", "Board not found")?;
@@ -505,9 +430,7 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             Ok(Answer::tagged(deck.stack_json(stack, users, true, now)))
         }
         Op::UpdateStack => {
-            let stack_id = deck
-                .stack_for(call.id("stack", "Stack not found")?, uid, manage)?
-                .id;
+            let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, manage)?.id;
             let title = call.title(STACK_TITLE_LENGTH_MAX)?;
             let order = call
                 .integer("order")?
@@ -516,39 +439,23 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             stack.title = title;
             stack.order = order;
             deck.touch_stack(stack_id, now);
-            Ok(Answer::tagged(deck.stack_json(
-                &deck.stacks[&stack_id],
-                users,
-                false,
-                now,
-            )))
+            Ok(Answer::tagged(deck.stack_json(&deck.stacks[&stack_id], users, false, now)))
         }
         Op::DeleteStack => {
-            let stack_id = deck
-                .stack_for(call.id("stack", "Stack not found")?, uid, manage)?
-                .id;
+            let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, manage)?.id;
             deck.touch_stack(stack_id, now);
             deck.stacks.get_mut(&stack_id).expect("checked").deleted_at = now;
-            Ok(Answer::plain(deck.stack_json(
-                &deck.stacks[&stack_id],
-                users,
-                false,
-                now,
-            )))
+            Ok(Answer::plain(deck.stack_json(&deck.stacks[&stack_id], users, false, now)))
         }
         Op::GetCard => {
             let card = deck.card_for(call.id("card", "Card not found")?, uid, read)?;
             Ok(Answer::tagged(deck.card_json(card, users, true, now)))
         }
         Op::CreateCard => {
-            let stack_id = deck
-                .stack_for(call.id("stack", "Stack not found")?, uid, edit)?
-                .id;
+            let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, edit)?.id;
             let title = call.title(CARD_TITLE_LENGTH_MAX)?;
-            let card_type = call
-                .text("type")
-                .filter(|text| !text.is_empty())
-                .unwrap_or("plain".to_string());
+            let card_type =
+                call.text("type").filter(|text| !text.is_empty()).unwrap_or("plain".to_string());
             let order = call.integer("order")?.unwrap_or(999);
             let description = call.text("description").unwrap_or_default();
             let duedate = call.date("duedate")?.flatten();
@@ -564,17 +471,10 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             );
             deck.touch_card(card_id, uid, now);
             deck.cards.get_mut(&card_id).expect("inserted").last_editor = None;
-            Ok(Answer::tagged(deck.card_json(
-                &deck.cards[&card_id],
-                users,
-                false,
-                now,
-            )))
+            Ok(Answer::tagged(deck.card_json(&deck.cards[&card_id], users, false, now)))
         }
         Op::UpdateCard => {
-            let card_id = deck
-                .card_for(call.id("card", "Card not found")?, uid, edit)?
-                .id;
+            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
             // Deck's update replaces the card: omitted description, order and
             // duedate are reset, not kept. Clients must send the whole card.
             let title = call.title(CARD_TITLE_LENGTH_MAX)?;
@@ -587,10 +487,8 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             let done = call.date("done")?;
             let target_stack = match call.path.get("stack").and_then(|id| id.parse::<u64>().ok()) {
                 Some(stack_id) => {
-                    let current_board = deck
-                        .stacks
-                        .get(&deck.cards[&card_id].stack_id)
-                        .map(|stack| stack.board_id);
+                    let current_board =
+                        deck.stacks.get(&deck.cards[&card_id].stack_id).map(|stack| stack.board_id);
                     deck.stacks
                         .get(&stack_id)
                         .filter(|stack| {
@@ -617,30 +515,16 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
                 card.stack_id = stack_id;
             }
             deck.touch_card(card_id, uid, now);
-            Ok(Answer::tagged(deck.card_json(
-                &deck.cards[&card_id],
-                users,
-                false,
-                now,
-            )))
+            Ok(Answer::tagged(deck.card_json(&deck.cards[&card_id], users, false, now)))
         }
         Op::DeleteCard => {
-            let card_id = deck
-                .card_for(call.id("card", "Card not found")?, uid, edit)?
-                .id;
+            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
             deck.touch_card(card_id, uid, now);
             deck.cards.get_mut(&card_id).expect("checked").deleted_at = now;
-            Ok(Answer::plain(deck.card_json(
-                &deck.cards[&card_id],
-                users,
-                false,
-                now,
-            )))
+            Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))
         }
         Op::ReorderCard => {
-            let card_id = deck
-                .card_for(call.id("card", "Card not found")?, uid, edit)?
-                .id;
+            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
             let target = call
                 .integer("stackId")?
                 .ok_or_else(|| DeckError::BadRequest("stackId must be provided".into()))?;
@@ -680,17 +564,13 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             Ok(Answer::plain(Value::Array(cards)))
         }
         Op::AssignLabel | Op::RemoveLabel => {
-            let card_id = deck
-                .card_for(call.id("card", "Card not found")?, uid, edit)?
-                .id;
+            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
             let label_id = call
                 .integer("labelId")?
                 .ok_or_else(|| DeckError::BadRequest("labelId must be provided".into()))?;
             let board_id = board_of_card(deck, &deck.cards[&card_id]);
-            let label_ok = deck
-                .labels
-                .get(&(label_id as u64))
-                .is_some_and(|label| label.board_id == board_id);
+            let label_ok =
+                deck.labels.get(&(label_id as u64)).is_some_and(|label| label.board_id == board_id);
             if !label_ok {
                 return Err(DeckError::BadRequest(
                     "Operation not allowed. Label does not exist.".into(),
@@ -706,31 +586,18 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
                 card.labels.retain(|id| *id != label_id);
             }
             deck.touch_card(card_id, uid, now);
-            Ok(Answer::plain(deck.card_json(
-                &deck.cards[&card_id],
-                users,
-                true,
-                now,
-            )))
+            Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, true, now)))
         }
         Op::AssignUser => {
-            let card_id = deck
-                .card_for(call.id("card", "Card not found")?, uid, edit)?
-                .id;
+            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
             let assignee = call.required_text("userId")?;
             let board_id = board_of_card(deck, &deck.cards[&card_id]);
             let can_see = users.contains_key(&assignee)
                 && deck.permissions(&deck.boards[&board_id], &assignee).read;
             if !can_see {
-                return Err(DeckError::BadRequest(
-                    "The user is not part of the board".into(),
-                ));
+                return Err(DeckError::BadRequest("The user is not part of the board".into()));
             }
-            if deck.cards[&card_id]
-                .assigned
-                .iter()
-                .any(|(_, assigned)| assigned == &assignee)
-            {
+            if deck.cards[&card_id].assigned.iter().any(|(_, assigned)| assigned == &assignee) {
                 return Err(DeckError::BadRequest(
                     "The user is already assigned to the card".into(),
                 ));
@@ -750,15 +617,11 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             })))
         }
         Op::UnassignUser => {
-            let card_id = deck
-                .card_for(call.id("card", "Card not found")?, uid, edit)?
-                .id;
+            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
             let assignee = call.required_text("userId")?;
             let card = deck.cards.get_mut(&card_id).expect("checked");
-            let Some(position) = card
-                .assigned
-                .iter()
-                .position(|(_, assigned)| assigned == &assignee)
+            let Some(position) =
+                card.assigned.iter().position(|(_, assigned)| assigned == &assignee)
             else {
                 return Err(DeckError::NotFound("No assignment for this user found."));
             };
@@ -772,39 +635,25 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             })))
         }
         Op::ArchiveCard | Op::UnarchiveCard => {
-            let card_id = deck
-                .card_for(call.id("card", "Card not found")?, uid, edit)?
-                .id;
+            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
             deck.cards.get_mut(&card_id).expect("checked").archived = op == Op::ArchiveCard;
             deck.touch_card(card_id, uid, now);
-            Ok(Answer::plain(deck.card_json(
-                &deck.cards[&card_id],
-                users,
-                false,
-                now,
-            )))
+            Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))
         }
         Op::GetLabel => {
             let label = deck.label_for(call.id("label", "Label not found")?, uid, read)?;
             Ok(Answer::plain(super::label_json(label, true)))
         }
         Op::CreateLabel => {
-            let board_id = deck
-                .board_for(call.id("board", "Board not found")?, uid, manage)?
-                .id;
+            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
             let title = call.required_text("title")?;
             let color = call.required_text("color")?;
             let label_id = deck.insert_label(board_id, &title, color.trim_start_matches('#'), now);
             deck.touch_board(board_id, now);
-            Ok(Answer::plain(super::label_json(
-                &deck.labels[&label_id],
-                false,
-            )))
+            Ok(Answer::plain(super::label_json(&deck.labels[&label_id], false)))
         }
         Op::UpdateLabel => {
-            let label_id = deck
-                .label_for(call.id("label", "Label not found")?, uid, manage)?
-                .id;
+            let label_id = deck.label_for(call.id("label", "Label not found")?, uid, manage)?.id;
             let title = call.required_text("title")?;
             let color = call.required_text("color")?;
             let label = deck.labels.get_mut(&label_id).expect("checked");
@@ -813,15 +662,10 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             label.last_modified = now;
             let board_id = label.board_id;
             deck.touch_board(board_id, now);
-            Ok(Answer::plain(super::label_json(
-                &deck.labels[&label_id],
-                false,
-            )))
+            Ok(Answer::plain(super::label_json(&deck.labels[&label_id], false)))
         }
         Op::DeleteLabel => {
-            let label_id = deck
-                .label_for(call.id("label", "Label not found")?, uid, manage)?
-                .id;
+            let label_id = deck.label_for(call.id("label", "Label not found")?, uid, manage)?.id;
             let label = deck.labels.remove(&label_id).expect("checked");
             let touched: Vec<u64> = deck
                 .cards
@@ -830,11 +674,7 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
                 .map(|card| card.id)
                 .collect();
             for card_id in touched {
-                deck.cards
-                    .get_mut(&card_id)
-                    .expect("listed")
-                    .labels
-                    .retain(|id| *id != label_id);
+                deck.cards.get_mut(&card_id).expect("listed").labels.retain(|id| *id != label_id);
                 deck.touch_card(card_id, uid, now);
             }
             deck.touch_board(label.board_id, now);
@@ -844,8 +684,5 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
 }
 
 fn board_of_card(deck: &Deck, card: &Card) -> BoardId {
-    deck.stacks
-        .get(&card.stack_id)
-        .map(|stack| stack.board_id)
-        .expect("a live card's stack exists")
+    deck.stacks.get(&card.stack_id).map(|stack| stack.board_id).expect("a live card's stack exists")
 }

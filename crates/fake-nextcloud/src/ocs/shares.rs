@@ -51,11 +51,7 @@ pub async fn list(
             .storage
             .mounts(viewer)
             .into_iter()
-            .filter(|share| {
-                path_node
-                    .as_ref()
-                    .is_none_or(|(_, id, _)| *id == share.node)
-            })
+            .filter(|share| path_node.as_ref().is_none_or(|(_, id, _)| *id == share.node))
             .collect()
     } else if flag("subfiles") {
         let Some((path, _, is_folder)) = &path_node else {
@@ -81,11 +77,7 @@ pub async fn list(
             .filter(|share| {
                 share.initiator == viewer.uid || (reshares && share.owner == viewer.uid)
             })
-            .filter(|share| {
-                path_node
-                    .as_ref()
-                    .is_none_or(|(_, id, _)| *id == share.node)
-            })
+            .filter(|share| path_node.as_ref().is_none_or(|(_, id, _)| *id == share.node))
             .collect()
     };
     let formatted: Vec<Value> = shares
@@ -145,11 +137,9 @@ pub async fn create(
         return call.ocs.error(404, WRONG_PATH);
     };
     let (node_name, is_folder, held) = match world.storage.resolve(user.viewer(), &path) {
-        Ok(entry) if !path.is_empty() => (
-            entry.node.name().to_string(),
-            entry.node.is_folder(),
-            entry.permissions,
-        ),
+        Ok(entry) if !path.is_empty() => {
+            (entry.node.name().to_string(), entry.node.is_folder(), entry.permissions)
+        }
         _ => return call.ocs.error(404, WRONG_PATH),
     };
     let permissions = permissions.unwrap_or(permission::ALL as i64);
@@ -165,17 +155,12 @@ pub async fn create(
     let (share_type, target) = match share_type {
         0 => {
             let Some(recipient) = world.user(&share_with).cloned() else {
-                return call
-                    .ocs
-                    .error(404, "Please specify a valid account to share with");
+                return call.ocs.error(404, "Please specify a valid account to share with");
             };
             if recipient.uid == user.uid {
                 return call.ocs.error(403, "Cannot share with yourself");
             }
-            (
-                ShareType::User,
-                world.storage.free_target(recipient.viewer(), &node_name),
-            )
+            (ShareType::User, world.storage.free_target(recipient.viewer(), &node_name))
         }
         1 => {
             if !world.groups.contains_key(&share_with) {
@@ -184,9 +169,7 @@ pub async fn create(
             (ShareType::Group, node_name.clone())
         }
         3 => {
-            return call
-                .ocs
-                .error(404, "Public link sharing is disabled by the administrator");
+            return call.ocs.error(404, "Public link sharing is disabled by the administrator");
         }
         4 | 6 | 7 | 10 => {
             return call.ocs.error(
@@ -197,14 +180,10 @@ pub async fn create(
         _ => return call.ocs.error(400, "Unknown share type"),
     };
     if held & permission::SHARE == 0 {
-        return call
-            .ocs
-            .error(404, &format!("You are not allowed to share {node_name}"));
+        return call.ocs.error(404, &format!("You are not allowed to share {node_name}"));
     }
     if permissions & !held != 0 {
-        return call
-            .ocs
-            .error(404, &format!("Cannot increase permissions of {node_name}"));
+        return call.ocs.error(404, &format!("Cannot increase permissions of {node_name}"));
     }
     let created = world.storage.create_share(
         user.viewer(),
@@ -218,9 +197,7 @@ pub async fn create(
     let id = match created {
         Ok(id) => id,
         Err(StorageError::Forbidden) => {
-            return call
-                .ocs
-                .error(404, &format!("You are not allowed to share {node_name}"));
+            return call.ocs.error(404, &format!("You are not allowed to share {node_name}"));
         }
         Err(_) => return call.ocs.error(404, WRONG_PATH),
     };
@@ -241,19 +218,14 @@ pub async fn update(
         Err(response) => return response,
     };
     let mut world = shared.world();
-    let Some(share) = parse_id(&id)
-        .and_then(|id| world.storage.share(id))
-        .cloned()
-    else {
+    let Some(share) = parse_id(&id).and_then(|id| world.storage.share(id)).cloned() else {
         return call.ocs.error(404, WRONG_SHARE_ID);
     };
     if !can_access(&world, call.uid(), &share, false) {
         return call.ocs.error(404, WRONG_SHARE_ID);
     }
     if share.owner != call.uid() && share.initiator != call.uid() {
-        return call
-            .ocs
-            .error(403, "You are not allowed to edit incoming shares");
+        return call.ocs.error(403, "You are not allowed to edit incoming shares");
     }
     let updatable = [
         "permissions",
@@ -272,19 +244,12 @@ pub async fn update(
         if !(0..=permission::ALL as i64).contains(&permissions) {
             return call.ocs.error(400, "Invalid permissions");
         }
-        let is_folder = world
-            .storage
-            .node(share.node)
-            .is_some_and(storage::Node::is_folder);
+        let is_folder = world.storage.node(share.node).is_some_and(storage::Node::is_folder);
         let mut permissions = permissions as u8;
         if !is_folder {
             permissions &= !(permission::DELETE | permission::CREATE);
         }
-        if world
-            .storage
-            .update_share_permissions(call.uid(), share.id, permissions)
-            .is_err()
-        {
+        if world.storage.update_share_permissions(call.uid(), share.id, permissions).is_err() {
             return call.ocs.error(404, WRONG_SHARE_ID);
         }
     } else if call.params.contains_key("permissions") {
@@ -308,10 +273,7 @@ pub async fn delete(
     };
     let now = shared.now();
     let mut world = shared.world();
-    let Some(share) = parse_id(&id)
-        .and_then(|id| world.storage.share(id))
-        .cloned()
-    else {
+    let Some(share) = parse_id(&id).and_then(|id| world.storage.share(id)).cloned() else {
         return call.ocs.error(404, WRONG_SHARE_ID);
     };
     if !can_access(&world, call.uid(), &share, true) {
@@ -353,9 +315,7 @@ fn can_access(world: &World, uid: &str, share: &Share, check_groups: bool) -> bo
         ShareType::User => share.share_with == uid,
         ShareType::Group => {
             check_groups
-                && world
-                    .user(uid)
-                    .is_some_and(|user| user.groups.contains(&share.share_with))
+                && world.user(uid).is_some_and(|user| user.groups.contains(&share.share_with))
                 && !share.declined.contains(uid)
         }
     }
@@ -371,22 +331,12 @@ fn format_share(shared: &Shared, world: &World, uid: &str, share: &Share) -> Opt
     let path = world.storage.path_of(viewer, node.id)?;
     let entry = world.storage.resolve(viewer, &path).ok()?;
     let display_name = |uid: &str| {
-        world
-            .user(uid)
-            .map(|user| user.display_name.clone())
-            .unwrap_or(uid.to_string())
+        world.user(uid).map(|user| user.display_name.clone()).unwrap_or(uid.to_string())
     };
     let (parent_path, _) = storage::parent_and_name(&node.path);
-    let file_parent = world
-        .storage
-        .node_at(&node.owner, parent_path)
-        .map(|parent| parent.id);
-    let storage_number = world
-        .users
-        .keys()
-        .position(|key| key == &node.owner)
-        .map(|index| index + 1)
-        .unwrap_or(0);
+    let file_parent = world.storage.node_at(&node.owner, parent_path).map(|parent| parent.id);
+    let storage_number =
+        world.users.keys().position(|key| key == &node.owner).map(|index| index + 1).unwrap_or(0);
     let is_owner_side = share.owner == uid || share.initiator == uid;
     let mut formatted = json!({
         "id": share.id.to_string(),
@@ -429,19 +379,13 @@ fn format_share(shared: &Shared, world: &World, uid: &str, share: &Share) -> Opt
             let recipient = world.user(&share.share_with);
             formatted["share_with_displayname"] = json!(display_name(&share.share_with));
             formatted["share_with_displayname_unique"] = json!(
-                recipient
-                    .and_then(|user| user.email.clone())
-                    .unwrap_or(share.share_with.clone())
+                recipient.and_then(|user| user.email.clone()).unwrap_or(share.share_with.clone())
             );
             formatted["status"] = json!([]);
         }
         ShareType::Group => {
             formatted["share_with_displayname"] = json!(
-                world
-                    .groups
-                    .get(&share.share_with)
-                    .cloned()
-                    .unwrap_or(share.share_with.clone())
+                world.groups.get(&share.share_with).cloned().unwrap_or(share.share_with.clone())
             );
         }
     }

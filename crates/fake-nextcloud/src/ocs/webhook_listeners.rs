@@ -40,15 +40,9 @@ pub async fn show(
         Err(response) => return response,
     };
     let world = shared.world();
-    match id
-        .parse()
-        .ok()
-        .and_then(|id| world.webhooks.registration(id))
-    {
+    match id.parse().ok().and_then(|id| world.webhooks.registration(id)) {
         Some(registration) => call.ocs.ok(registration.to_json()),
-        None => call
-            .ocs
-            .error(404, &RegistrationError::NotFound.to_string()),
+        None => call.ocs.error(404, &RegistrationError::NotFound.to_string()),
     }
 }
 
@@ -66,10 +60,7 @@ pub async fn create(
         Err(message) => return call.ocs.error(400, &message),
     };
     let mut world = shared.world();
-    match world
-        .webhooks
-        .register(Some(call.uid()), registration_request)
-    {
+    match world.webhooks.register(Some(call.uid()), registration_request) {
         Ok(registration) => call.ocs.ok(registration.to_json()),
         Err(error) => call.ocs.error(400, &error.to_string()),
     }
@@ -85,23 +76,18 @@ pub async fn update(
         Err(response) => return response,
     };
     let Ok(id) = id.parse::<u64>() else {
-        return call
-            .ocs
-            .error(404, &RegistrationError::NotFound.to_string());
+        return call.ocs.error(404, &RegistrationError::NotFound.to_string());
     };
     let registration_request = match read_request(&call) {
         Ok(registration_request) => registration_request,
         Err(message) => return call.ocs.error(400, &message),
     };
     let mut world = shared.world();
-    match world
-        .webhooks
-        .update(id, Some(call.uid()), registration_request)
-    {
+    match world.webhooks.update(id, Some(call.uid()), registration_request) {
         Ok(registration) => call.ocs.ok(registration.to_json()),
-        Err(RegistrationError::NotFound) => call
-            .ocs
-            .error(404, &RegistrationError::NotFound.to_string()),
+        Err(RegistrationError::NotFound) => {
+            call.ocs.error(404, &RegistrationError::NotFound.to_string())
+        }
         Err(error) => call.ocs.error(400, &error.to_string()),
     }
 }
@@ -115,9 +101,7 @@ pub async fn delete(
         Ok(call) => call,
         Err(response) => return response,
     };
-    let deleted = id
-        .parse()
-        .is_ok_and(|id| shared.world().webhooks.unregister(id));
+    let deleted = id.parse().is_ok_and(|id| shared.world().webhooks.unregister(id));
     call.ocs.ok(Value::Bool(deleted))
 }
 
@@ -125,10 +109,7 @@ pub async fn delete(
 /// required; where PHP would fail with a TypeError (a 500) the fake answers
 /// 400 with the parameter's name.
 fn read_request(call: &OcsCall) -> Result<RegistrationRequest, String> {
-    let required = |name: &str| {
-        call.text(name)
-            .ok_or_else(|| format!("Missing parameter {name}"))
-    };
+    let required = |name: &str| call.text(name).ok_or_else(|| format!("Missing parameter {name}"));
     Ok(RegistrationRequest {
         http_method: required("httpMethod")?,
         uri: required("uri")?,

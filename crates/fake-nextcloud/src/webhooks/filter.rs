@@ -155,11 +155,7 @@ fn operator_on_element(
                     Value::Array(items) => items.iter().any(|item| candidates.contains(item)),
                     other => candidates.contains(other),
                 };
-            Ok(if operator == "$in" {
-                contained
-            } else {
-                !contained
-            })
+            Ok(if operator == "$in" { contained } else { !contained })
         }
         "$exists" => {
             let wanted = operand.as_bool().unwrap_or(!operand.is_null());
@@ -243,8 +239,5 @@ fn php_regex(text: &str) -> Option<regex::Regex> {
             _ => return None,
         }
     }
-    regex::RegexBuilder::new(&format!("{prefix}{pattern}"))
-        .size_limit(1 << 20)
-        .build()
-        .ok()
+    regex::RegexBuilder::new(&format!("{prefix}{pattern}")).size_limit(1 << 20).build().ok()
 }

@@ -54,20 +54,44 @@ fn deep_nesting_is_bounded() {
     assert_eq!(parse(body.as_bytes()), Err(XmlError::TooLarge));
 }
 
+#[test]
+fn property_elements_are_well_formed_in_any_namespace() {
+    // Properties are written inside a response root that declares our
+    // prefixes; one in no namespace must not bind a prefix to "".
+    for ns in [DAV, OC, "", "urn:example:x"] {
+        for element in [empty_element(ns, "p"), element_with(ns, "p", "v &amp; w")] {
+            let document = format!("<d:prop {ROOT_NAMESPACES}>{element}</d:prop>");
+            let root =
+                parse(document.as_bytes()).unwrap_or_else(|error| panic!("{document}: {error}"));
+            let child = root.children().next().unwrap();
+            assert_eq!((child.ns.as_str(), child.local.as_str()), (ns, "p"), "{document}");
+        }
+    }
+}
+
 fn element_strategy() -> impl Strategy<Value = Element> {
     let name = "[a-z][a-z0-9]{0,6}";
     let ns = prop_oneof![Just(String::new()), Just(DAV.to_string()), "urn:[a-z]{1,5}"];
-    let text = "[ -~\u{e9}\u{1F600}]{1,12}".prop_filter("not blank", |t: &String| !t.trim().is_empty());
-    let leaf = (ns.clone(), name, proptest::option::of(text.clone())).prop_map(|(ns, local, text)| Element {
-        ns,
-        local,
-        attributes: Vec::new(),
-        content: text.map(Content::Text).into_iter().collect(),
-    });
+    let text =
+        "[ -~\u{e9}\u{1F600}]{1,12}".prop_filter("not blank", |t: &String| !t.trim().is_empty());
+    let leaf =
+        (ns.clone(), name, proptest::option::of(text.clone())).prop_map(|(ns, local, text)| {
+            Element {
+                ns,
+                local,
+                attributes: Vec::new(),
+                content: text.map(Content::Text).into_iter().collect(),
+            }
+        });
     leaf.prop_recursive(3, 16, 4, move |inner| {
-        (ns.clone(), "[a-z]{1,6}", proptest::collection::vec(inner, 1..4)).prop_map(|(ns, local, children)| {
-            Element { ns, local, attributes: Vec::new(), content: children.into_iter().map(Content::Element).collect() }
-        })
+        (ns.clone(), "[a-z]{1,6}", proptest::collection::vec(inner, 1..4)).prop_map(
+            |(ns, local, children)| Element {
+                ns,
+                local,
+                attributes: Vec::new(),
+                content: children.into_iter().map(Content::Element).collect(),
+            },
+        )
     })
 }
 

@@ -80,9 +80,7 @@ impl Running {
 pub async fn start(fixture: &str) -> Running {
     let fixture = Fixture::parse(fixture).expect("fixture parses");
     let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let http =
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     Running { fake, http }
 }

@@ -1,0 +1,217 @@
+//! MKCOL, DELETE, MOVE and COPY: changes to the shape of the tree.
+//!
+//! MOVE and COPY check in sabre's order (`Server::getCopyAndMoveInfo`):
+//! Destination and Overwrite headers (400), destination parent (409, or 415
+//! when it is a file), existing destination with `Overwrite: F` (412), same
+//! path (403), destination inside the source (409). A destination outside
+//! the caller's own files is refused with 403, as sabre refuses a URI
+//! outside its base.
+
+use super::transfer::{Current, check_preconditions};
+use super::{
+    Target, bad_request, conflict, forbidden, insert, padded_file_id, quoted, storage_error,
+};
+use crate::Shared;
+use crate::dav::{self, DavRequest, Depth};
+use crate::storage::{self, StorageError};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Operation {
+    Move,
+    Copy,
+}
+
+pub(super) fn mkcol(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+    if !request.body.is_empty() {
+        let content_type = request.header("content-type").unwrap_or("");
+        if !content_type.starts_with("application/xml") && !content_type.starts_with("text/xml") {
+            return dav::xml_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Sabre\\DAV\\Exception\\UnsupportedMediaType",
+                "The request body for the MKCOL request must have an xml Content-Type",
+            );
+        }
+        // Extended MKCOL (RFC 5689): only a plain collection can be made here.
+        match crate::xml::parse(&request.body) {
+            Err(error) => return bad_request(&error.to_string()),
+            Ok(root) if !root.is(crate::xml::DAV, "mkcol") => {
+                return bad_request("The request body must be a {DAV:}mkcol document");
+            }
+            Ok(root) => {
+                let is_collection = root
+                    .children_named(crate::xml::DAV, "set")
+                    .flat_map(|set| set.children_named(crate::xml::DAV, "prop"))
+                    .flat_map(|prop| prop.children_named(crate::xml::DAV, "resourcetype"))
+                    .any(|resourcetype| {
+                        resourcetype.child(crate::xml::DAV, "collection").is_some()
+                    });
+                if !is_collection {
+                    return bad_request(
+                        "The mkcol request must include a {DAV:}resourcetype property",
+                    );
+                }
+            }
+        }
+    }
+    let now = shared.now();
+    let mut guard = shared.world();
+    let world = &mut *guard;
+    let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
+    let viewer = user.viewer();
+    let fileid = match world.storage.mkcol(viewer, &target.path, now) {
+        Ok(fileid) => fileid,
+        Err(error) => return storage_error(error, &target.path),
+    };
+    let fileid = padded_file_id(fileid, &world.server.instance_id);
+    drop(guard);
+    let mut headers = HeaderMap::new();
+    insert(&mut headers, "content-length", "0");
+    insert(&mut headers, "oc-fileid", &fileid);
+    (StatusCode::CREATED, headers).into_response()
+}
+
+pub(super) fn delete(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+    let now = shared.now();
+    let mut guard = shared.world();
+    let world = &mut *guard;
+    let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
+    let viewer = user.viewer();
+    let current = match world.storage.resolve(viewer, &target.path) {
+        Ok(entry) => Current {
+            etag: quoted(&world.storage.summary(viewer, &entry).etag),
+            mtime: entry.node.mtime,
+        },
+        Err(error) => return storage_error(error, &target.path),
+    };
+    if let Err(response) = check_preconditions(request, Some(&current)) {
+        return response;
+    }
+    if target.path.is_empty() {
+        return forbidden("The files root cannot be deleted");
+    }
+    if let Err(error) = world.storage.delete(viewer, &target.path, now) {
+        return storage_error(error, &target.path);
+    }
+    drop(guard);
+    (StatusCode::NO_CONTENT, [(http::header::CONTENT_LENGTH, "0")]).into_response()
+}
+
+pub(super) fn move_or_copy(
+    shared: &Shared,
+    request: &DavRequest,
+    target: &Target,
+    operation: Operation,
+) -> Response {
+    let Some(destination_header) = request.header("destination") else {
+        return bad_request("The destination header was not supplied");
+    };
+    let destination = match destination_path(destination_header, target) {
+        Ok(destination) => destination,
+        Err(response) => return response,
+    };
+    let overwrite = match request.header("overwrite").map(str::trim) {
+        None | Some("") => true,
+        Some(value) if value.eq_ignore_ascii_case("t") => true,
+        Some(value) if value.eq_ignore_ascii_case("f") => false,
+        Some(_) => return bad_request("The HTTP Overwrite header should be either T or F"),
+    };
+    // COPY of a collection with Depth 0 copies the collection alone.
+    let recursive = request.depth(Depth::Infinity) != Depth::Zero;
+
+    let now = shared.now();
+    let mut guard = shared.world();
+    let world = &mut *guard;
+    let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
+    let viewer = user.viewer();
+    let current = match world.storage.resolve(viewer, &target.path) {
+        Ok(entry) => Current {
+            etag: quoted(&world.storage.summary(viewer, &entry).etag),
+            mtime: entry.node.mtime,
+        },
+        Err(error) => return storage_error(error, &target.path),
+    };
+    if let Err(response) = check_preconditions(request, Some(&current)) {
+        return response;
+    }
+    let (destination_parent, _) = storage::parent_and_name(&destination);
+    match world.storage.resolve(viewer, destination_parent) {
+        Err(_) => return conflict("The destination node is not found"),
+        Ok(parent) if !parent.node.is_folder() => {
+            return dav::xml_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Sabre\\DAV\\Exception\\UnsupportedMediaType",
+                "The destination node is not a collection",
+            );
+        }
+        Ok(_) => {}
+    }
+    let destination_exists = world.storage.resolve(viewer, &destination).is_ok();
+    if destination_exists && !overwrite {
+        return storage_error(StorageError::DestinationExists, &destination);
+    }
+    if destination == target.path {
+        return storage_error(StorageError::SameSourceAndDestination, &destination);
+    }
+    if destination.starts_with(&format!("{}/", target.path)) || target.path.is_empty() {
+        return storage_error(StorageError::IntoItself, &destination);
+    }
+    let result = match operation {
+        Operation::Move => world.storage.rename(viewer, &target.path, &destination, overwrite, now),
+        Operation::Copy => {
+            world.storage.copy(viewer, &target.path, &destination, overwrite, recursive, now)
+        }
+    };
+    let (fileid, created) = match result {
+        Ok(result) => result,
+        Err(error) => return storage_error(error, &target.path),
+    };
+    let mut headers = HeaderMap::new();
+    insert(&mut headers, "content-length", "0");
+    insert(&mut headers, "oc-fileid", &padded_file_id(fileid, &world.server.instance_id));
+    // CopyEtagHeaderPlugin::afterMove: a moved file reports its etag.
+    if operation == Operation::Move
+        && let Ok(entry) = world.storage.resolve(viewer, &destination)
+        && !entry.node.is_folder()
+    {
+        let etag = quoted(&world.storage.summary(viewer, &entry).etag);
+        insert(&mut headers, "etag", &etag);
+        insert(&mut headers, "oc-etag", &etag);
+    }
+    drop(guard);
+    let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
+    (status, headers).into_response()
+}
+
+/// The clean path a `Destination` header names in the caller's files.
+/// sabre ignores the scheme and host of an absolute URL and keeps its path.
+fn destination_path(header: &str, target: &Target) -> Result<String, Response> {
+    let header = header.trim();
+    let raw_path = if !header.starts_with('/') && header.contains("://") {
+        match url::Url::parse(header) {
+            Ok(url) => url.path().to_string(),
+            Err(_) => return Err(bad_request("The destination header is not a valid URL")),
+        }
+    } else {
+        header.to_string()
+    };
+    // Collapse repeated slashes as sabre does before comparing with its base.
+    let mut collapsed = String::with_capacity(raw_path.len());
+    for character in raw_path.chars() {
+        if character == '/' && collapsed.ends_with('/') {
+            continue;
+        }
+        collapsed.push(character);
+    }
+    let base = target.href_base.trim_end_matches('/');
+    let outside = || {
+        forbidden(&format!("Requested uri ({collapsed}) is out of base uri ({})", target.href_base))
+    };
+    let rest = match collapsed.strip_prefix(base) {
+        Some("") => "",
+        Some(rest) if rest.starts_with('/') => rest,
+        _ => return Err(outside()),
+    };
+    storage::parse_dav_path(rest).map_err(|_| bad_request("Invalid destination path"))
+}
