@@ -90,7 +90,12 @@ pub struct Authenticator {
 
 impl Authenticator {
     pub fn new(config: Config, http: reqwest::Client) -> Authenticator {
-        Authenticator { config, http, keys: Mutex::new(None), fetching: tokio::sync::Mutex::new(()) }
+        Authenticator {
+            config,
+            http,
+            keys: Mutex::new(None),
+            fetching: tokio::sync::Mutex::new(()),
+        }
     }
 
     /// Checks the request's credentials and returns who is calling.
@@ -125,7 +130,10 @@ impl Authenticator {
                     .map(str::trim)
                     .filter(|value| !value.is_empty())
                     .ok_or(RefusalReason::MissingAppPassword)?;
-                UpstreamCredential::Basic { uid: claims.sub.clone(), password: password.to_string() }
+                UpstreamCredential::Basic {
+                    uid: claims.sub.clone(),
+                    password: password.to_string(),
+                }
             }
         };
         Ok(Caller { uid: claims.sub, upstream, expires: claims.exp })
@@ -189,7 +197,10 @@ impl Authenticator {
         if !response.status().is_success() {
             return Err(RefusalReason::Keys(format!("status {}", response.status())));
         }
-        response.json::<JwkSet>().await.map_err(|error| RefusalReason::Keys(error.without_url().to_string()))
+        response
+            .json::<JwkSet>()
+            .await
+            .map_err(|error| RefusalReason::Keys(error.without_url().to_string()))
     }
 }
 

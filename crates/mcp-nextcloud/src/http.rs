@@ -49,7 +49,8 @@ impl McpNextcloud {
         let router = router(config, stop.clone());
         let shutdown = stop.clone();
         let task = tokio::spawn(async move {
-            let serving = axum::serve(listener, router).with_graceful_shutdown(async move { shutdown.cancelled().await });
+            let serving = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { shutdown.cancelled().await });
             if let Err(error) = serving.await {
                 tracing::error!(%error, "mcp-nextcloud listener failed");
             }
@@ -94,13 +95,20 @@ pub fn router(config: Config, stop: CancellationToken) -> Router {
         Arc::new(NeverSessionManager::default()),
         mcp_config,
     );
-    let state = Arc::new(AppState { authenticator: Authenticator::new(config.clone(), http), metadata_url, config });
+    let state = Arc::new(AppState {
+        authenticator: Authenticator::new(config.clone(), http),
+        metadata_url,
+        config,
+    });
     let mcp = Router::new()
         .nest_service(&mcp_path, service)
         .layer(axum::middleware::from_fn_with_state(state.clone(), require_bearer));
     Router::new()
         .route("/.well-known/oauth-protected-resource", get(protected_resource_metadata))
-        .route("/.well-known/oauth-protected-resource/{*resource}", get(protected_resource_metadata))
+        .route(
+            "/.well-known/oauth-protected-resource/{*resource}",
+            get(protected_resource_metadata),
+        )
         .route("/health", get(|| async { "ok\n" }))
         .with_state(state)
         .merge(mcp)
@@ -130,7 +138,11 @@ async fn protected_resource_metadata(State(state): State<Arc<AppState>>) -> Resp
     .into_response()
 }
 
-async fn require_bearer(State(state): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
+async fn require_bearer(
+    State(state): State<Arc<AppState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     match state.authenticator.authenticate(request.headers()).await {
         Ok(caller) => {
             request.extensions_mut().insert(caller);

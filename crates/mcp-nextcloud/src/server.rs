@@ -43,7 +43,9 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.registry.tools().map(|tool| tool.tool.clone()).collect()))
+        Ok(ListToolsResult::with_all_items(
+            self.registry.tools().map(|tool| tool.tool.clone()).collect(),
+        ))
     }
 
     async fn call_tool(
@@ -59,7 +61,9 @@ impl ServerHandler for ToolServer {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Caller>())
             .cloned()
-            .ok_or_else(|| McpError::internal_error("the request carries no verified caller", None))?;
+            .ok_or_else(|| {
+                McpError::internal_error("the request carries no verified caller", None)
+            })?;
         let call = ToolCall {
             nextcloud: Nextcloud::new(&self.nextcloud_url, self.http.clone(), &caller),
             arguments: request.arguments.unwrap_or_default(),

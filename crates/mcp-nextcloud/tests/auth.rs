@@ -47,21 +47,41 @@ async fn every_bad_token_is_a_bare_401_with_the_metadata_pointer() {
         ("no authorization", vec![]),
         ("basic auth", vec![("authorization".into(), "Basic YWxpY2U6eA==".into())]),
         ("garbage", with_mcp_token(&stack, "not-a-token".into())),
-        ("alg none", with_mcp_token(&stack, forge(json!({"alg": "none", "typ": "at+jwt", "kid": kid}), &claims, b""))),
+        (
+            "alg none",
+            with_mcp_token(
+                &stack,
+                forge(json!({"alg": "none", "typ": "at+jwt", "kid": kid}), &claims, b""),
+            ),
+        ),
         (
             "HS256 with the public key",
             with_mcp_token(
                 &stack,
-                forge(json!({"alg": "HS256", "typ": "at+jwt", "kid": kid}), &claims, signer.jwk().n.as_bytes()),
+                forge(
+                    json!({"alg": "HS256", "typ": "at+jwt", "kid": kid}),
+                    &claims,
+                    signer.jwk().n.as_bytes(),
+                ),
             ),
         ),
         ("id token type", with_mcp_token(&stack, signer.sign("JWT", &claims))),
         (
             "unknown kid",
-            with_mcp_token(&stack, access_token::Signer::generate("other-kid").sign_access_token(&stack.claims("alice", MCP_AUDIENCE))),
+            with_mcp_token(
+                &stack,
+                access_token::Signer::generate("other-kid")
+                    .sign_access_token(&stack.claims("alice", MCP_AUDIENCE)),
+            ),
         ),
         ("oversized", with_mcp_token(&stack, "a".repeat(20_000))),
-        ("no Nextcloud token", vec![("authorization".into(), format!("Bearer {}", stack.token("alice", MCP_AUDIENCE)))]),
+        (
+            "no Nextcloud token",
+            vec![(
+                "authorization".into(),
+                format!("Bearer {}", stack.token("alice", MCP_AUDIENCE)),
+            )],
+        ),
         (
             "the MCP token offered as the Nextcloud token",
             vec![
@@ -83,7 +103,9 @@ async fn every_bad_token_is_a_bare_401_with_the_metadata_pointer() {
         with_mcp_token(&stack, signer.sign_access_token(&claims))
     };
     let wrong_issuer = claims_variant(&|claims| claims.iss = "http://elsewhere.test".into());
-    let wrong_audience = claims_variant(&|claims| claims.aud = access_token::Audience::One(NEXTCLOUD_AUDIENCE.into()));
+    let wrong_audience = claims_variant(&|claims| {
+        claims.aud = access_token::Audience::One(NEXTCLOUD_AUDIENCE.into())
+    });
     let expired = claims_variant(&|claims| {
         claims.exp = claims.iat - 3600;
         claims.iat -= 4000;
@@ -115,9 +137,18 @@ async fn a_valid_caller_lists_the_tools_with_their_annotations() {
 #[tokio::test]
 async fn protected_resource_metadata_names_the_issuer() {
     let stack = start(second_token()).await;
-    for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
-        let metadata: serde_json::Value =
-            stack.http.get(format!("{}{path}", stack.mcp.url())).send().await.unwrap().json().await.unwrap();
+    for path in
+        ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]
+    {
+        let metadata: serde_json::Value = stack
+            .http
+            .get(format!("{}{path}", stack.mcp.url()))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert_eq!(metadata["resource"], MCP_AUDIENCE);
         assert_eq!(metadata["authorization_servers"], json!([stack.fake.base_url()]));
     }

@@ -156,7 +156,8 @@ pub fn parse_limited(body: &[u8], length_max: usize) -> Result<Element, XmlError
     reader.config_mut().check_end_names = true;
     // Stack of (element, namespace bindings it introduced).
     let mut stack: Vec<(Element, Vec<(String, String)>)> = Vec::new();
-    let mut scopes: Vec<(String, String)> = vec![("xml".into(), "http://www.w3.org/XML/1998/namespace".into())];
+    let mut scopes: Vec<(String, String)> =
+        vec![("xml".into(), "http://www.w3.org/XML/1998/namespace".into())];
     let mut root: Option<Element> = None;
     loop {
         let event = reader.read_event().map_err(|error| XmlError::Malformed(error.to_string()))?;
@@ -208,7 +209,8 @@ pub fn parse_limited(body: &[u8], length_max: usize) -> Result<Element, XmlError
                 }
             }
             Event::End(_) => {
-                let (element, declared) = stack.pop().ok_or(XmlError::Malformed("stray end tag".into()))?;
+                let (element, declared) =
+                    stack.pop().ok_or(XmlError::Malformed("stray end tag".into()))?;
                 scopes.truncate(scopes.len() - declared.len());
                 attach(&mut stack, &mut root, element);
             }
@@ -231,7 +233,11 @@ pub fn parse_limited(body: &[u8], length_max: usize) -> Result<Element, XmlError
                             "amp" => "&".into(),
                             "apos" => "'".into(),
                             "quot" => "\"".into(),
-                            other => return Err(XmlError::Malformed(format!("unknown entity &{other};"))),
+                            other => {
+                                return Err(XmlError::Malformed(format!(
+                                    "unknown entity &{other};"
+                                )));
+                            }
                         }
                     }
                     Err(error) => return Err(XmlError::Malformed(error.to_string())),
@@ -264,14 +270,22 @@ fn push_text(stack: &mut [(Element, Vec<(String, String)>)], text: &str) -> Resu
     }
 }
 
-fn attach(stack: &mut [(Element, Vec<(String, String)>)], root: &mut Option<Element>, element: Element) {
+fn attach(
+    stack: &mut [(Element, Vec<(String, String)>)],
+    root: &mut Option<Element>,
+    element: Element,
+) {
     match stack.last_mut() {
         Some((parent, _)) => parent.content.push(Content::Element(element)),
         None => *root = Some(element),
     }
 }
 
-fn resolve(scopes: &[(String, String)], name: &str, is_element: bool) -> Result<(String, String), XmlError> {
+fn resolve(
+    scopes: &[(String, String)],
+    name: &str,
+    is_element: bool,
+) -> Result<(String, String), XmlError> {
     let (prefix, local) = match name.split_once(':') {
         Some((prefix, local)) => (prefix, local),
         None => ("", name),
@@ -303,7 +317,6 @@ pub fn escape(text: &str) -> String {
     }
     out
 }
-
 
 #[cfg(test)]
 mod tests;

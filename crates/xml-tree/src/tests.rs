@@ -57,17 +57,26 @@ fn deep_nesting_is_bounded() {
 fn element_strategy() -> impl Strategy<Value = Element> {
     let name = "[a-z][a-z0-9]{0,6}";
     let ns = prop_oneof![Just(String::new()), Just(DAV.to_string()), "urn:[a-z]{1,5}"];
-    let text = "[ -~\u{e9}\u{1F600}]{1,12}".prop_filter("not blank", |t: &String| !t.trim().is_empty());
-    let leaf = (ns.clone(), name, proptest::option::of(text.clone())).prop_map(|(ns, local, text)| Element {
-        ns,
-        local,
-        attributes: Vec::new(),
-        content: text.map(Content::Text).into_iter().collect(),
-    });
+    let text =
+        "[ -~\u{e9}\u{1F600}]{1,12}".prop_filter("not blank", |t: &String| !t.trim().is_empty());
+    let leaf =
+        (ns.clone(), name, proptest::option::of(text.clone())).prop_map(|(ns, local, text)| {
+            Element {
+                ns,
+                local,
+                attributes: Vec::new(),
+                content: text.map(Content::Text).into_iter().collect(),
+            }
+        });
     leaf.prop_recursive(3, 16, 4, move |inner| {
-        (ns.clone(), "[a-z]{1,6}", proptest::collection::vec(inner, 1..4)).prop_map(|(ns, local, children)| {
-            Element { ns, local, attributes: Vec::new(), content: children.into_iter().map(Content::Element).collect() }
-        })
+        (ns.clone(), "[a-z]{1,6}", proptest::collection::vec(inner, 1..4)).prop_map(
+            |(ns, local, children)| Element {
+                ns,
+                local,
+                attributes: Vec::new(),
+                content: children.into_iter().map(Content::Element).collect(),
+            },
+        )
     })
 }
 

@@ -39,7 +39,8 @@ pub fn parse_multistatus(body: &[u8]) -> Result<Vec<DavResponse>, xml_tree::XmlE
     let mut responses = Vec::new();
     for response in root.children_named(DAV, "response") {
         let href = response.child(DAV, "href").map(|href| href.text()).unwrap_or_default();
-        let href = percent_encoding::percent_decode_str(href.trim()).decode_utf8_lossy().into_owned();
+        let href =
+            percent_encoding::percent_decode_str(href.trim()).decode_utf8_lossy().into_owned();
         let mut properties = Vec::new();
         for propstat in response.children_named(DAV, "propstat") {
             let ok = propstat

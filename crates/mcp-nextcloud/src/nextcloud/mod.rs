@@ -54,7 +54,12 @@ impl Nextcloud {
 
     /// `/remote.php/dav/files/{uid}/{path}` with each segment encoded.
     pub fn files_url(&self, path: &str) -> String {
-        format!("{}/remote.php/dav/files/{}/{}", self.base_url, encode(&self.uid), encode_path(path))
+        format!(
+            "{}/remote.php/dav/files/{}/{}",
+            self.base_url,
+            encode(&self.uid),
+            encode_path(path)
+        )
     }
 
     pub fn url(&self, path_and_query: &str) -> String {
@@ -111,7 +116,7 @@ pub fn unreachable_failure() -> ToolFailure {
 /// Turns a non-success status into a failure the model can act on.
 pub fn status_failure(status: StatusCode, subject: Subject<'_>) -> ToolFailure {
     let what = match subject {
-        Subject::Path(path) if path.is_empty() => "your files".to_string(),
+        Subject::Path("") => "your files".to_string(),
         Subject::Path(path) => format!("\"{path}\""),
         Subject::Calendar => "that calendar".to_string(),
         Subject::Contacts => "the address book".to_string(),
@@ -125,19 +130,29 @@ pub fn status_failure(status: StatusCode, subject: Subject<'_>) -> ToolFailure {
         ),
         StatusCode::FORBIDDEN => ToolFailure::new(
             FailureKind::RefusedByNextcloud,
-            format!("The user does not have permission for {what}. Do not retry; tell the user, and suggest they ask the owner to share it with the right permissions."),
+            format!(
+                "The user does not have permission for {what}. Do not retry; tell the user, and suggest they ask the owner to share it with the right permissions."
+            ),
         ),
         StatusCode::NOT_FOUND => ToolFailure::new(
             FailureKind::NotFound,
-            format!("{} does not exist or is not shared with the user. Check the path with files_search, or ask the user where it is.", capitalise(&what)),
+            format!(
+                "{} does not exist or is not shared with the user. Check the path with files_search, or ask the user where it is.",
+                capitalise(&what)
+            ),
         ),
         StatusCode::CONFLICT => ToolFailure::new(
             FailureKind::Conflict,
-            format!("The folder for {what} does not exist. Create it or choose an existing folder (files_search can list folders)."),
+            format!(
+                "The folder for {what} does not exist. Create it or choose an existing folder (files_search can list folders)."
+            ),
         ),
         StatusCode::PRECONDITION_FAILED => ToolFailure::new(
             FailureKind::Conflict,
-            format!("{} already exists or changed meanwhile. Read it again, or ask the user whether to overwrite.", capitalise(&what)),
+            format!(
+                "{} already exists or changed meanwhile. Read it again, or ask the user whether to overwrite.",
+                capitalise(&what)
+            ),
         ),
         StatusCode::LOCKED => ToolFailure::new(
             FailureKind::Conflict,
@@ -161,11 +176,8 @@ fn capitalise(text: &str) -> String {
 
 /// Percent-encodes one path segment.
 pub fn encode(segment: &str) -> String {
-    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~');
+    const SEGMENT: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
     percent_encoding::utf8_percent_encode(segment, SEGMENT).to_string()
 }
 

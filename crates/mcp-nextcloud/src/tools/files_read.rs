@@ -72,15 +72,15 @@ async fn run(call: ToolCall) -> ToolOutcome {
     let offset = input.offset.unwrap_or(0);
     let length = input.length.unwrap_or(LENGTH_DEFAULT);
     if !(1..=LENGTH_MAX).contains(&length) {
-        return Err(ToolFailure::invalid_arguments(format!("length must be between 1 and {LENGTH_MAX}.")));
+        return Err(ToolFailure::invalid_arguments(format!(
+            "length must be between 1 and {LENGTH_MAX}."
+        )));
     }
     let file = match (input.path.as_deref(), input.fileid) {
         (Some(path), None) => stat(&call, &super::files_search::clean_folder(path)?).await?,
         (None, Some(fileid)) => find_by_fileid(&call, fileid).await?,
         _ => {
-            return Err(ToolFailure::invalid_arguments(
-                "Give exactly one of path or fileid.",
-            ));
+            return Err(ToolFailure::invalid_arguments("Give exactly one of path or fileid."));
         }
     };
     if file.kind == dav::FileKind::Folder {
@@ -148,7 +148,8 @@ async fn run(call: ToolCall) -> ToolOutcome {
 /// UTF-8, skipping continuation bytes at the start; returns the text and
 /// how many bytes it covers from the slice's start.
 pub fn utf8_slice(bytes: &[u8], length: usize) -> (String, usize) {
-    let start = bytes.iter().take(3).take_while(|byte| (**byte & 0b1100_0000) == 0b1000_0000).count();
+    let start =
+        bytes.iter().take(3).take_while(|byte| (**byte & 0b1100_0000) == 0b1000_0000).count();
     let mut end = length.min(bytes.len()).max(start);
     while end < bytes.len() && (bytes[end] & 0b1100_0000) == 0b1000_0000 {
         end += 1;
@@ -158,12 +159,20 @@ pub fn utf8_slice(bytes: &[u8], length: usize) -> (String, usize) {
 
 fn is_text(mime: &str) -> bool {
     mime.starts_with("text/")
-        || matches!(mime, "application/json" | "application/xml" | "application/x-yaml" | "application/javascript")
+        || matches!(
+            mime,
+            "application/json"
+                | "application/xml"
+                | "application/x-yaml"
+                | "application/javascript"
+        )
 }
 
 async fn stat(call: &ToolCall, path: &str) -> Result<dav::FileInfo, ToolFailure> {
     if path.is_empty() {
-        return Err(ToolFailure::invalid_arguments("Give the path of a file, not the root folder."));
+        return Err(ToolFailure::invalid_arguments(
+            "Give the path of a file, not the root folder.",
+        ));
     }
     let answer = call
         .nextcloud
@@ -179,7 +188,9 @@ async fn stat(call: &ToolCall, path: &str) -> Result<dav::FileInfo, ToolFailure>
     }
     dav::parse_multistatus(&answer.body)
         .ok()
-        .and_then(|responses| responses.first().and_then(|response| dav::file_info(response, &call.nextcloud.uid)))
+        .and_then(|responses| {
+            responses.first().and_then(|response| dav::file_info(response, &call.nextcloud.uid))
+        })
         .ok_or_else(crate::nextcloud::unreachable_failure)
 }
 

@@ -88,7 +88,9 @@ async fn run(call: ToolCall) -> ToolOutcome {
     let input: Input = call.arguments()?;
     let limit = input.limit.unwrap_or(LIMIT_DEFAULT);
     if !(1..=LIMIT_MAX).contains(&limit) {
-        return Err(ToolFailure::invalid_arguments(format!("limit must be between 1 and {LIMIT_MAX}.")));
+        return Err(ToolFailure::invalid_arguments(format!(
+            "limit must be between 1 and {LIMIT_MAX}."
+        )));
     }
     let folder = clean_folder(input.folder.as_deref().unwrap_or(""))?;
     let mut conditions = Vec::new();
@@ -101,7 +103,9 @@ async fn run(call: ToolCall) -> ToolOutcome {
     for (field, comparison) in [(&input.modified_after, "gt"), (&input.modified_before, "lt")] {
         if let Some(time) = field {
             let parsed = chrono::DateTime::parse_from_rfc3339(time).map_err(|_| {
-                ToolFailure::invalid_arguments(format!("\"{time}\" is not an RFC 3339 date-time such as 2026-03-01T00:00:00Z."))
+                ToolFailure::invalid_arguments(format!(
+                    "\"{time}\" is not an RFC 3339 date-time such as 2026-03-01T00:00:00Z."
+                ))
             })?;
             conditions.push(format!(
                 "<d:{comparison}><d:prop><d:getlastmodified/></d:prop><d:literal>{}</d:literal></d:{comparison}>",
@@ -146,9 +150,8 @@ async fn run(call: ToolCall) -> ToolOutcome {
     if answer.status.as_u16() != 207 {
         return Err(status_failure(answer.status, Subject::Path(&folder)));
     }
-    let responses = dav::parse_multistatus(&answer.body).map_err(|_| {
-        crate::nextcloud::unreachable_failure()
-    })?;
+    let responses = dav::parse_multistatus(&answer.body)
+        .map_err(|_| crate::nextcloud::unreachable_failure())?;
     let mut files: Vec<FileInfo> = responses
         .iter()
         .filter_map(|response| dav::file_info(response, uid))
@@ -161,7 +164,16 @@ async fn run(call: ToolCall) -> ToolOutcome {
     } else {
         let mut lines: Vec<String> = files
             .iter()
-            .map(|file| format!("- {} (fileid {}, {}, {} bytes, modified {})", file.path, file.fileid, kind_word(file), file.size, file.mtime))
+            .map(|file| {
+                format!(
+                    "- {} (fileid {}, {}, {} bytes, modified {})",
+                    file.path,
+                    file.fileid,
+                    kind_word(file),
+                    file.size,
+                    file.mtime
+                )
+            })
             .collect();
         if truncated {
             lines.push(format!("More than {limit} matches; narrow the search or raise limit."));
@@ -179,7 +191,10 @@ fn kind_word(file: &FileInfo) -> &'static str {
 }
 
 fn like(property: &str, literal: &str) -> String {
-    format!("<d:like><d:prop><{property}/></d:prop><d:literal>{}</d:literal></d:like>", xml_tree::escape(literal))
+    format!(
+        "<d:like><d:prop><{property}/></d:prop><d:literal>{}</d:literal></d:like>",
+        xml_tree::escape(literal)
+    )
 }
 
 /// A folder argument as a clean relative path; `..` is refused.

@@ -47,7 +47,8 @@ pub struct ToolOutput {
 }
 
 pub type ToolOutcome = Result<ToolOutput, ToolFailure>;
-type Handler = Arc<dyn Fn(ToolCall) -> Pin<Box<dyn Future<Output = ToolOutcome> + Send>> + Send + Sync>;
+type Handler =
+    Arc<dyn Fn(ToolCall) -> Pin<Box<dyn Future<Output = ToolOutcome> + Send>> + Send + Sync>;
 
 /// Whether a tool reads or acts: the boundary where approval fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,16 +91,19 @@ impl Registry {
     {
         let annotations = match definition.kind {
             ToolKind::Data => ToolAnnotations::with_title(definition.title).read_only(true),
-            ToolKind::Action { destructive, idempotent } => ToolAnnotations::with_title(definition.title)
-                .read_only(false)
-                .destructive(destructive)
-                .idempotent(idempotent),
+            ToolKind::Action { destructive, idempotent } => {
+                ToolAnnotations::with_title(definition.title)
+                    .read_only(false)
+                    .destructive(destructive)
+                    .idempotent(idempotent)
+            }
         }
         .open_world(false);
-        let mut tool = Tool::new(definition.name, definition.description, object(definition.input_schema))
-            .with_title(definition.title)
-            .with_raw_output_schema(Arc::new(object(definition.output_schema)))
-            .with_annotations(annotations);
+        let mut tool =
+            Tool::new(definition.name, definition.description, object(definition.input_schema))
+                .with_title(definition.title)
+                .with_raw_output_schema(Arc::new(object(definition.output_schema)))
+                .with_annotations(annotations);
         if let Some(Value::Object(meta)) = definition.meta {
             tool = tool.with_meta(MetaObject(meta));
         }
@@ -147,9 +151,13 @@ pub fn into_result(outcome: ToolOutcome) -> CallToolResult {
             result
         }
         Err(failure) => {
-            let mut result = CallToolResult::error(vec![ContentBlock::text(failure.message.clone())]);
+            let mut result =
+                CallToolResult::error(vec![ContentBlock::text(failure.message.clone())]);
             let mut meta = JsonObject::new();
-            meta.insert(FAILURE_KIND_META_KEY.to_string(), Value::String(failure.kind.as_str().to_string()));
+            meta.insert(
+                FAILURE_KIND_META_KEY.to_string(),
+                Value::String(failure.kind.as_str().to_string()),
+            );
             result.meta = Some(MetaObject(meta));
             result
         }

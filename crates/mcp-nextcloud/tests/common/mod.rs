@@ -19,7 +19,8 @@ pub struct Stack {
 }
 
 pub async fn start(upstream: UpstreamAuth) -> Stack {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
     let fixture = Fixture::load(&path).unwrap();
     let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
     let config = Config {
@@ -41,7 +42,9 @@ pub fn second_token() -> UpstreamAuth {
 
 impl Stack {
     pub fn claims(&self, uid: &str, audience: &str) -> Claims {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+                as i64;
         Claims {
             iss: self.fake.base_url().to_string(),
             sub: uid.to_string(),
@@ -74,7 +77,12 @@ impl Stack {
     }
 
     /// One JSON-RPC request as a 2025-11-25 client sends it, statelessly.
-    pub async fn rpc(&self, headers: &[(String, String)], method: &str, params: Value) -> reqwest::Response {
+    pub async fn rpc(
+        &self,
+        headers: &[(String, String)],
+        method: &str,
+        params: Value,
+    ) -> reqwest::Response {
         let mut request = self
             .http
             .post(self.mcp_url())
@@ -89,7 +97,12 @@ impl Stack {
     }
 
     /// The JSON-RPC result of a successful call (SSE or JSON answer).
-    pub async fn rpc_result(&self, headers: &[(String, String)], method: &str, params: Value) -> Value {
+    pub async fn rpc_result(
+        &self,
+        headers: &[(String, String)],
+        method: &str,
+        params: Value,
+    ) -> Value {
         let response = self.rpc(headers, method, params).await;
         assert_eq!(response.status(), 200, "{method} answered {}", response.status());
         let text = response.text().await.unwrap();
@@ -99,12 +112,18 @@ impl Stack {
             .map(str::trim)
             .find(|line| !line.is_empty())
             .unwrap_or(text.trim());
-        let message: Value = serde_json::from_str(json_text).unwrap_or_else(|_| panic!("JSON-RPC answer: {text}"));
+        let message: Value =
+            serde_json::from_str(json_text).unwrap_or_else(|_| panic!("JSON-RPC answer: {text}"));
         assert!(message.get("error").is_none(), "{method} failed: {message}");
         message["result"].clone()
     }
 
     pub async fn call_tool(&self, uid: &str, name: &str, arguments: Value) -> Value {
-        self.rpc_result(&self.headers_for(uid), "tools/call", json!({"name": name, "arguments": arguments})).await
+        self.rpc_result(
+            &self.headers_for(uid),
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        )
+        .await
     }
 }
