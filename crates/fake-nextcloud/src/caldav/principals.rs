@@ -1,0 +1,477 @@
+//! Principals at `/remote.php/dav/principals/` and the DAV root
+//! `/remote.php/dav/`: what a CalDAV/CardDAV client reads to find its
+//! calendar and address book homes (RFC 5397 current-user-principal, RFC
+//! 4791 calendar-home-set, RFC 6352 addressbook-home-set).
+//!
+//! Every user and group principal is visible to every user, as on a
+//! Nextcloud that allows sharing with all users; what a principal points to
+//! (homes) is still only reachable by its owner.
+
+use super::webdav::{self, PropertyRequest, PropertySet};
+use super::{Caller, OWNER_PRIVILEGES, PRINCIPAL_REPORTS, principal_href, supported_reports};
+use crate::Shared;
+use crate::dav::{DavRequest, Depth};
+use crate::world::{User, World};
+use crate::xml::{self, Element};
+use axum::response::Response;
+use http::Method;
+
+const PRINCIPALS_ROOT: &str = "/remote.php/dav/principals/";
+const DAV_ROOT_HREF: &str = "/remote.php/dav/";
+/// Children of `/remote.php/dav/` on a Nextcloud with the usual apps.
+const DAV_ROOT_CHILDREN: &[&str] = &[
+    "principals",
+    "calendars",
+    "system-calendars",
+    "addressbooks",
+    "system-addressbooks",
+    "files",
+    "uploads",
+    "comments",
+    "systemtags",
+    "systemtags-relations",
+    "trashbin",
+    "versions",
+    "avatars",
+    "public-calendars",
+    "provisioning",
+];
+/// Children of `/remote.php/dav/principals/`.
+const PRINCIPAL_COLLECTIONS: &[&str] = &["users", "groups", "calendar-resources", "calendar-rooms"];
+/// sabre's calendar-proxy principals below each user principal.
+const PROXY_PRINCIPALS: &[&str] = &["calendar-proxy-read", "calendar-proxy-write"];
+
+/// The read-only privileges a caller has on somebody else's principal.
+const READ_PRIVILEGES: &str = "<d:privilege><d:read/></d:privilege><d:privilege><d:read-acl/></d:privilege><d:privilege><d:read-current-user-privilege-set/></d:privilege>";
+
+pub async fn handle_principals(shared: &Shared, request: DavRequest) -> Response {
+    let now = shared.now();
+    let world = shared.world();
+    principals_locked(&world, &request, now)
+}
+
+pub async fn handle_root(shared: &Shared, request: DavRequest) -> Response {
+    let now = shared.now();
+    let world = shared.world();
+    root_locked(&world, &request, now)
+}
+
+fn group_href(gid: &str) -> String {
+    format!("{PRINCIPALS_ROOT}groups/{}/", crate::dav::encode_segment(gid))
+}
+
+fn collection_properties(caller: &Caller<'_>) -> PropertySet {
+    let mut set = PropertySet::new();
+    set.xml(xml::DAV, "resourcetype", "<d:collection/>");
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
+    set.xml(
+        xml::DAV,
+        "principal-collection-set",
+        "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
+    );
+    set.xml(xml::DAV, "supported-report-set", supported_reports(PRINCIPAL_REPORTS));
+    set
+}
+
+fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) -> PropertySet {
+    let uid = user.uid.as_str();
+    let principal = principal_href(uid);
+    let mut set = PropertySet::new();
+    set.xml(xml::DAV, "resourcetype", "<d:collection/><d:principal/>");
+    set.text(xml::DAV, "displayname", &user.display_name);
+    set.href(xml::DAV, "principal-URL", &principal);
+    let mailto = user.email.as_ref().map(|email| format!("mailto:{email}"));
+    set.xml(
+        xml::DAV,
+        "alternate-URI-set",
+        mailto
+            .iter()
+            .map(|address| format!("<d:href>{}</d:href>", xml::escape(address)))
+            .collect::<String>(),
+    );
+    set.xml(
+        xml::DAV,
+        "group-membership",
+        user.groups
+            .iter()
+            .map(|gid| format!("<d:href>{}</d:href>", xml::escape(&group_href(gid))))
+            .collect::<String>(),
+    );
+    set.xml(xml::DAV, "group-member-set", "");
+    set.href(xml::CALDAV, "calendar-home-set", &super::home_href(uid));
+    set.href(xml::CALDAV, "schedule-inbox-URL", &super::calendar_href(uid, "inbox"));
+    set.href(xml::CALDAV, "schedule-outbox-URL", &super::calendar_href(uid, "outbox"));
+    if caller.user.uid == uid
+        && let Some(calendar) = world.calendars.of(uid).next()
+    {
+        let default = world.calendars.get(uid, super::DEFAULT_CALENDAR_URI).unwrap_or(calendar);
+        set.href(
+            xml::CALDAV,
+            "schedule-default-calendar-URL",
+            &super::calendar_href(uid, &default.uri),
+        );
+    }
+    let mut addresses = String::new();
+    if let Some(mailto) = &mailto {
+        addresses.push_str(&format!("<d:href>{}</d:href>", xml::escape(mailto)));
+    }
+    addresses.push_str(&format!("<d:href>{}</d:href>", xml::escape(&principal)));
+    set.xml(xml::CALDAV, "calendar-user-address-set", addresses);
+    set.text(xml::CALDAV, "calendar-user-type", "INDIVIDUAL");
+    set.href(xml::CARDDAV, "addressbook-home-set", &crate::carddav::home_href(uid));
+    if let Some(email) = &user.email {
+        set.text(xml::SABRE, "email-address", email);
+        set.xml(
+            xml::CALSERVER,
+            "email-address-set",
+            format!("<cs:email-address>{}</cs:email-address>", xml::escape(email)),
+        );
+    }
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
+    set.href(xml::DAV, "owner", &principal);
+    set.xml(
+        xml::DAV,
+        "current-user-privilege-set",
+        if caller.user.uid == uid { OWNER_PRIVILEGES } else { READ_PRIVILEGES },
+    );
+    set.xml(
+        xml::DAV,
+        "principal-collection-set",
+        "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
+    );
+    set.xml(xml::DAV, "supported-report-set", supported_reports(PRINCIPAL_REPORTS));
+    set
+}
+
+fn group_principal_properties(
+    caller: &Caller<'_>,
+    world: &World,
+    gid: &str,
+    display_name: &str,
+) -> PropertySet {
+    let mut set = PropertySet::new();
+    set.xml(xml::DAV, "resourcetype", "<d:principal/>");
+    set.text(xml::DAV, "displayname", display_name);
+    set.href(xml::DAV, "principal-URL", &group_href(gid));
+    set.xml(xml::DAV, "alternate-URI-set", "");
+    set.xml(xml::DAV, "group-membership", "");
+    set.xml(
+        xml::DAV,
+        "group-member-set",
+        world
+            .users
+            .values()
+            .filter(|user| user.groups.contains(gid))
+            .map(|user| format!("<d:href>{}</d:href>", xml::escape(&principal_href(&user.uid))))
+            .collect::<String>(),
+    );
+    set.text(xml::CALDAV, "calendar-user-type", "GROUP");
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
+    set.xml(xml::DAV, "current-user-privilege-set", READ_PRIVILEGES);
+    set.xml(xml::DAV, "supported-report-set", supported_reports(PRINCIPAL_REPORTS));
+    set
+}
+
+fn proxy_properties(caller: &Caller<'_>, uid: &str, name: &str) -> PropertySet {
+    let mut set = PropertySet::new();
+    let resourcetype = if name == "calendar-proxy-read" {
+        "<d:principal/><cs:calendar-proxy-read/>"
+    } else {
+        "<d:principal/><cs:calendar-proxy-write/>"
+    };
+    set.xml(xml::DAV, "resourcetype", resourcetype);
+    set.href(xml::DAV, "principal-URL", &format!("{}{name}/", principal_href(uid)));
+    set.xml(xml::DAV, "group-member-set", "");
+    set.xml(xml::DAV, "group-membership", "");
+    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
+    set
+}
+
+fn principals_locked(world: &World, request: &DavRequest, now: i64) -> Response {
+    let Some(segments) = webdav::decode_path(&request.path) else {
+        return crate::dav::not_found();
+    };
+    let Some(user) = world.users.get(&request.user.uid) else {
+        return crate::dav::not_found();
+    };
+    let caller = Caller { user, now, minimal: webdav::prefers_minimal(request) };
+    let exists = match segments.as_slice() {
+        [] => true,
+        [collection] => PRINCIPAL_COLLECTIONS.contains(&collection.as_str()),
+        [users, uid] if users == "users" => world.users.contains_key(uid),
+        [groups, gid] if groups == "groups" => world.groups.contains_key(gid),
+        [users, uid, proxy] if users == "users" => {
+            world.users.contains_key(uid) && PROXY_PRINCIPALS.contains(&proxy.as_str())
+        }
+        _ => false,
+    };
+    if !exists {
+        return crate::dav::not_found();
+    }
+    if request.method == Method::OPTIONS {
+        return super::options("OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT");
+    }
+    match request.method.as_str() {
+        "PROPFIND" => {
+            let properties = match webdav::parse_propfind(&request.body) {
+                Ok(properties) => properties,
+                Err(response) => return response,
+            };
+            let deep = request.depth(Depth::One) != Depth::Zero;
+            webdav::multistatus(
+                &principal_responses(world, &caller, &segments, &properties, deep),
+                None,
+            )
+        }
+        "REPORT" => principal_report(world, request, &caller, &segments),
+        "PROPPATCH" => webdav::forbidden("Principal properties cannot be changed here"),
+        "GET" | "HEAD" => webdav::not_implemented("GET is only implemented on File objects"),
+        _ => webdav::method_not_allowed(
+            "This method is not allowed on principals",
+            "OPTIONS, PROPFIND, REPORT",
+        ),
+    }
+}
+
+fn principal_responses(
+    world: &World,
+    caller: &Caller<'_>,
+    segments: &[String],
+    properties: &PropertyRequest,
+    deep: bool,
+) -> Vec<String> {
+    let mut responses = Vec::new();
+    match segments {
+        [] => {
+            responses.push(collection_properties(caller).response(
+                PRINCIPALS_ROOT,
+                properties,
+                caller.minimal,
+            ));
+            if deep {
+                for name in PRINCIPAL_COLLECTIONS {
+                    responses.push(collection_properties(caller).response(
+                        &format!("{PRINCIPALS_ROOT}{name}/"),
+                        properties,
+                        caller.minimal,
+                    ));
+                }
+            }
+        }
+        [collection] => {
+            let href = format!("{PRINCIPALS_ROOT}{collection}/");
+            responses.push(collection_properties(caller).response(
+                &href,
+                properties,
+                caller.minimal,
+            ));
+            if deep && collection == "users" {
+                for user in world.users.values() {
+                    responses.push(user_principal_properties(caller, world, user).response(
+                        &principal_href(&user.uid),
+                        properties,
+                        caller.minimal,
+                    ));
+                }
+            }
+            if deep && collection == "groups" {
+                for (gid, display_name) in &world.groups {
+                    responses.push(
+                        group_principal_properties(caller, world, gid, display_name).response(
+                            &group_href(gid),
+                            properties,
+                            caller.minimal,
+                        ),
+                    );
+                }
+            }
+        }
+        [users, uid] if users == "users" => {
+            if let Some(user) = world.users.get(uid) {
+                responses.push(user_principal_properties(caller, world, user).response(
+                    &principal_href(uid),
+                    properties,
+                    caller.minimal,
+                ));
+                if deep {
+                    for proxy in PROXY_PRINCIPALS {
+                        responses.push(proxy_properties(caller, uid, proxy).response(
+                            &format!("{}{proxy}/", principal_href(uid)),
+                            properties,
+                            caller.minimal,
+                        ));
+                    }
+                }
+            }
+        }
+        [groups, gid] if groups == "groups" => {
+            if let Some(display_name) = world.groups.get(gid) {
+                responses.push(
+                    group_principal_properties(caller, world, gid, display_name).response(
+                        &group_href(gid),
+                        properties,
+                        caller.minimal,
+                    ),
+                );
+            }
+        }
+        [_, uid, proxy] => {
+            responses.push(proxy_properties(caller, uid, proxy).response(
+                &format!("{}{proxy}/", principal_href(uid)),
+                properties,
+                caller.minimal,
+            ));
+        }
+        _ => {}
+    }
+    responses
+}
+
+/// One `d:property-search`: property names and the text to find.
+struct PropertySearch {
+    names: Vec<webdav::PropertyName>,
+    needle: String,
+}
+
+/// Parses `d:principal-property-search`; sabre refuses one without any
+/// `d:property-search` with 400, and Depth other than 0 with 400.
+fn parse_principal_property_search(
+    request: &DavRequest,
+    root: &Element,
+) -> Result<(Vec<PropertySearch>, bool, PropertyRequest, bool), Response> {
+    if request.depth(Depth::Zero) != Depth::Zero {
+        return Err(webdav::bad_request("This report is only defined when Depth: 0"));
+    }
+    let mut searches = Vec::new();
+    for search in root.children_named(xml::DAV, "property-search") {
+        let names = search.child(xml::DAV, "prop").map(webdav::property_names).unwrap_or_default();
+        let needle = search.child(xml::DAV, "match").map(Element::text).unwrap_or_default();
+        searches.push(PropertySearch { names, needle });
+    }
+    if searches.is_empty() {
+        return Err(webdav::bad_request(
+            "The {DAV:}principal-property-search report must contain at least 1 {DAV:}property-search element",
+        ));
+    }
+    let any_of = root.attribute("test") == Some("anyof");
+    let properties = super::report_properties(root);
+    let whole_set = root.child(xml::DAV, "apply-to-principal-collection-set").is_some();
+    Ok((searches, any_of, properties, whole_set))
+}
+
+/// Whether a user matches one search, the way Nextcloud's principal backend
+/// searches: display name, email and calendar user address, substring and
+/// case-insensitive.
+fn user_matches(user: &User, search: &PropertySearch) -> bool {
+    let needle = search.needle.to_lowercase();
+    search.names.iter().any(|name| {
+        let value = if name.is(xml::DAV, "displayname") {
+            Some(user.display_name.clone())
+        } else if name.is(xml::SABRE, "email-address")
+            || name.is(xml::CALDAV, "calendar-user-address-set")
+        {
+            user.email.clone()
+        } else {
+            None
+        };
+        value.is_some_and(|value| value.to_lowercase().contains(&needle))
+    })
+}
+
+fn principal_report(
+    world: &World,
+    request: &DavRequest,
+    caller: &Caller<'_>,
+    segments: &[String],
+) -> Response {
+    let root = match webdav::parse_body(&request.body) {
+        Ok(root) => root,
+        Err(response) => return response,
+    };
+    if !root.is(xml::DAV, "principal-property-search") {
+        return webdav::report_not_supported(&format!(
+            "The {{{}}}{} REPORT is not supported here",
+            root.ns, root.local
+        ));
+    }
+    let (searches, any_of, properties, whole_set) =
+        match parse_principal_property_search(request, &root) {
+            Ok(parsed) => parsed,
+            Err(response) => return response,
+        };
+    let on_users = whole_set || segments == ["users"];
+    let mut responses = Vec::new();
+    if on_users {
+        for user in world.users.values() {
+            let matched = if any_of {
+                searches.iter().any(|search| user_matches(user, search))
+            } else {
+                searches.iter().all(|search| user_matches(user, search))
+            };
+            if matched {
+                responses.push(user_principal_properties(caller, world, user).response(
+                    &principal_href(&user.uid),
+                    &properties,
+                    caller.minimal,
+                ));
+            }
+        }
+    }
+    webdav::multistatus(&responses, None)
+}
+
+fn root_locked(world: &World, request: &DavRequest, now: i64) -> Response {
+    let Some(user) = world.users.get(&request.user.uid) else {
+        return crate::dav::not_found();
+    };
+    let caller = Caller { user, now, minimal: webdav::prefers_minimal(request) };
+    match request.method.as_str() {
+        "OPTIONS" => super::options("OPTIONS, GET, HEAD, PROPFIND, REPORT"),
+        "PROPFIND" => {
+            let properties = match webdav::parse_propfind(&request.body) {
+                Ok(properties) => properties,
+                Err(response) => return response,
+            };
+            let mut root = collection_properties(&caller);
+            root.xml(xml::DAV, "current-user-privilege-set", READ_PRIVILEGES);
+            let mut responses = vec![root.response(DAV_ROOT_HREF, &properties, caller.minimal)];
+            if request.depth(Depth::One) != Depth::Zero {
+                for child in DAV_ROOT_CHILDREN {
+                    let mut set = PropertySet::new();
+                    set.xml(xml::DAV, "resourcetype", "<d:collection/>");
+                    set.href(xml::DAV, "current-user-principal", &principal_href(&user.uid));
+                    responses.push(set.response(
+                        &format!("{DAV_ROOT_HREF}{child}/"),
+                        &properties,
+                        caller.minimal,
+                    ));
+                }
+            }
+            webdav::multistatus(&responses, None)
+        }
+        "REPORT" => {
+            let root = match webdav::parse_body(&request.body) {
+                Ok(root) => root,
+                Err(response) => return response,
+            };
+            if !root.is(xml::DAV, "principal-property-search") {
+                return webdav::report_not_supported(&format!(
+                    "The {{{}}}{} REPORT is not supported here",
+                    root.ns, root.local
+                ));
+            }
+            // The root is not a principal collection: sabre searches nothing
+            // there unless the client asks for the principal collection set.
+            match parse_principal_property_search(request, &root) {
+                Ok((_, _, _, true)) => principal_report(world, request, &caller, &[]),
+                Ok(_) => webdav::multistatus(&[], None),
+                Err(response) => response,
+            }
+        }
+        "GET" | "HEAD" => webdav::not_implemented("GET is only implemented on File objects"),
+        _ => webdav::method_not_allowed(
+            "This method is not allowed on the DAV root",
+            "OPTIONS, PROPFIND, REPORT",
+        ),
+    }
+}
