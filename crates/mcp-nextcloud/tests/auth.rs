@@ -97,7 +97,7 @@ async fn every_bad_token_is_a_bare_401_with_the_metadata_pointer() {
             ],
         ),
     ];
-    let mut claims_variant = |change: &dyn Fn(&mut access_token::Claims)| {
+    let claims_variant = |change: &dyn Fn(&mut access_token::Claims)| {
         let mut claims = stack.claims("alice", MCP_AUDIENCE);
         change(&mut claims);
         with_mcp_token(&stack, signer.sign_access_token(&claims))
