@@ -153,3 +153,23 @@ async fn protected_resource_metadata_names_the_issuer() {
         assert_eq!(metadata["authorization_servers"], json!([stack.fake.base_url()]));
     }
 }
+
+#[tokio::test]
+async fn a_foreign_host_header_is_refused_even_with_a_valid_bearer() {
+    // DNS-rebinding protection: a page on evil.example resolving to our
+    // address must not reach the tools, whatever it carries.
+    let stack = start(second_token()).await;
+    let mut request = stack
+        .http
+        .post(stack.mcp_url())
+        .header("host", "evil.example")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
+    for (name, value) in stack.headers_for("alice") {
+        request = request.header(name, value);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 403);
+}
