@@ -10,7 +10,7 @@
 // Prints "oidc: N passed, N failed" and exits non-zero on any failure.
 
 import * as oauth from 'oauth4webapi';
-import { createHash, randomBytes } from 'node:crypto';
+import { codeFlow as runCodeFlow, login as formLogin } from './oidc-flow.mjs';
 
 const base = process.env.FAKE_URL ?? 'http://127.0.0.1:18080';
 const clientId = 'tamebi-mcp-nextcloud';
@@ -41,57 +41,6 @@ function assert(condition, message) {
 
 const b64url = (buffer) => buffer.toString('base64url');
 
-/** Logs in through the form and returns the Cookie header value. */
-async function login() {
-  const response = await fetch(`${base}/index.php/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ user, password }),
-  });
-  assert(response.status === 303, `login answered ${response.status}`);
-  const cookies = response.headers.getSetCookie().map((cookie) => cookie.split(';')[0]);
-  assert(cookies.length > 0, 'login set no cookies');
-  return cookies.join('; ');
-}
-
-/** Runs authorize + token by hand; returns the token response body. */
-async function codeFlow(cookies) {
-  const verifier = b64url(randomBytes(32));
-  const challenge = b64url(createHash('sha256').update(verifier).digest());
-  const state = b64url(randomBytes(16));
-  const authorize = new URL(`${base}/index.php/apps/oidc/authorize`);
-  authorize.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: redirectUri,
-    scope: 'openid profile email',
-    state,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
-  const redirect = await fetch(authorize, { redirect: 'manual', headers: { cookie: cookies } });
-  assert(redirect.status === 303, `authorize answered ${redirect.status}`);
-  const location = new URL(redirect.headers.get('location'));
-  assert(location.searchParams.get('state') === state, 'state did not round-trip');
-  const code = location.searchParams.get('code');
-  assert(code, 'no code in the redirect');
-  const response = await fetch(`${base}/index.php/apps/oidc/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: redirectUri,
-      client_id: clientId,
-      client_secret: clientSecret,
-      code_verifier: verifier,
-    }),
-  });
-  assert(response.status === 200, `token answered ${response.status}`);
-  return response.json();
-}
-
 let as;
 let tokens;
 
@@ -104,7 +53,7 @@ await check('discovery is accepted by processDiscoveryResponse', async () => {
 });
 
 await check('authorization code flow with PKCE S256 yields tokens', async () => {
-  tokens = await codeFlow(await login());
+  tokens = await runCodeFlow(base, await formLogin(base, user, password), { id: clientId, secret: clientSecret }, redirectUri);
   assert(tokens.token_type === 'Bearer', `token_type ${tokens.token_type}`);
   assert(tokens.expires_in === 900, `expires_in ${tokens.expires_in}`);
   assert(typeof tokens.id_token === 'string', 'no id_token');

@@ -1,0 +1,64 @@
+//! What the server needs to know: where it listens, who it is (its canonical
+//! URL, the `aud` of the tokens it accepts), which issuer it trusts, where
+//! Nextcloud is, and how it authenticates toward Nextcloud.
+
+use std::net::SocketAddr;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// This server's canonical URL (`.../mcp`): the audience its tokens carry.
+    pub canonical_url: String,
+    /// The OIDC issuer, compared to `iss` exactly.
+    pub issuer: String,
+    /// Where the issuer's keys are fetched; default: Nextcloud's oidc app JWKS
+    /// on the internal URL.
+    pub jwks_url: Option<String>,
+    /// Nextcloud's internal base URL (DAV/OCS are reached here).
+    pub nextcloud_url: String,
+    pub upstream: UpstreamAuth,
+    /// Host names (or host:port) accepted in the `Host` header (DNS-rebinding
+    /// protection); container names belong here in Compose.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// How requests toward Nextcloud are authenticated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamAuth {
+    /// Default. A second token of the same user, minted for Nextcloud's
+    /// audience (user_oidc's provider client id), arrives in
+    /// [`NEXTCLOUD_TOKEN_HEADER`]; it is validated (same issuer, same `sub`,
+    /// that audience) and spent. Nextcloud keeps its audience check on.
+    SecondToken { nextcloud_audience: String },
+    /// The seeds' mode: the token addressed to this server is forwarded to
+    /// Nextcloud. Needs user_oidc's audience check off, which lets any token
+    /// the provider minted for any client act on Nextcloud — documented, not
+    /// recommended.
+    SingleToken,
+    /// A per-user app password, supplied by the Nextcloud app in
+    /// [`APP_PASSWORD_HEADER`], for servers where bearer-created sessions
+    /// break app routes (CalDAV, Deck).
+    AppPassword,
+}
+
+/// Header carrying the Nextcloud-audience token in [`UpstreamAuth::SecondToken`] mode.
+pub const NEXTCLOUD_TOKEN_HEADER: &str = "x-tamebi-nextcloud-token";
+/// Header carrying the user's app password in [`UpstreamAuth::AppPassword`] mode.
+pub const APP_PASSWORD_HEADER: &str = "x-tamebi-app-password";
+
+impl Config {
+    pub fn jwks_url(&self) -> String {
+        self.jwks_url.clone().unwrap_or_else(|| {
+            format!("{}/index.php/apps/oidc/jwks", self.nextcloud_url.trim_end_matches('/'))
+        })
+    }
+
+    /// The path the MCP endpoint is served at, taken from the canonical URL.
+    pub fn mcp_path(&self) -> String {
+        url::Url::parse(&self.canonical_url)
+            .map(|url| url.path().to_string())
+            .ok()
+            .filter(|path| path != "/")
+            .unwrap_or_else(|| "/mcp".to_string())
+    }
+}

@@ -1,0 +1,163 @@
+//! The HTTP face: `/mcp` (streamable HTTP, stateless) behind bearer
+//! validation, RFC 9728 protected-resource metadata, and a health probe.
+//!
+//! A request without a valid bearer gets 401 with
+//! `WWW-Authenticate: Bearer resource_metadata="…"` and nothing else: the
+//! reason goes to the log (never the token itself).
+
+use crate::bearer::Authenticator;
+use crate::config::Config;
+use crate::server::ToolServer;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot listen on {address}: {source}")]
+    Listen { address: std::net::SocketAddr, source: std::io::Error },
+}
+
+/// A running server; [`McpNextcloud::shutdown`] stops it and waits.
+pub struct McpNextcloud {
+    url: String,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+struct AppState {
+    authenticator: Authenticator,
+    metadata_url: String,
+    config: Config,
+}
+
+impl McpNextcloud {
+    pub async fn start(config: Config) -> Result<McpNextcloud, StartError> {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| StartError::Listen { address: config.listen, source })?;
+        let address = listener.local_addr().expect("bound address");
+        let stop = CancellationToken::new();
+        let router = router(config, stop.clone());
+        let shutdown = stop.clone();
+        let task = tokio::spawn(async move {
+            let serving = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { shutdown.cancelled().await });
+            if let Err(error) = serving.await {
+                tracing::error!(%error, "mcp-nextcloud listener failed");
+            }
+        });
+        Ok(McpNextcloud { url: format!("http://{address}"), stop, task })
+    }
+
+    /// `http://host:port` of the listener.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// The whole router, for tests that drive it without a socket too.
+pub fn router(config: Config, stop: CancellationToken) -> Router {
+    let http = reqwest::Client::builder()
+        .timeout(crate::nextcloud::REQUEST_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("HTTP client");
+    let mcp_path = config.mcp_path();
+    let metadata_url = metadata_url(&config.canonical_url, &mcp_path);
+    let server = ToolServer::new(crate::tools::all(), &config.nextcloud_url, http.clone());
+    let mut hosts = config.allowed_hosts.clone();
+    if let Ok(canonical) = url::Url::parse(&config.canonical_url)
+        && let Some(host) = canonical.host_str()
+    {
+        hosts.push(host.to_string());
+    }
+    let mcp_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_allowed_hosts(hosts)
+        .with_cancellation_token(stop);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(NeverSessionManager::default()),
+        mcp_config,
+    );
+    let state = Arc::new(AppState {
+        authenticator: Authenticator::new(config.clone(), http),
+        metadata_url,
+        config,
+    });
+    let mcp = Router::new()
+        .nest_service(&mcp_path, service)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), require_bearer));
+    Router::new()
+        .route("/.well-known/oauth-protected-resource", get(protected_resource_metadata))
+        .route(
+            "/.well-known/oauth-protected-resource/{*resource}",
+            get(protected_resource_metadata),
+        )
+        .route("/health", get(|| async { "ok\n" }))
+        .with_state(state)
+        .merge(mcp)
+}
+
+/// RFC 9728 §3.1: the metadata URL inserts the well-known path before the
+/// resource's path.
+fn metadata_url(canonical_url: &str, mcp_path: &str) -> String {
+    match url::Url::parse(canonical_url) {
+        Ok(url) => format!(
+            "{}/.well-known/oauth-protected-resource{}",
+            url.origin().ascii_serialization(),
+            mcp_path
+        ),
+        Err(_) => format!("/.well-known/oauth-protected-resource{mcp_path}"),
+    }
+}
+
+async fn protected_resource_metadata(State(state): State<Arc<AppState>>) -> Response {
+    axum::Json(serde_json::json!({
+        "resource": state.config.canonical_url,
+        "authorization_servers": [state.config.issuer],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["openid", "profile"],
+        "resource_name": "Tamebi MCP Nextcloud",
+    }))
+    .into_response()
+}
+
+async fn require_bearer(
+    State(state): State<Arc<AppState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    match state.authenticator.authenticate(request.headers()).await {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(reason) => {
+            tracing::info!(%reason, "request refused");
+            (
+                http::StatusCode::UNAUTHORIZED,
+                [(
+                    http::header::WWW_AUTHENTICATE,
+                    format!("Bearer resource_metadata=\"{}\"", state.metadata_url),
+                )],
+            )
+                .into_response()
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! `files_read`: a slice of a document as text, with a hint telling the model
+//! how to continue. Offsets are bytes into the text the tool serves, so a
+//! passage found by `files_grep` is re-read with `files_read(path, offset)`.
+
+use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
+use crate::failure::{FailureKind, ToolFailure};
+use crate::nextcloud::dav;
+use crate::nextcloud::{Subject, status_failure};
+use http::{Method, StatusCode};
+use serde::Deserialize;
+use serde_json::json;
+
+pub const NAME: &str = "files_read";
+/// The most bytes one call returns.
+pub const LENGTH_MAX: u64 = 64 * 1024;
+const LENGTH_DEFAULT: u64 = 16 * 1024;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    fileid: Option<u64>,
+    #[serde(default)]
+    offset: Option<u64>,
+    #[serde(default)]
+    length: Option<u64>,
+}
+
+pub fn register(registry: &mut Registry) {
+    registry.add(
+        Definition {
+            name: NAME,
+            title: "Read a file",
+            description: "Read part of a file as text, by path or fileid. Returns the text from `offset` (bytes) \
+for up to `length` bytes and tells you the offset to continue from. Start at the offset files_grep gave \
+to re-read a passage in context.",
+            kind: ToolKind::Data,
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path in the user's files, e.g. \"Documents/notes.md\"."},
+                    "fileid": {"type": "integer", "minimum": 1, "description": "The fileid from files_search or files_grep (instead of path)."},
+                    "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Byte offset to start at."},
+                    "length": {"type": "integer", "minimum": 1, "maximum": LENGTH_MAX, "default": LENGTH_DEFAULT, "description": "How many bytes to read."}
+                },
+                "additionalProperties": false
+            }),
+            output_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "fileid": {"type": "integer"},
+                    "offset": {"type": "integer"},
+                    "length": {"type": "integer"},
+                    "total": {"type": "integer", "description": "Size of the whole text in bytes."},
+                    "next_offset": {"type": ["integer", "null"], "description": "Where to continue; null at the end."},
+                    "bytes_left": {"type": "integer"},
+                    "text": {"type": "string"}
+                },
+                "required": ["path", "fileid", "offset", "length", "total", "next_offset", "bytes_left", "text"]
+            }),
+            meta: None,
+        },
+        run,
+    );
+}
+
+async fn run(call: ToolCall) -> ToolOutcome {
+    let input: Input = call.arguments()?;
+    let offset = input.offset.unwrap_or(0);
+    let length = input.length.unwrap_or(LENGTH_DEFAULT);
+    if !(1..=LENGTH_MAX).contains(&length) {
+        return Err(ToolFailure::invalid_arguments(format!(
+            "length must be between 1 and {LENGTH_MAX}."
+        )));
+    }
+    let file = match (input.path.as_deref(), input.fileid) {
+        (Some(path), None) => stat(&call, &super::files_search::clean_folder(path)?).await?,
+        (None, Some(fileid)) => find_by_fileid(&call, fileid).await?,
+        _ => {
+            return Err(ToolFailure::invalid_arguments("Give exactly one of path or fileid."));
+        }
+    };
+    if file.kind == dav::FileKind::Folder {
+        return Err(ToolFailure::invalid_arguments(format!(
+            "\"{}\" is a folder. List it with files_search (folder=\"{}\") and read a file inside it.",
+            file.path, file.path
+        )));
+    }
+    if !is_text(file.mime.as_deref().unwrap_or("")) {
+        return Err(ToolFailure::new(
+            FailureKind::InvalidArguments,
+            format!(
+                "\"{}\" is a {} document, which cannot be read as text yet. Use files_grep to find passages inside documents, or tell the user.",
+                file.path,
+                file.mime.as_deref().unwrap_or("binary")
+            ),
+        ));
+    }
+    let total = file.size;
+    if offset >= total && total > 0 {
+        return Err(ToolFailure::invalid_arguments(format!(
+            "offset {offset} is past the end of \"{}\" ({total} bytes).",
+            file.path
+        )));
+    }
+    // Three extra bytes let us finish a UTF-8 character cut by the range.
+    let last = (offset + length + 3).min(total.max(1)) - 1;
+    let range = format!("bytes={offset}-{last}");
+    let url = call.nextcloud.files_url(&file.path);
+    let answer = call.nextcloud.send(Method::GET, &url, &[("range", &range)], None).await?;
+    let bytes = match answer.status {
+        StatusCode::PARTIAL_CONTENT => answer.body.to_vec(),
+        // A server that ignores Range sends everything.
+        StatusCode::OK => answer.body.get(offset as usize..).unwrap_or_default().to_vec(),
+        StatusCode::RANGE_NOT_SATISFIABLE => Vec::new(),
+        status => return Err(status_failure(status, Subject::Path(&file.path))),
+    };
+    let (text, consumed) = utf8_slice(&bytes, length as usize);
+    let end = offset + consumed as u64;
+    let next_offset = (end < total).then_some(end);
+    let bytes_left = total.saturating_sub(end);
+    let hint = match next_offset {
+        Some(next) => format!(
+            "\n\n[bytes {offset}–{end} of {total}; {bytes_left} bytes left. To continue, call files_read with path=\"{}\" and offset={next}.]",
+            file.path
+        ),
+        None => format!("\n\n[bytes {offset}–{end} of {total}; end of file.]"),
+    };
+    Ok(ToolOutput {
+        text: format!("{text}{hint}"),
+        structured: json!({
+            "path": file.path,
+            "fileid": file.fileid,
+            "offset": offset,
+            "length": consumed,
+            "total": total,
+            "next_offset": next_offset,
+            "bytes_left": bytes_left,
+            "text": text,
+        }),
+    })
+}
+
+/// Decodes at most `length` bytes (plus the rest of a cut character) as
+/// UTF-8, skipping continuation bytes at the start; returns the text and
+/// how many bytes it covers from the slice's start.
+pub fn utf8_slice(bytes: &[u8], length: usize) -> (String, usize) {
+    let start =
+        bytes.iter().take(3).take_while(|byte| (**byte & 0b1100_0000) == 0b1000_0000).count();
+    let mut end = length.min(bytes.len()).max(start);
+    while end < bytes.len() && (bytes[end] & 0b1100_0000) == 0b1000_0000 {
+        end += 1;
+    }
+    (String::from_utf8_lossy(&bytes[start..end]).into_owned(), end)
+}
+
+fn is_text(mime: &str) -> bool {
+    mime.starts_with("text/")
+        || matches!(
+            mime,
+            "application/json"
+                | "application/xml"
+                | "application/x-yaml"
+                | "application/javascript"
+        )
+}
+
+async fn stat(call: &ToolCall, path: &str) -> Result<dav::FileInfo, ToolFailure> {
+    if path.is_empty() {
+        return Err(ToolFailure::invalid_arguments(
+            "Give the path of a file, not the root folder.",
+        ));
+    }
+    let answer = call
+        .nextcloud
+        .send(
+            Method::from_bytes(b"PROPFIND").expect("valid method"),
+            &call.nextcloud.files_url(path),
+            &[("depth", "0"), ("content-type", "application/xml; charset=utf-8")],
+            Some(dav::propfind_body()),
+        )
+        .await?;
+    if answer.status.as_u16() != 207 {
+        return Err(status_failure(answer.status, Subject::Path(path)));
+    }
+    dav::parse_multistatus(&answer.body)
+        .ok()
+        .and_then(|responses| {
+            responses.first().and_then(|response| dav::file_info(response, &call.nextcloud.uid))
+        })
+        .ok_or_else(crate::nextcloud::unreachable_failure)
+}
+
+/// Finds a file's path by id with a SEARCH on `oc:fileid`.
+pub async fn find_by_fileid(call: &ToolCall, fileid: u64) -> Result<dav::FileInfo, ToolFailure> {
+    let uid = &call.nextcloud.uid;
+    let body = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">
+<d:basicsearch>
+<d:select><d:prop>{props}</d:prop></d:select>
+<d:from><d:scope><d:href>/files/{uid}</d:href><d:depth>infinity</d:depth></d:scope></d:from>
+<d:where><d:eq><d:prop><oc:fileid/></d:prop><d:literal>{fileid}</d:literal></d:eq></d:where>
+<d:orderby/>
+</d:basicsearch>
+</d:searchrequest>"#,
+        props = dav::FILE_PROPERTIES,
+        uid = xml_tree::escape(uid),
+    );
+    let answer = call
+        .nextcloud
+        .send(
+            Method::from_bytes(b"SEARCH").expect("valid method"),
+            &call.nextcloud.url("/remote.php/dav/"),
+            &[("content-type", "text/xml; charset=utf-8")],
+            Some(body.into_bytes()),
+        )
+        .await?;
+    if answer.status.as_u16() != 207 {
+        return Err(status_failure(answer.status, Subject::Account));
+    }
+    dav::parse_multistatus(&answer.body)
+        .map_err(|_| crate::nextcloud::unreachable_failure())?
+        .iter()
+        .filter_map(|response| dav::file_info(response, uid))
+        .find(|file| file.fileid == fileid)
+        .ok_or_else(|| {
+            ToolFailure::new(
+                FailureKind::NotFound,
+                format!("No file with fileid {fileid} is visible to the user. It may have been deleted or unshared; search again with files_search."),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utf8_slice;
+
+    #[test]
+    fn a_cut_character_is_finished_and_a_leading_fragment_skipped() {
+        let text = "aé€b".as_bytes(); // a(1) é(2) €(3) b(1)
+        assert_eq!(utf8_slice(text, 2), ("aé".to_string(), 3));
+        assert_eq!(utf8_slice(&text[2..], 2), ("€".to_string(), 4));
+        assert_eq!(utf8_slice(text, 100), ("aé€b".to_string(), 7));
+    }
+}

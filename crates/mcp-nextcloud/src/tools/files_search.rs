@@ -1,0 +1,215 @@
+//! `files_search`: find files by name, type, modification time and folder
+//! (one DAV SEARCH, answered by Nextcloud as the user).
+
+use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
+use crate::failure::ToolFailure;
+use crate::nextcloud::dav::{self, FileInfo};
+use crate::nextcloud::{Subject, status_failure};
+use http::Method;
+use serde::Deserialize;
+use serde_json::json;
+
+pub const NAME: &str = "files_search";
+/// The most results one call returns.
+pub const LIMIT_MAX: u32 = 100;
+const LIMIT_DEFAULT: u32 = 20;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    folder: Option<String>,
+    #[serde(default)]
+    mime: Option<String>,
+    #[serde(default)]
+    modified_after: Option<String>,
+    #[serde(default)]
+    modified_before: Option<String>,
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+pub fn register(registry: &mut Registry) {
+    registry.add(
+        Definition {
+            name: NAME,
+            title: "Search files",
+            description: "Find the user's files and folders by name, type, modification time and folder. \
+Returns each match's fileid, path, size and modification time, newest first. \
+Use it to locate a document before reading it with files_read; to search inside documents use files_grep.",
+            kind: ToolKind::Data,
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "Part of the file name, case-insensitive (e.g. \"budget\")."},
+                    "folder": {"type": "string", "description": "Only search below this folder, e.g. \"Projects/Apollo\". Default: all files."},
+                    "mime": {"type": "string", "description": "A MIME type or its start, e.g. \"application/pdf\" or \"text/\"."},
+                    "modified_after": {"type": "string", "format": "date-time", "description": "Only files modified after this time (RFC 3339)."},
+                    "modified_before": {"type": "string", "format": "date-time", "description": "Only files modified before this time (RFC 3339)."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}
+                },
+                "additionalProperties": false
+            }),
+            output_schema: json!({
+                "type": "object",
+                "properties": {
+                    "files": {"type": "array", "items": file_schema()},
+                    "truncated": {"type": "boolean", "description": "More matches exist than were returned."}
+                },
+                "required": ["files", "truncated"]
+            }),
+            meta: None,
+        },
+        run,
+    );
+}
+
+/// The JSON Schema of a [`FileInfo`], shared by the file tools.
+pub fn file_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "fileid": {"type": "integer"},
+            "path": {"type": "string"},
+            "type": {"type": "string", "enum": ["file", "folder"]},
+            "size": {"type": "integer"},
+            "mtime": {"type": "string", "format": "date-time"},
+            "mime": {"type": "string"},
+            "permissions": {"type": "string"},
+            "owner": {"type": "string"}
+        },
+        "required": ["fileid", "path", "type", "size", "mtime", "permissions"]
+    })
+}
+
+async fn run(call: ToolCall) -> ToolOutcome {
+    let input: Input = call.arguments()?;
+    let limit = input.limit.unwrap_or(LIMIT_DEFAULT);
+    if !(1..=LIMIT_MAX).contains(&limit) {
+        return Err(ToolFailure::invalid_arguments(format!(
+            "limit must be between 1 and {LIMIT_MAX}."
+        )));
+    }
+    let folder = clean_folder(input.folder.as_deref().unwrap_or(""))?;
+    let mut conditions = Vec::new();
+    if let Some(name) = input.name.as_deref().filter(|name| !name.trim().is_empty()) {
+        conditions.push(like("d:displayname", &format!("%{}%", name.trim())));
+    }
+    if let Some(mime) = input.mime.as_deref().filter(|mime| !mime.trim().is_empty()) {
+        conditions.push(like("d:getcontenttype", &format!("{}%", mime.trim())));
+    }
+    for (field, comparison) in [(&input.modified_after, "gt"), (&input.modified_before, "lt")] {
+        if let Some(time) = field {
+            let parsed = chrono::DateTime::parse_from_rfc3339(time).map_err(|_| {
+                ToolFailure::invalid_arguments(format!(
+                    "\"{time}\" is not an RFC 3339 date-time such as 2026-03-01T00:00:00Z."
+                ))
+            })?;
+            conditions.push(format!(
+                "<d:{comparison}><d:prop><d:getlastmodified/></d:prop><d:literal>{}</d:literal></d:{comparison}>",
+                parsed.to_utc().format("%Y-%m-%dT%H:%M:%SZ")
+            ));
+        }
+    }
+    let condition = match conditions.len() {
+        0 => like("d:displayname", "%"),
+        1 => conditions.remove(0),
+        _ => format!("<d:and>{}</d:and>", conditions.concat()),
+    };
+    let uid = &call.nextcloud.uid;
+    let scope = if folder.is_empty() {
+        format!("/files/{}", xml_tree::escape(uid))
+    } else {
+        format!("/files/{}/{}", xml_tree::escape(uid), xml_tree::escape(&folder))
+    };
+    let body = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">
+<d:basicsearch>
+<d:select><d:prop>{props}</d:prop></d:select>
+<d:from><d:scope><d:href>{scope}</d:href><d:depth>infinity</d:depth></d:scope></d:from>
+<d:where>{condition}</d:where>
+<d:orderby><d:order><d:prop><d:getlastmodified/></d:prop><d:descending/></d:order></d:orderby>
+<d:limit><d:nresults>{fetch}</d:nresults></d:limit>
+</d:basicsearch>
+</d:searchrequest>"#,
+        props = dav::FILE_PROPERTIES,
+        fetch = limit + 1,
+    );
+    let answer = call
+        .nextcloud
+        .send(
+            Method::from_bytes(b"SEARCH").expect("valid method"),
+            &call.nextcloud.url("/remote.php/dav/"),
+            &[("content-type", "text/xml; charset=utf-8")],
+            Some(body.into_bytes()),
+        )
+        .await?;
+    if answer.status.as_u16() != 207 {
+        return Err(status_failure(answer.status, Subject::Path(&folder)));
+    }
+    let responses = dav::parse_multistatus(&answer.body)
+        .map_err(|_| crate::nextcloud::unreachable_failure())?;
+    let mut files: Vec<FileInfo> = responses
+        .iter()
+        .filter_map(|response| dav::file_info(response, uid))
+        .filter(|file| !file.path.is_empty() && file.path != folder)
+        .collect();
+    let truncated = files.len() > limit as usize;
+    files.truncate(limit as usize);
+    let text = if files.is_empty() {
+        "No files match. Try a shorter or different name, a wider folder, or files_grep to search inside documents.".to_string()
+    } else {
+        let mut lines: Vec<String> = files
+            .iter()
+            .map(|file| {
+                format!(
+                    "- {} (fileid {}, {}, {} bytes, modified {})",
+                    file.path,
+                    file.fileid,
+                    kind_word(file),
+                    file.size,
+                    file.mtime
+                )
+            })
+            .collect();
+        if truncated {
+            lines.push(format!("More than {limit} matches; narrow the search or raise limit."));
+        }
+        lines.join("\n")
+    };
+    Ok(ToolOutput { text, structured: json!({ "files": files, "truncated": truncated }) })
+}
+
+fn kind_word(file: &FileInfo) -> &'static str {
+    match file.kind {
+        dav::FileKind::File => "file",
+        dav::FileKind::Folder => "folder",
+    }
+}
+
+fn like(property: &str, literal: &str) -> String {
+    format!(
+        "<d:like><d:prop><{property}/></d:prop><d:literal>{}</d:literal></d:like>",
+        xml_tree::escape(literal)
+    )
+}
+
+/// A folder argument as a clean relative path; `..` is refused.
+pub fn clean_folder(folder: &str) -> Result<String, ToolFailure> {
+    let mut segments = Vec::new();
+    for segment in folder.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                return Err(ToolFailure::invalid_arguments(
+                    "Paths are relative to the user's files and cannot contain \"..\". Use a path like \"Documents/report.md\".",
+                ));
+            }
+            other => segments.push(other),
+        }
+    }
+    Ok(segments.join("/"))
+}

@@ -1,0 +1,175 @@
+//! Every way a bearer can be wrong is a 401 with the resource metadata
+//! pointer, and a valid token of one user cannot act as another.
+
+mod common;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use common::*;
+use serde_json::json;
+
+fn forge(header: serde_json::Value, payload: &serde_json::Value, signature: &[u8]) -> String {
+    format!(
+        "{}.{}.{}",
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).unwrap()),
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(payload).unwrap()),
+        URL_SAFE_NO_PAD.encode(signature)
+    )
+}
+
+async fn assert_refused(stack: &Stack, headers: Vec<(String, String)>, case: &str) {
+    let response = stack.rpc(&headers, "tools/list", json!({})).await;
+    assert_eq!(response.status(), 401, "{case}");
+    let challenge = response.headers()["www-authenticate"].to_str().unwrap().to_string();
+    assert_eq!(
+        challenge,
+        "Bearer resource_metadata=\"http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp\"",
+        "{case}"
+    );
+    let body = response.text().await.unwrap();
+    assert!(body.is_empty(), "{case}: a refusal explains nothing, got {body:?}");
+}
+
+fn with_mcp_token(stack: &Stack, token: String) -> Vec<(String, String)> {
+    vec![
+        ("authorization".into(), format!("Bearer {token}")),
+        ("x-tamebi-nextcloud-token".into(), stack.token("alice", NEXTCLOUD_AUDIENCE)),
+    ]
+}
+
+#[tokio::test]
+async fn every_bad_token_is_a_bare_401_with_the_metadata_pointer() {
+    let stack = start(second_token()).await;
+    let claims = serde_json::to_value(stack.claims("alice", MCP_AUDIENCE)).unwrap();
+    let signer = &stack.fake.shared.signer;
+    let kid = signer.kid().to_string();
+    let mut cases: Vec<(&str, Vec<(String, String)>)> = vec![
+        ("no authorization", vec![]),
+        ("basic auth", vec![("authorization".into(), "Basic YWxpY2U6eA==".into())]),
+        ("garbage", with_mcp_token(&stack, "not-a-token".into())),
+        (
+            "alg none",
+            with_mcp_token(
+                &stack,
+                forge(json!({"alg": "none", "typ": "at+jwt", "kid": kid}), &claims, b""),
+            ),
+        ),
+        (
+            "HS256 with the public key",
+            with_mcp_token(
+                &stack,
+                forge(
+                    json!({"alg": "HS256", "typ": "at+jwt", "kid": kid}),
+                    &claims,
+                    signer.jwk().n.as_bytes(),
+                ),
+            ),
+        ),
+        ("id token type", with_mcp_token(&stack, signer.sign("JWT", &claims))),
+        (
+            "unknown kid",
+            with_mcp_token(
+                &stack,
+                access_token::Signer::generate("other-kid")
+                    .sign_access_token(&stack.claims("alice", MCP_AUDIENCE)),
+            ),
+        ),
+        ("oversized", with_mcp_token(&stack, "a".repeat(20_000))),
+        (
+            "no Nextcloud token",
+            vec![(
+                "authorization".into(),
+                format!("Bearer {}", stack.token("alice", MCP_AUDIENCE)),
+            )],
+        ),
+        (
+            "the MCP token offered as the Nextcloud token",
+            vec![
+                ("authorization".into(), format!("Bearer {}", stack.token("alice", MCP_AUDIENCE))),
+                ("x-tamebi-nextcloud-token".into(), stack.token("alice", MCP_AUDIENCE)),
+            ],
+        ),
+        (
+            "another user's Nextcloud token",
+            vec![
+                ("authorization".into(), format!("Bearer {}", stack.token("alice", MCP_AUDIENCE))),
+                ("x-tamebi-nextcloud-token".into(), stack.token("bob", NEXTCLOUD_AUDIENCE)),
+            ],
+        ),
+    ];
+    let claims_variant = |change: &dyn Fn(&mut access_token::Claims)| {
+        let mut claims = stack.claims("alice", MCP_AUDIENCE);
+        change(&mut claims);
+        with_mcp_token(&stack, signer.sign_access_token(&claims))
+    };
+    let wrong_issuer = claims_variant(&|claims| claims.iss = "http://elsewhere.test".into());
+    let wrong_audience = claims_variant(&|claims| {
+        claims.aud = access_token::Audience::One(NEXTCLOUD_AUDIENCE.into())
+    });
+    let expired = claims_variant(&|claims| {
+        claims.exp = claims.iat - 3600;
+        claims.iat -= 4000;
+    });
+    let future = claims_variant(&|claims| claims.iat += 3600);
+    cases.push(("wrong iss", wrong_issuer));
+    cases.push(("wrong aud", wrong_audience));
+    cases.push(("expired", expired));
+    cases.push(("issued in the future", future));
+    for (case, headers) in cases {
+        assert_refused(&stack, headers, case).await;
+    }
+}
+
+#[tokio::test]
+async fn a_valid_caller_lists_the_tools_with_their_annotations() {
+    let stack = start(second_token()).await;
+    let result = stack.rpc_result(&stack.headers_for("alice"), "tools/list", json!({})).await;
+    let tools = result["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"files_search") && names.contains(&"files_read"), "{names:?}");
+    for tool in tools {
+        assert_eq!(tool["annotations"]["readOnlyHint"], json!(true), "{}", tool["name"]);
+        assert!(tool["outputSchema"].is_object());
+        assert_eq!(tool["inputSchema"]["additionalProperties"], json!(false));
+    }
+}
+
+#[tokio::test]
+async fn protected_resource_metadata_names_the_issuer() {
+    let stack = start(second_token()).await;
+    for path in
+        ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]
+    {
+        let metadata: serde_json::Value = stack
+            .http
+            .get(format!("{}{path}", stack.mcp.url()))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(metadata["resource"], MCP_AUDIENCE);
+        assert_eq!(metadata["authorization_servers"], json!([stack.fake.base_url()]));
+    }
+}
+
+#[tokio::test]
+async fn a_foreign_host_header_is_refused_even_with_a_valid_bearer() {
+    // DNS-rebinding protection: a page on evil.example resolving to our
+    // address must not reach the tools, whatever it carries.
+    let stack = start(second_token()).await;
+    let mut request = stack
+        .http
+        .post(stack.mcp_url())
+        .header("host", "evil.example")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
+    for (name, value) in stack.headers_for("alice") {
+        request = request.header(name, value);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 403);
+}
