@@ -8,6 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 source ci/peers/lib.sh
+[ -d ci/peers/node_modules/@modelcontextprotocol/sdk ] || (cd ci/peers && npm ci --no-audit --no-fund --loglevel=error)
 start_fake
 
 # The demo's OIDC client for mcp-nextcloud names http://127.0.0.1:9101/mcp

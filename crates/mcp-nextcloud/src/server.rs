@@ -6,7 +6,7 @@ use crate::nextcloud::Nextcloud;
 use crate::tools::{Registry, ToolCall};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -33,25 +33,11 @@ impl ToolServer {
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
         let mut info = InitializeResult::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .enable_completions()
-                .build(),
+            ServerCapabilities::builder().enable_tools().enable_completions().build(),
         );
         info.server_info = Implementation::new("tamebi-mcp-nextcloud", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(INSTRUCTIONS.to_string());
         info
-    }
-
-    /// Accepted so generic clients can set a level; this server sends no log
-    /// notifications (stateless requests have no stream to send them on).
-    async fn set_level(
-        &self,
-        _request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        Ok(())
     }
 
     async fn list_tools(
