@@ -23,6 +23,9 @@ const LIMIT_DEFAULT: u32 = 50;
 /// Descriptions are cut here (characters) so one long invitation cannot
 /// flood the model's context; the event itself is unchanged.
 pub const DESCRIPTION_LENGTH_MAX: usize = 1_000;
+/// In the text copy, a description is one line of at most this many
+/// characters; the structured copy has the longer one.
+const TEXT_DESCRIPTION_LENGTH_MAX: usize = 200;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -251,7 +254,7 @@ async fn run(call: ToolCall) -> ToolOutcome {
             if let Some(recurrence_id) = &occurrence.recurrence_id {
                 json["recurrence_id"] = json!(recurrence_id.to_rfc3339());
             }
-            let line = describe(
+            let mut line = describe(
                 &occurrence.start,
                 &occurrence.end,
                 &summary,
@@ -261,6 +264,10 @@ async fn run(call: ToolCall) -> ToolOutcome {
                 occurrence.recurrence_id.is_some(),
                 ical::status(component),
             );
+            if let Some(description) = &description {
+                let one_line = description.split_whitespace().collect::<Vec<_>>().join(" ");
+                line.push_str(&format!("\n  {}", shorten(&one_line, TEXT_DESCRIPTION_LENGTH_MAX)));
+            }
             found.push(Found {
                 start_instant: occurrence.start_instant,
                 calendar_index,
