@@ -1,6 +1,6 @@
 // The view side of MCP Apps (SEP-1865): JSON-RPC 2.0 over postMessage with
 // the host. The view calls ui/initialize, applies the host context (theme,
-// style variables, locale), confirms with ui/notifications/initialized, and
+// style variables, locale, time zone), confirms with ui/notifications/initialized, and
 // then hands every ui/notifications/tool-result to window.tamebiRender.
 // Nothing here fetches, evaluates or injects markup.
 (function () {
@@ -8,7 +8,7 @@
   var PROTOCOL_VERSION = "2026-01-26";
   var nextId = 1;
   var pending = {};
-  var context = { locale: undefined, theme: undefined };
+  var context = { locale: undefined, timeZone: undefined, theme: undefined };
   window.tamebiContext = context;
 
   function post(message) {
@@ -40,6 +40,7 @@
       root.style.colorScheme = hostContext.theme;
     }
     if (typeof hostContext.locale === "string") context.locale = hostContext.locale;
+    if (typeof hostContext.timeZone === "string") context.timeZone = hostContext.timeZone;
     var variables = hostContext.styles && hostContext.styles.variables;
     if (variables && typeof variables === "object") {
       Object.keys(variables).forEach(function (name) {
