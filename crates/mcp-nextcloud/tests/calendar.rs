@@ -542,3 +542,31 @@ async fn nextcloud_down_is_unreachable_not_an_empty_agenda() {
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
     assert!(text(&result).contains("do not guess"), "{}", text(&result));
 }
+
+#[tokio::test]
+async fn an_all_day_event_counts_in_the_callers_zone_not_the_servers() {
+    let stack = start(second_token()).await;
+    let created = stack
+        .call_tool(
+            "alice",
+            "calendar_create_event",
+            json!({"summary": "Congés", "start": "2026-04-20", "end": "2026-04-20"}),
+        )
+        .await;
+    assert_eq!(failure_kind(&created), None, "{created}");
+    // 20:00–23:00 in New York on the 20th is already the 21st in UTC,
+    // where the server places the date: it must still be found.
+    let evening = alice_events(
+        &stack,
+        json!({"start": "2026-04-20T20:00:00", "end": "2026-04-20T23:00:00", "time_zone": "America/New_York"}),
+    )
+    .await;
+    assert_eq!(agenda(&evening), ["2026-04-20 Congés"]);
+    // And the next day in New York it is over.
+    let next_day = alice_events(
+        &stack,
+        json!({"start": "2026-04-21T00:00:00", "end": "2026-04-21T12:00:00", "time_zone": "America/New_York"}),
+    )
+    .await;
+    assert!(occurrences(&next_day).is_empty(), "{next_day}");
+}

@@ -330,6 +330,12 @@ async fn run(call: ToolCall) -> ToolOutcome {
     })
 }
 
+/// How far the server's time range reaches beyond ours on each side:
+/// sabre reads dates and floating times as UTC, we read them in the
+/// caller's zone (up to 14 hours away), so the server pre-filters a day
+/// wider and [`ical::expand`] cuts exactly.
+const SERVER_RANGE_MARGIN_SECONDS: i64 = 86_400;
+
 /// Runs the REPORT of every calendar at once; returns the objects with the
 /// index of their calendar. The first failure wins: they share a cause.
 async fn fetch_all(
@@ -337,8 +343,8 @@ async fn fetch_all(
     calendars: &[Calendar],
     window: Window,
 ) -> Result<Vec<(usize, caldav::CalendarObject)>, ToolFailure> {
-    let start = format_utc(window.start);
-    let end = format_utc(window.end);
+    let start = format_utc(window.start - SERVER_RANGE_MARGIN_SECONDS);
+    let end = format_utc(window.end + SERVER_RANGE_MARGIN_SECONDS);
     let mut queries = tokio::task::JoinSet::new();
     for (index, calendar) in calendars.iter().enumerate() {
         let nextcloud = nextcloud.clone();
