@@ -527,3 +527,46 @@ proptest! {
         }
     }
 }
+
+/// Why the rewrite into local time exists: calcard 0.3.14 on its own
+/// drops the last occurrence of a UTC UNTIL east of Greenwich and reads a
+/// local time in a DST gap as UTC (and then cannot match its EXDATE). If
+/// an upgrade fixes this, this test fails and the module comment is due
+/// for a look.
+#[test]
+fn calcard_alone_gets_zones_wrong() {
+    let starts = |properties: &str| -> Vec<String> {
+        let ical = parse(&one_event(properties)).unwrap();
+        let expansion = ical.expand_dates(Tz::UTC, 100);
+        expansion.events.iter().map(|event| event.start.to_rfc3339()).collect()
+    };
+    assert_eq!(
+        starts(
+            "DTSTART;TZID=Europe/Berlin:20260413T090000
+RRULE:FREQ=WEEKLY;UNTIL=20260427T070000Z"
+        ),
+        ["2026-04-13T09:00:00+02:00", "2026-04-20T09:00:00+02:00"]
+    );
+    assert_eq!(
+        starts(
+            "DTSTART;TZID=Europe/Berlin:20260322T023000
+RRULE:FREQ=WEEKLY;COUNT=3
+EXDATE;TZID=Europe/Berlin:20260329T023000"
+        ),
+        ["2026-03-22T02:30:00+01:00", "2026-03-29T02:30:00+00:00", "2026-04-05T02:30:00+02:00"]
+    );
+    // The same two series expanded here.
+    check(
+        &one_event(
+            "DTSTART;TZID=Europe/Berlin:20260322T023000
+RRULE:FREQ=WEEKLY;COUNT=3
+EXDATE;TZID=Europe/Berlin:20260329T023000",
+        ),
+        window("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
+        Tz::UTC,
+        &[
+            "2026-03-22T02:30:00+01:00..2026-03-22T02:30:00+01:00",
+            "2026-04-05T02:30:00+02:00..2026-04-05T02:30:00+02:00",
+        ],
+    );
+}
