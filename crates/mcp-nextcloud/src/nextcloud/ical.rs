@@ -288,19 +288,19 @@ fn localise(
             ICalendarProperty::Dtend | ICalendarProperty::Duration | ICalendarProperty::Sequence
         )
     });
-    if zone == Tz::Floating {
-        // An all-day series counts dates, which need no rewriting.
-        return;
-    }
+    // An all-day series counts dates, which need no rewriting.
+    let all_day = zone == Tz::Floating;
     let mut local_start = None;
     for entry in &mut component.entries {
-        if !matches!(
-            entry.name,
-            ICalendarProperty::Dtstart
-                | ICalendarProperty::RecurrenceId
-                | ICalendarProperty::Exdate
-                | ICalendarProperty::Rdate
-        ) {
+        if all_day
+            || !matches!(
+                entry.name,
+                ICalendarProperty::Dtstart
+                    | ICalendarProperty::RecurrenceId
+                    | ICalendarProperty::Exdate
+                    | ICalendarProperty::Rdate
+            )
+        {
             continue;
         }
         let tz_id = entry.tz_id().map(str::to_string);
@@ -337,12 +337,15 @@ fn localise(
         }
         entry.params.retain(|param| param.name != ICalendarParameterName::Tzid);
     }
-    // The local time of the window's end, a day late so a DST shift or a
-    // long event cannot cut the last occurrence off.
-    let window_end_local = zone
-        .timestamp_opt(window.end, 0)
-        .single()
-        .map(|moment| moment.naive_local() + TimeDelta::days(1));
+    // The local time of the window's end, a day late for safety; for dates,
+    // two days late, as the caller's zone may be up to 14 hours from UTC.
+    let window_end_local = if all_day {
+        DateTime::from_timestamp(window.end, 0).map(|end| end.naive_utc() + TimeDelta::days(2))
+    } else {
+        zone.timestamp_opt(window.end, 0)
+            .single()
+            .map(|moment| moment.naive_local() + TimeDelta::days(1))
+    };
     for entry in &mut component.entries {
         if entry.name != ICalendarProperty::Rrule {
             continue;

@@ -328,6 +328,20 @@ RRULE:FREQ=DAILY",
 }
 
 #[test]
+fn an_endless_daily_all_day_series_is_cut_at_the_window_too() {
+    let ical = parse(&one_event(
+        "DTSTART;VALUE=DATE:19900101
+RRULE:FREQ=DAILY",
+    ))
+    .unwrap();
+    let expansion = expand(&ical, window("2026-03-28T00:00:00Z", "2026-03-30T00:00:00Z"), Tz::UTC);
+    let starts: Vec<String> =
+        expansion.occurrences.iter().map(|occurrence| occurrence.start.to_rfc3339()).collect();
+    assert_eq!(starts, ["2026-03-28", "2026-03-29"]);
+    assert!(!expansion.incomplete, "13 000 days are well within the limit");
+}
+
+#[test]
 fn a_series_too_frequent_to_expand_says_so() {
     let ical = parse(&one_event(
         "DTSTART:20200101T000000Z
