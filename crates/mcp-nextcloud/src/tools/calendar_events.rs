@@ -135,7 +135,7 @@ fn occurrence_schema() -> Value {
             "summary": {"type": "string"},
             "start": {"type": "string", "description": "RFC 3339 with the event's UTC offset, or a date for all-day events."},
             "end": {"type": "string", "description": "RFC 3339 with the event's UTC offset, or for all-day events the last day (inclusive)."},
-            "time_zone": {"type": ["string", "null"], "description": "The IANA zone the event is written in; null for all-day events."},
+            "time_zone": {"type": ["string", "null"], "description": "The IANA zone the event is written in; null for all-day events and zones without an IANA name."},
             "all_day": {"type": "boolean"},
             "location": {"type": "string"},
             "description": {"type": "string"},
