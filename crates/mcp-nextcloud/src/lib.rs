@@ -15,6 +15,7 @@
 //! credential: a crawl as an admin would make "the agent sees only what the
 //! user sees" a claim instead of a consequence.
 
+pub mod apps;
 pub mod bearer;
 pub mod config;
 pub mod failure;

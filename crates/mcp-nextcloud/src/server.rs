@@ -1,12 +1,14 @@
 //! The MCP handler: lists the registry's tools and runs a call with the
-//! caller the HTTP layer verified.
+//! caller the HTTP layer verified, and serves the MCP Apps views as
+//! resources.
 
 use crate::bearer::Caller;
 use crate::nextcloud::Nextcloud;
 use crate::tools::{Registry, ToolCall};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -33,7 +35,11 @@ impl ToolServer {
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
         let mut info = InitializeResult::new(
-            ServerCapabilities::builder().enable_tools().enable_completions().build(),
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_completions()
+                .enable_resources()
+                .build(),
         );
         info.server_info = Implementation::new("tamebi-mcp-nextcloud", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(INSTRUCTIONS.to_string());
@@ -48,6 +54,34 @@ impl ServerHandler for ToolServer {
         Ok(ListToolsResult::with_all_items(
             self.registry.tools().map(|tool| tool.tool.clone()).collect(),
         ))
+    }
+
+    /// The MCP Apps views (`ui://`), the only resources this server has.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(
+            crate::apps::all().iter().map(crate::apps::App::resource).collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        match crate::apps::get(&request.uri) {
+            Some(app) => Ok(ReadResourceResult::new(vec![app.contents()]).into()),
+            None => Err(McpError::resource_not_found(
+                format!(
+                    "No resource {}; resources/list names the ones this server has.",
+                    request.uri
+                ),
+                None,
+            )),
+        }
     }
 
     async fn call_tool(

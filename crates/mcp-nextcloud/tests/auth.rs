@@ -128,7 +128,17 @@ async fn a_valid_caller_lists_the_tools_with_their_annotations() {
     let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"files_search") && names.contains(&"files_read"), "{names:?}");
     for tool in tools {
-        assert_eq!(tool["annotations"]["readOnlyHint"], json!(true), "{}", tool["name"]);
+        // Every tool says whether it only reads; one that acts also says
+        // whether it destroys and whether repeating it is harmless.
+        let annotations = &tool["annotations"];
+        let read_only = annotations["readOnlyHint"].as_bool().expect("readOnlyHint");
+        if !read_only {
+            assert!(annotations["destructiveHint"].is_boolean(), "{}", tool["name"]);
+            assert!(annotations["idempotentHint"].is_boolean(), "{}", tool["name"]);
+        }
+        if ["files_search", "files_read"].contains(&tool["name"].as_str().unwrap()) {
+            assert!(read_only, "{}", tool["name"]);
+        }
         assert!(tool["outputSchema"].is_object());
         assert_eq!(tool["inputSchema"]["additionalProperties"], json!(false));
     }

@@ -60,7 +60,7 @@ Use it to locate a document before reading it with files_read; to search inside 
                 },
                 "required": ["files", "truncated"]
             }),
-            meta: None,
+            meta: Some(crate::apps::tool_meta(crate::apps::FILES_SEARCH_URI)),
         },
         run,
     );

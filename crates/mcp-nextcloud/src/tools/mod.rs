@@ -6,6 +6,8 @@
 //! deliberately no public-link, share or delete tool (see the decisions on
 //! omissions): for those, "don't offer it" costs nothing.
 
+pub mod calendar_create_event;
+pub mod calendar_events;
 pub mod files_read;
 pub mod files_search;
 
@@ -138,6 +140,8 @@ pub fn all() -> Registry {
     let mut registry = Registry::default();
     files_search::register(&mut registry);
     files_read::register(&mut registry);
+    calendar_events::register(&mut registry);
+    calendar_create_event::register(&mut registry);
     registry
 }
 

@@ -72,6 +72,17 @@ impl Stack {
         ]
     }
 
+    /// Headers for `uid` in app-password mode: the token addressed to us
+    /// and the user's first app password from the fixture, as the Nextcloud
+    /// app sends them.
+    pub fn app_password_headers_for(&self, uid: &str) -> Vec<(String, String)> {
+        let password = self.fake.shared.world().users[uid].app_passwords[0].clone();
+        vec![
+            ("authorization".into(), format!("Bearer {}", self.token(uid, MCP_AUDIENCE))),
+            ("x-tamebi-app-password".into(), password),
+        ]
+    }
+
     pub fn mcp_url(&self) -> String {
         format!("{}/mcp", self.mcp.url())
     }
@@ -119,11 +130,16 @@ impl Stack {
     }
 
     pub async fn call_tool(&self, uid: &str, name: &str, arguments: Value) -> Value {
-        self.rpc_result(
-            &self.headers_for(uid),
-            "tools/call",
-            json!({"name": name, "arguments": arguments}),
-        )
-        .await
+        self.call_tool_with(&self.headers_for(uid), name, arguments).await
+    }
+
+    /// `call_tool` with the caller's headers given (another upstream mode).
+    pub async fn call_tool_with(
+        &self,
+        headers: &[(String, String)],
+        name: &str,
+        arguments: Value,
+    ) -> Value {
+        self.rpc_result(headers, "tools/call", json!({"name": name, "arguments": arguments})).await
     }
 }
