@@ -5,7 +5,9 @@
 //! A client is built per tool call from the verified [`Caller`]; it holds no
 //! state between requests.
 
+pub mod carddav;
 pub mod dav;
+pub mod deck;
 
 use crate::bearer::{Caller, UpstreamCredential};
 use crate::failure::{FailureKind, ToolFailure};

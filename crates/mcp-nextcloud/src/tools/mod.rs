@@ -6,6 +6,10 @@
 //! deliberately no public-link, share or delete tool (see the decisions on
 //! omissions): for those, "don't offer it" costs nothing.
 
+pub mod contacts_search;
+pub mod deck_cards;
+pub mod deck_create_card;
+pub mod deck_move_card;
 pub mod files_read;
 pub mod files_search;
 
@@ -138,6 +142,10 @@ pub fn all() -> Registry {
     let mut registry = Registry::default();
     files_search::register(&mut registry);
     files_read::register(&mut registry);
+    contacts_search::register(&mut registry);
+    deck_cards::register(&mut registry);
+    deck_create_card::register(&mut registry);
+    deck_move_card::register(&mut registry);
     registry
 }
 
