@@ -554,3 +554,47 @@ async fn the_deck_tools_declare_what_they_do() {
         json!(["card_id", "board_id", "stack_id"])
     );
 }
+
+#[tokio::test]
+async fn long_descriptions_are_cut_but_still_searched() {
+    let stack = start(second_token()).await;
+    let ids = apollo(&stack, "alice").await;
+    let description = format!("{} aiguille", "foin ".repeat(120));
+    let created = stack
+        .call_tool(
+            "alice",
+            "deck_create_card",
+            json!({"board_id": ids.board, "stack_id": ids.stacks[0], "title": "Meule", "description": description}),
+        )
+        .await;
+    let card = ok(&created);
+    assert_eq!(card["description_truncated"], true);
+    let shown = card["description"].as_str().unwrap();
+    assert!(shown.ends_with('…') && shown.chars().count() <= 501, "{shown}");
+    assert!(!shown.contains("aiguille"));
+    let found = stack.call_tool("alice", "deck_cards", json!({"text": "AIGUILLE"})).await;
+    assert_eq!(card_titles(&found), ["Meule"]);
+}
+
+#[tokio::test]
+async fn archived_boards_are_hidden_unless_asked_for() {
+    let stack = start(second_token()).await;
+    let ids = apollo(&stack, "alice").await;
+    stack.fake.shared.world().deck.boards.get_mut(&ids.board).unwrap().archived = true;
+    let hidden = stack.call_tool("bob", "deck_cards", json!({})).await;
+    assert_eq!(ok(&hidden)["boards"], json!([]));
+    assert!(text(&hidden).contains("include_archived=true"), "{}", text(&hidden));
+    let named = stack.call_tool("bob", "deck_cards", json!({"board": "Apollo"})).await;
+    assert_eq!(failure_kind(&named), Some("not_found"));
+    assert!(text(&named).contains("is archived"), "{}", text(&named));
+    let shown = stack.call_tool("bob", "deck_cards", json!({"include_archived": true})).await;
+    assert_eq!(ok(&shown)["boards"][0]["archived"], true);
+    let created = stack
+        .call_tool(
+            "bob",
+            "deck_create_card",
+            json!({"board_id": ids.board, "stack_id": ids.stacks[0], "title": "x"}),
+        )
+        .await;
+    assert_eq!(failure_kind(&created), Some("conflict"));
+}

@@ -55,6 +55,9 @@ pub struct Card {
     /// At most [`DESCRIPTION_LENGTH_MAX`] characters.
     pub description: String,
     pub description_truncated: bool,
+    /// The whole description, for filters: a match past the cut still counts.
+    #[serde(skip)]
+    pub description_whole: String,
     /// RFC 3339 in UTC, or null.
     pub duedate: Option<String>,
     #[serde(skip)]
@@ -451,6 +454,7 @@ pub fn card_from_value(value: &Value, board_id: u64) -> Option<Card> {
         title: card.title,
         description,
         description_truncated,
+        description_whole: card.description,
         duedate: duedate.map(rfc3339_utc),
         duedate_unix: duedate,
         labels: card.labels.into_iter().map(WireLabel::into_ref).collect(),

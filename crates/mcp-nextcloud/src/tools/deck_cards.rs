@@ -200,7 +200,7 @@ impl CardFilter {
     fn matches(&self, card: &Card) -> bool {
         if let Some(text) = &self.text {
             let in_title = card.title.to_lowercase().contains(text);
-            let in_description = card.description.to_lowercase().contains(text);
+            let in_description = card.description_whole.to_lowercase().contains(text);
             if !in_title && !in_description {
                 return false;
             }
@@ -334,7 +334,12 @@ async fn run(call: ToolCall) -> ToolOutcome {
     {
         return Err(stack_not_found(wanted, &stack_titles));
     }
-    let text = describe(&boards, card_count, truncated, limit);
+    let all_archived = boards.is_empty() && !all_boards.is_empty();
+    let text = if all_archived {
+        "All of the user's Deck boards are archived. Call deck_cards again with include_archived=true to see them.".to_string()
+    } else {
+        describe(&boards, card_count, truncated, limit)
+    };
     Ok(ToolOutput { text, structured: json!({ "boards": boards, "truncated": truncated }) })
 }
 
