@@ -3,8 +3,10 @@
 //! This module holds Deck's state (boards, stacks, cards, labels) and renders
 //! it the way Deck's entities serialise; [`api`] holds the routes. Access is
 //! Deck's: the owner has every permission, users in the fixture's
-//! `shared_with` may read and edit (not manage or share), everyone else gets
-//! 403 "Permission denied"; an id that does not exist is 404. Changes bump
+//! `shared_with` may read and edit (not manage or share), users in
+//! `shared_read_only` may only read, everyone else gets 403 "Permission
+//! denied"; an id that does not exist is 404 (real Deck answers 403 there
+//! too, so as not to leak which ids exist). Changes bump
 //! `lastModified` and the ETag of the entity and of its parents, as Deck's
 //! `ChangeHelper` does, so an ETag tells a client whether to sync again.
 //!
@@ -51,6 +53,8 @@ pub struct Board {
     pub archived: bool,
     /// uids with read + edit.
     pub shared_with: Vec<String>,
+    /// uids with read only (an ACL entry without permissionEdit).
+    pub shared_read_only: Vec<String>,
     pub last_modified: i64,
     pub deleted_at: i64,
     revision: u64,
@@ -98,6 +102,17 @@ pub struct Label {
     pub last_modified: i64,
 }
 
+/// Which of a stack's cards its JSON carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardsShown {
+    /// As a create or update answers: no `cards` key.
+    None,
+    /// As `GET .../stacks` answers: the cards that are not archived.
+    Active,
+    /// As `GET .../stacks/archived` answers: only the archived cards.
+    Archived,
+}
+
 /// What a user may do on a board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Permissions {
@@ -131,6 +146,9 @@ pub enum DeckError {
     Forbidden,
     #[error("{0}")]
     NotFound(&'static str),
+    /// Deck's `StatusException`, which its middleware answers with 500.
+    #[error("{0}")]
+    Status(&'static str),
 }
 
 impl DeckError {
@@ -139,6 +157,7 @@ impl DeckError {
             DeckError::BadRequest(_) => 400,
             DeckError::Forbidden => 403,
             DeckError::NotFound(_) => 404,
+            DeckError::Status(_) => 500,
         }
     }
 }
@@ -169,7 +188,7 @@ impl Deck {
                 ));
                 continue;
             }
-            for uid in &board_fixture.shared_with {
+            for uid in board_fixture.shared_with.iter().chain(&board_fixture.shared_read_only) {
                 if !users.contains_key(uid) {
                     problems.push(format!(
                         "Deck board {:?} is shared with unknown user {uid:?}",
@@ -183,12 +202,12 @@ impl Deck {
                 board_fixture.color.as_deref().unwrap_or("0082c9"),
                 now,
             );
-            deck.boards.get_mut(&board_id).expect("inserted").shared_with = board_fixture
-                .shared_with
-                .iter()
-                .filter(|uid| users.contains_key(*uid))
-                .cloned()
-                .collect();
+            let known = |uids: &[String]| -> Vec<String> {
+                uids.iter().filter(|uid| users.contains_key(*uid)).cloned().collect()
+            };
+            let board = deck.boards.get_mut(&board_id).expect("inserted");
+            board.shared_with = known(&board_fixture.shared_with);
+            board.shared_read_only = known(&board_fixture.shared_read_only);
             let mut label_ids = BTreeMap::new();
             for label in &board_fixture.labels {
                 let id = deck.insert_label(
@@ -236,8 +255,9 @@ impl Deck {
                         }
                     }
                     for uid in &card_fixture.assigned {
-                        let has_access =
-                            uid == &board_fixture.owner || board_fixture.shared_with.contains(uid);
+                        let has_access = uid == &board_fixture.owner
+                            || board_fixture.shared_with.contains(uid)
+                            || board_fixture.shared_read_only.contains(uid);
                         if !users.contains_key(uid) || !has_access {
                             problems.push(format!(
                                 "Deck card {:?} is assigned to {uid:?}, who cannot see its board",
@@ -286,6 +306,7 @@ impl Deck {
                 color: color.to_string(),
                 archived: false,
                 shared_with: Vec::new(),
+                shared_read_only: Vec::new(),
                 last_modified: now,
                 deleted_at: 0,
                 revision,
@@ -384,6 +405,8 @@ impl Deck {
             Permissions { read: true, edit: true, manage: true, share: true }
         } else if board.shared_with.iter().any(|shared| shared == uid) {
             Permissions { read: true, edit: true, manage: false, share: false }
+        } else if board.shared_read_only.iter().any(|shared| shared == uid) {
+            Permissions { read: true, edit: false, manage: false, share: false }
         } else {
             Permissions::NONE
         }
@@ -470,6 +493,7 @@ impl Deck {
         stacks
     }
 
+    /// A stack's cards, archived ones included.
     pub fn cards_of(&self, stack_id: StackId) -> Vec<&Card> {
         let mut cards: Vec<&Card> = self
             .cards
@@ -533,13 +557,15 @@ impl Deck {
             let acl: Vec<Value> = board
                 .shared_with
                 .iter()
+                .map(|shared| (shared, true))
+                .chain(board.shared_read_only.iter().map(|shared| (shared, false)))
                 .enumerate()
-                .map(|(index, shared)| {
+                .map(|(index, (shared, edit))| {
                     json!({
                         "participant": user_json(shared, users),
                         "type": 0,
                         "boardId": board.id,
-                        "permissionEdit": true,
+                        "permissionEdit": edit,
                         "permissionShare": false,
                         "permissionManage": false,
                         "owner": false,
@@ -548,7 +574,13 @@ impl Deck {
                 })
                 .collect();
             let mut board_users = vec![user_json(&board.owner, users)];
-            board_users.extend(board.shared_with.iter().map(|shared| user_json(shared, users)));
+            board_users.extend(
+                board
+                    .shared_with
+                    .iter()
+                    .chain(&board.shared_read_only)
+                    .map(|shared| user_json(shared, users)),
+            );
             (labels, acl, board_users)
         } else {
             (Vec::new(), Vec::new(), Vec::new())
@@ -577,7 +609,7 @@ impl Deck {
         &self,
         stack: &Stack,
         users: &BTreeMap<String, User>,
-        with_cards: bool,
+        cards: CardsShown,
         now: i64,
     ) -> Value {
         let mut value = json!({
@@ -589,14 +621,20 @@ impl Deck {
             "id": stack.id,
             "ETag": etag("stack", stack.id, stack.revision),
         });
-        if with_cards {
-            let cards: Vec<Value> = self
-                .cards_of(stack.id)
-                .into_iter()
-                .map(|card| self.card_json(card, users, true, now))
-                .collect();
-            value["cards"] = Value::Array(cards);
-        }
+        let archived = match cards {
+            CardsShown::None => return value,
+            CardsShown::Active => false,
+            CardsShown::Archived => true,
+        };
+        // Deck lists active and archived cards separately (CardMapper's
+        // findAll and findAllArchived).
+        let cards: Vec<Value> = self
+            .cards_of(stack.id)
+            .into_iter()
+            .filter(|card| card.archived == archived)
+            .map(|card| self.card_json(card, users, true, now))
+            .collect();
+        value["cards"] = Value::Array(cards);
         value
     }
 
@@ -780,6 +818,25 @@ assigned = ["bob"]
         assert_eq!(deck.boards_of("carol", 0).len(), 0);
         assert_eq!(deck.boards_of("bob", 0).len(), 1);
         assert_eq!(deck.boards_of("bob", 1_000).len(), 0, "If-Modified-Since filters");
+    }
+
+    #[test]
+    fn a_read_only_share_reads_but_does_not_edit() {
+        let fixture = Fixture::parse(&FIXTURE.replace(
+            "shared_with = [\"bob\"]",
+            "shared_with = [\"bob\"]\nshared_read_only = [\"carol\"]",
+        ))
+        .unwrap();
+        let world = crate::World::from_fixture(&fixture, 1_000).unwrap();
+        let board = world.deck.boards.values().next().unwrap();
+        assert!(world.deck.board_for(board.id, "carol", |p| p.read).is_ok());
+        assert_eq!(
+            world.deck.board_for(board.id, "carol", |p| p.edit).unwrap_err(),
+            DeckError::Forbidden
+        );
+        let json = world.deck.board_json(board, "carol", &world.users, true);
+        assert_eq!(json["permissions"]["PERMISSION_EDIT"], false);
+        assert_eq!(json["acl"][1]["permissionEdit"], false);
     }
 
     #[test]

@@ -298,6 +298,9 @@ pub struct DeckBoardFixture {
     /// uids the board is shared with (edit permission).
     #[serde(default)]
     pub shared_with: Vec<String>,
+    /// uids the board is shared with read-only.
+    #[serde(default)]
+    pub shared_read_only: Vec<String>,
     #[serde(default)]
     pub labels: Vec<DeckLabelFixture>,
     #[serde(default)]

@@ -569,3 +569,105 @@ async fn bearer_rejection_fault_bites_on_deck_routes_only() {
         .unwrap();
     assert_eq!(response.status(), 200, "without the fault the bearer works");
 }
+
+#[tokio::test]
+async fn archived_cards_are_listed_apart_as_deck_does() {
+    let running = start(DECK).await;
+    let (board, stacks, cards) = layout(&running).await;
+    let archived = cards[0][0];
+    let path = format!("/boards/{board}/stacks/{}/cards/{archived}", stacks[0]);
+    let (status, _) = call(&running, "PUT", "alice", &format!("{path}/archive"), None).await;
+    assert_eq!(status, 200);
+    let (_, _, cards) = layout(&running).await;
+    assert!(!cards.concat().contains(&archived), "GET .../stacks leaves archived cards out");
+    let (status, body) =
+        call(&running, "GET", "bob", &format!("/boards/{board}/stacks/archived"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(body[0]["id"], stacks[0]);
+    assert_eq!(body[0]["cards"].as_array().unwrap().len(), 1);
+    assert_eq!(body[0]["cards"][0]["id"], archived);
+    assert_eq!(body[0]["cards"][0]["archived"], true);
+    assert_eq!(body[1]["cards"], json!([]));
+    let (status, body) = call(
+        &running,
+        "PUT",
+        "alice",
+        &format!("{path}/reorder"),
+        Some(json!({"stackId": stacks[1], "order": 0})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["message"].clone()),
+        (500, json!("Operation not allowed. This card is archived.")),
+        "Deck's StatusException"
+    );
+    let (status, _) =
+        call(&running, "GET", "carol", &format!("/boards/{board}/stacks/archived"), None).await;
+    assert_eq!(status, 403);
+}
+
+#[tokio::test]
+async fn reorder_moves_cards_across_boards_the_user_can_edit_and_no_further() {
+    let running = start(&format!(
+        r#"{DECK}
+[[deck_boards]]
+owner = "bob"
+title = "Bob's"
+shared_read_only = ["alice"]
+
+[[deck_boards.stacks]]
+title = "Inbox"
+
+[[deck_boards]]
+owner = "alice"
+title = "Other"
+
+[[deck_boards.stacks]]
+title = "Later"
+"#
+    ))
+    .await;
+    let (_, boards) = call(&running, "GET", "alice", "/boards", None).await;
+    let id_of = |title: &str| {
+        boards.as_array().unwrap().iter().find(|board| board["title"] == title).unwrap()["id"]
+            .as_u64()
+            .unwrap()
+    };
+    let (apollo, bobs, other) = (id_of("Apollo"), id_of("Bob's"), id_of("Other"));
+    let bobs_board = boards.as_array().unwrap().iter().find(|board| board["id"] == bobs).unwrap();
+    assert_eq!(bobs_board["permissions"]["PERMISSION_READ"], true);
+    assert_eq!(bobs_board["permissions"]["PERMISSION_EDIT"], false);
+    let stack_of = |board: u64| {
+        let running = &running;
+        async move {
+            let (_, stacks) =
+                call(running, "GET", "alice", &format!("/boards/{board}/stacks"), None).await;
+            stacks[0]["id"].as_u64().unwrap()
+        }
+    };
+    let (todo, inbox, later) =
+        (stack_of(apollo).await, stack_of(bobs).await, stack_of(other).await);
+    let (_, stacks) =
+        call(&running, "GET", "alice", &format!("/boards/{apollo}/stacks"), None).await;
+    let card = stacks[0]["cards"][0]["id"].as_u64().unwrap();
+    let path = format!("/boards/{apollo}/stacks/{todo}/cards/{card}/reorder");
+    let (status, _) =
+        call(&running, "PUT", "alice", &path, Some(json!({"stackId": inbox, "order": 0}))).await;
+    assert_eq!(status, 403, "a read-only board takes no cards");
+    let (status, _) = call(
+        &running,
+        "POST",
+        "alice",
+        &format!("/boards/{bobs}/stacks/{inbox}/cards"),
+        Some(json!({"title": "x"})),
+    )
+    .await;
+    assert_eq!(status, 403, "nor new ones");
+    let (status, moved) =
+        call(&running, "PUT", "alice", &path, Some(json!({"stackId": later, "order": 0}))).await;
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(moved[0]["stackId"], later);
+    let (_, stacks) =
+        call(&running, "GET", "alice", &format!("/boards/{other}/stacks"), None).await;
+    assert_eq!(stacks[0]["cards"][0]["id"], card);
+}

@@ -127,17 +127,22 @@ async fn a_valid_caller_lists_the_tools_with_their_annotations() {
     let tools = result["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"files_search") && names.contains(&"files_read"), "{names:?}");
+    // The action tools of issue 3; every other tool only reads.
+    let actions = [
+        "files_write",
+        "files_move",
+        "calendar_create_event",
+        "deck_create_card",
+        "deck_move_card",
+    ];
     for tool in tools {
-        // Every tool says whether it only reads; one that acts also says
-        // whether it destroys and whether repeating it is harmless.
-        let annotations = &tool["annotations"];
-        let read_only = annotations["readOnlyHint"].as_bool().expect("readOnlyHint");
+        let read_only = !actions.contains(&tool["name"].as_str().unwrap());
+        assert_eq!(tool["annotations"]["readOnlyHint"], json!(read_only), "{}", tool["name"]);
         if !read_only {
-            assert!(annotations["destructiveHint"].is_boolean(), "{}", tool["name"]);
-            assert!(annotations["idempotentHint"].is_boolean(), "{}", tool["name"]);
-        }
-        if ["files_search", "files_read"].contains(&tool["name"].as_str().unwrap()) {
-            assert!(read_only, "{}", tool["name"]);
+            // One that acts also says whether it destroys and whether
+            // repeating it is harmless.
+            assert!(tool["annotations"]["destructiveHint"].is_boolean(), "{}", tool["name"]);
+            assert!(tool["annotations"]["idempotentHint"].is_boolean(), "{}", tool["name"]);
         }
         assert!(tool["outputSchema"].is_object());
         assert_eq!(tool["inputSchema"]["additionalProperties"], json!(false));

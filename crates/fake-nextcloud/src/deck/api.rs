@@ -10,7 +10,7 @@
 //! `If-Modified-Since` limits the board and stack lists to entities changed
 //! after it, as Deck documents (it never turns into a 304).
 
-use super::{BOARD_TITLE_LENGTH_MAX, STACK_TITLE_LENGTH_MAX, parse_date, user_json};
+use super::{BOARD_TITLE_LENGTH_MAX, CardsShown, STACK_TITLE_LENGTH_MAX, parse_date, user_json};
 use super::{BoardId, CARD_TITLE_LENGTH_MAX, Card, DEFAULT_LABELS, Deck, DeckError, Permissions};
 use crate::ocs::{self, Ocs};
 use crate::world::World;
@@ -33,6 +33,7 @@ enum Op {
     UpdateBoard,
     DeleteBoard,
     ListStacks,
+    ListArchivedStacks,
     CreateStack,
     GetStack,
     UpdateStack,
@@ -75,6 +76,7 @@ handlers! {
     update_board => Op::UpdateBoard,
     delete_board => Op::DeleteBoard,
     list_stacks => Op::ListStacks,
+    list_archived_stacks => Op::ListArchivedStacks,
     create_stack => Op::CreateStack,
     get_stack => Op::GetStack,
     update_stack => Op::UpdateStack,
@@ -110,6 +112,7 @@ pub fn routes() -> Router<AppState> {
                 &format!("{prefix}/boards/{{board}}/stacks"),
                 get(list_stacks).post(create_stack),
             )
+            .route(&format!("{prefix}/boards/{{board}}/stacks/archived"), get(list_archived_stacks))
             .route(
                 &format!("{prefix}/boards/{{board}}/stacks/{{stack}}"),
                 get(get_stack).put(update_stack).delete(delete_stack),
@@ -401,13 +404,18 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             let json = deck.board_json(&deck.boards[&board_id], uid, users, false);
             Ok(Answer::plain(json))
         }
-        Op::ListStacks => {
+        Op::ListStacks | Op::ListArchivedStacks => {
             let board_id = deck.board_for(call.id("board", "Board not found")?, uid, read)?.id;
+            let (cards, since) = match op {
+                Op::ListStacks => (CardsShown::Active, call.since),
+                // Deck's archived list ignores If-Modified-Since.
+                _ => (CardsShown::Archived, 0),
+            };
             let stacks = deck
                 .stacks_of(board_id)
                 .into_iter()
-                .filter(|stack| stack.last_modified > call.since)
-                .map(|stack| deck.stack_json(stack, users, true, now))
+                .filter(|stack| stack.last_modified > since)
+                .map(|stack| deck.stack_json(stack, users, cards, now))
                 .collect();
             Ok(Answer::list(stacks))
         }
@@ -419,7 +427,12 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
                 .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
             let stack_id = deck.insert_stack(board_id, &title, order, now);
             deck.touch_board(board_id, now);
-            Ok(Answer::tagged(deck.stack_json(&deck.stacks[&stack_id], users, false, now)))
+            Ok(Answer::tagged(deck.stack_json(
+                &deck.stacks[&stack_id],
+                users,
+                CardsShown::None,
+                now,
+            )))
         }
         Op::GetStack => {
             let board_id = call.id("board", "Board not found")?;
@@ -427,7 +440,7 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             if stack.board_id != board_id {
                 return Err(DeckError::NotFound("Stack not found"));
             }
-            Ok(Answer::tagged(deck.stack_json(stack, users, true, now)))
+            Ok(Answer::tagged(deck.stack_json(stack, users, CardsShown::Active, now)))
         }
         Op::UpdateStack => {
             let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, manage)?.id;
@@ -439,13 +452,23 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             stack.title = title;
             stack.order = order;
             deck.touch_stack(stack_id, now);
-            Ok(Answer::tagged(deck.stack_json(&deck.stacks[&stack_id], users, false, now)))
+            Ok(Answer::tagged(deck.stack_json(
+                &deck.stacks[&stack_id],
+                users,
+                CardsShown::None,
+                now,
+            )))
         }
         Op::DeleteStack => {
             let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, manage)?.id;
             deck.touch_stack(stack_id, now);
             deck.stacks.get_mut(&stack_id).expect("checked").deleted_at = now;
-            Ok(Answer::plain(deck.stack_json(&deck.stacks[&stack_id], users, false, now)))
+            Ok(Answer::plain(deck.stack_json(
+                &deck.stacks[&stack_id],
+                users,
+                CardsShown::None,
+                now,
+            )))
         }
         Op::GetCard => {
             let card = deck.card_for(call.id("card", "Card not found")?, uid, read)?;
@@ -531,18 +554,20 @@ fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, Dec
             let order = call
                 .integer("order")?
                 .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
-            let target_stack = deck.stack_for(target as u64, uid, edit)?;
-            let (target_id, target_board) = (target_stack.id, target_stack.board_id);
-            let source_board = deck.stacks[&deck.cards[&card_id].stack_id].board_id;
-            if target_board != source_board {
-                return Err(DeckError::BadRequest(
-                    "Cards can only move between stacks of the same board".into(),
-                ));
-            }
+            // Deck's CardService::reorder checks edit on the card and on the
+            // target stack, nothing else: a card may change boards this way.
+            let target_id = deck.stack_for(target as u64, uid, edit)?.id;
             let source_stack = deck.cards[&card_id].stack_id;
+            if deck.boards[&board_of_card(deck, &deck.cards[&card_id])].archived {
+                return Err(DeckError::Status("Operation not allowed. This board is archived."));
+            }
+            if deck.cards[&card_id].archived {
+                return Err(DeckError::Status("Operation not allowed. This card is archived."));
+            }
             let mut ordered: Vec<u64> = deck
                 .cards_of(target_id)
                 .into_iter()
+                .filter(|card| !card.archived)
                 .map(|card| card.id)
                 .filter(|id| *id != card_id)
                 .collect();

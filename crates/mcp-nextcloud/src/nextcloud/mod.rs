@@ -6,7 +6,9 @@
 //! state between requests.
 
 pub mod caldav;
+pub mod carddav;
 pub mod dav;
+pub mod deck;
 pub mod ical;
 
 use crate::bearer::{Caller, UpstreamCredential};

@@ -8,6 +8,10 @@
 
 pub mod calendar_create_event;
 pub mod calendar_events;
+pub mod contacts_search;
+pub mod deck_cards;
+pub mod deck_create_card;
+pub mod deck_move_card;
 pub mod files_read;
 pub mod files_search;
 
@@ -142,6 +146,10 @@ pub fn all() -> Registry {
     files_read::register(&mut registry);
     calendar_events::register(&mut registry);
     calendar_create_event::register(&mut registry);
+    contacts_search::register(&mut registry);
+    deck_cards::register(&mut registry);
+    deck_create_card::register(&mut registry);
+    deck_move_card::register(&mut registry);
     registry
 }
 

@@ -16,6 +16,7 @@ pub struct Stack {
     pub fake: FakeNextcloud,
     pub mcp: McpNextcloud,
     pub http: reqwest::Client,
+    pub upstream: UpstreamAuth,
 }
 
 pub async fn start(upstream: UpstreamAuth) -> Stack {
@@ -29,11 +30,11 @@ pub async fn start(upstream: UpstreamAuth) -> Stack {
         issuer: fake.base_url().to_string(),
         jwks_url: None,
         nextcloud_url: fake.base_url().to_string(),
-        upstream,
+        upstream: upstream.clone(),
         allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
     };
     let mcp = McpNextcloud::start(config).await.unwrap();
-    Stack { fake, mcp, http: reqwest::Client::new() }
+    Stack { fake, mcp, http: reqwest::Client::new(), upstream }
 }
 
 pub fn second_token() -> UpstreamAuth {
@@ -64,12 +65,21 @@ impl Stack {
         self.fake.shared.signer.sign_access_token(&self.claims(uid, audience))
     }
 
-    /// Headers for `uid` in second-token mode.
+    /// Headers for `uid`: the MCP token plus, in second-token mode, the
+    /// Nextcloud token, or in app-password mode the user's first app
+    /// password from the fixture.
     pub fn headers_for(&self, uid: &str) -> Vec<(String, String)> {
-        vec![
-            ("authorization".into(), format!("Bearer {}", self.token(uid, MCP_AUDIENCE))),
-            ("x-tamebi-nextcloud-token".into(), self.token(uid, NEXTCLOUD_AUDIENCE)),
-        ]
+        let bearer = ("authorization".into(), format!("Bearer {}", self.token(uid, MCP_AUDIENCE)));
+        match self.upstream {
+            UpstreamAuth::AppPassword => {
+                let app_password = self.fake.shared.world().users[uid].app_passwords[0].clone();
+                vec![bearer, ("x-tamebi-app-password".into(), app_password)]
+            }
+            _ => vec![
+                bearer,
+                ("x-tamebi-nextcloud-token".into(), self.token(uid, NEXTCLOUD_AUDIENCE)),
+            ],
+        }
     }
 
     /// Headers for `uid` in app-password mode: the token addressed to us
