@@ -6,8 +6,10 @@
 //! deliberately no public-link, share or delete tool (see the decisions on
 //! omissions): for those, "don't offer it" costs nothing.
 
+pub mod files_move;
 pub mod files_read;
 pub mod files_search;
+pub mod files_write;
 
 use crate::failure::{FAILURE_KIND_META_KEY, ToolFailure};
 use crate::nextcloud::Nextcloud;
@@ -138,6 +140,8 @@ pub fn all() -> Registry {
     let mut registry = Registry::default();
     files_search::register(&mut registry);
     files_read::register(&mut registry);
+    files_write::register(&mut registry);
+    files_move::register(&mut registry);
     registry
 }
 
