@@ -27,10 +27,12 @@
 //! the baseline at the same concurrency, e.g.
 //!
 //! ```text
-//! workload                          conc   p50 ms   p99 ms     req/s  p50 ×base  req/s ×base
-//! GET /health (baseline)               1    0.060    0.110     15000       1.0        1.00
-//! tools/call files_search              1    0.700    1.200      1400      11.7        0.09
+//! workload                          conc    p50 ms    p99 ms      req/s  p50 ×base  req/s ×base
+//! GET /health (baseline)               1     0.023     0.030      42213        1.0         1.00
+//! tools/call files_search              1     0.821     4.995       1084       35.9         0.03
 //! ```
+//!
+//! (figures from a shared 2-core machine; see docs/benchmarks.md).
 //!
 //! Any failed request aborts the run: a benchmark of errors measures nothing.
 

@@ -381,7 +381,7 @@ async fn write_into_a_folder_the_user_cannot_see_changes_nothing() {
 }
 
 #[tokio::test]
-async fn write_when_storage_is_full_or_nextcloud_is_down() {
+async fn write_when_storage_is_full_nextcloud_is_down_or_old() {
     let stack = start(second_token()).await;
     stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
         prefix: "/remote.php/dav/files".into(),
@@ -405,6 +405,20 @@ async fn write_when_storage_is_full_or_nextcloud_is_down() {
         stack.call_tool("alice", "files_write", json!({"path": "a.md", "content": "x"})).await;
     assert_eq!(failure_kind(&down), Some("nextcloud_unreachable"));
     assert_eq!(stored(&stack, "alice", "a.md"), None);
+    // Nextcloud before sabre/dav 4.1.3 answers a PUT into a missing folder
+    // with 404 instead of 409: the same instruction either way.
+    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
+        prefix: "/remote.php/dav/files/alice/Nowhere".into(),
+        method: Some("PUT".into()),
+        status: Some(404),
+        remaining: Some(1),
+        ..Default::default()
+    });
+    let old_server = stack
+        .call_tool("alice", "files_write", json!({"path": "Nowhere/a.md", "content": "x"}))
+        .await;
+    assert_eq!(failure_kind(&old_server), Some("conflict"));
+    assert!(text(&old_server).contains("\"Nowhere\" does not exist"), "{}", text(&old_server));
 }
 
 // ---- files_move --------------------------------------------------------

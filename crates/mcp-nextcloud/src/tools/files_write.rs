@@ -93,9 +93,10 @@ async fn run(call: ToolCall) -> ToolOutcome {
     let created = match answer.status {
         StatusCode::CREATED => true,
         StatusCode::NO_CONTENT | StatusCode::OK => false,
-        // Both mean "something is in the way": find out what, so the model
+        // "Something is in the way" or "no folder there" (409; Nextcloud
+        // before sabre/dav 4.1.3 answered 404): find out which, so the model
         // is told the right thing to do.
-        StatusCode::PRECONDITION_FAILED | StatusCode::CONFLICT => {
+        StatusCode::PRECONDITION_FAILED | StatusCode::CONFLICT | StatusCode::NOT_FOUND => {
             return Err(explain_blocked_write(&call, &path, answer.status).await);
         }
         StatusCode::BAD_REQUEST => {
@@ -163,8 +164,8 @@ fn file_path(raw: &str) -> Result<String, ToolFailure> {
     Ok(path)
 }
 
-/// Why a PUT was refused with 409 or 412: a folder at the path, a file that
-/// exists, or a missing parent folder.
+/// Why a PUT was refused with 404, 409 or 412: a folder at the path, a file
+/// that exists, or a missing parent folder.
 async fn explain_blocked_write(call: &ToolCall, path: &str, status: StatusCode) -> ToolFailure {
     match super::files_read::stat(call, path).await {
         Ok(existing) if existing.kind == FileKind::Folder => {
@@ -178,7 +179,10 @@ async fn explain_blocked_write(call: &ToolCall, path: &str, status: StatusCode) 
                 "\"{path}\" already exists. Read it first with files_read, or ask the user whether to overwrite it (then call again with overwrite=true), or choose another name."
             ),
         ),
-        Err(failure) if failure.kind == FailureKind::NotFound && status == StatusCode::CONFLICT => {
+        Err(failure)
+            if failure.kind == FailureKind::NotFound
+                && status != StatusCode::PRECONDITION_FAILED =>
+        {
             let parent = path.rsplit_once('/').map(|(parent, _)| parent).unwrap_or("");
             ToolFailure::new(
                 FailureKind::Conflict,
