@@ -65,21 +65,18 @@ async fn run(call: ToolCall) -> ToolOutcome {
         ));
     }
     let (source, known_fileid) = match (input.path.as_deref(), input.fileid) {
-        (Some(path), None) => {
-            let source = super::files_search::clean_folder(path)?;
-            if source.is_empty() {
-                return Err(ToolFailure::invalid_arguments(
-                    "The root of the user's files cannot be moved. Give the path of a file or folder.",
-                ));
-            }
-            (source, None)
-        }
+        (Some(path), None) => (super::files_search::clean_folder(path)?, None),
         (None, Some(fileid)) => {
             let file = super::files_read::find_by_fileid(&call, fileid).await?;
             (file.path, Some(fileid))
         }
         _ => return Err(ToolFailure::invalid_arguments("Give exactly one of path or fileid.")),
     };
+    if source.is_empty() {
+        return Err(ToolFailure::invalid_arguments(
+            "The root of the user's files cannot be moved. Give the path of a file or folder.",
+        ));
+    }
     if destination == source {
         return Err(ToolFailure::invalid_arguments(format!(
             "\"{source}\" is already at that path. Give a different destination."
