@@ -192,3 +192,397 @@ async fn a_revoked_share_is_gone_on_the_next_call() {
     let search = stack.call_tool("alice", "files_search", json!({"name": "manual"})).await;
     assert!(paths(&search).is_empty());
 }
+
+// ---- files_write -------------------------------------------------------
+
+/// What the fake holds at `path` in `owner`'s own tree, as text.
+fn stored(stack: &Stack, owner: &str, path: &str) -> Option<String> {
+    let world = stack.fake.shared.world();
+    let node = world.storage.node_at(owner, path)?;
+    node.content().map(|content| String::from_utf8_lossy(content).into_owned())
+}
+
+fn annotations(tools: &Value, name: &str) -> Value {
+    tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is listed"))["annotations"]
+        .clone()
+}
+
+#[tokio::test]
+async fn the_action_tools_are_annotated_truthfully() {
+    let stack = start(second_token()).await;
+    let tools = stack.rpc_result(&stack.headers_for("alice"), "tools/list", json!({})).await;
+    let write = annotations(&tools, "files_write");
+    assert_eq!(write["readOnlyHint"], json!(false));
+    assert_eq!(write["destructiveHint"], json!(true), "it can overwrite");
+    assert_eq!(write["idempotentHint"], json!(true));
+    let moving = annotations(&tools, "files_move");
+    assert_eq!(moving["readOnlyHint"], json!(false));
+    assert_eq!(moving["destructiveHint"], json!(false), "it never overwrites");
+    assert_eq!(moving["idempotentHint"], json!(false));
+}
+
+#[tokio::test]
+async fn write_creates_a_file_whose_fileid_circulates() {
+    let stack = start(second_token()).await;
+    let content = "# Résumé\n\nLe budget est validé.\n";
+    let result = stack
+        .call_tool(
+            "alice",
+            "files_write",
+            json!({"path": "Documents/resume.md", "content": content}),
+        )
+        .await;
+    let structured = &result["structuredContent"];
+    assert_eq!(structured["path"], "Documents/resume.md");
+    assert_eq!(structured["created"], json!(true));
+    assert_eq!(structured["size"], json!(content.len()));
+    assert!(!structured["etag"].as_str().unwrap().is_empty());
+    assert!(!structured["etag"].as_str().unwrap().contains('"'), "the etag is unquoted");
+    // The padded OC-FileId ("00000NNNocfake0001") is parsed to the real id.
+    let fileid = structured["fileid"].as_u64().unwrap();
+    let stored_id =
+        stack.fake.shared.world().storage.node_at("alice", "Documents/resume.md").unwrap().id;
+    assert_eq!(fileid, stored_id);
+    assert!(text(&result).contains("Created \"Documents/resume.md\""));
+    assert_eq!(stored(&stack, "alice", "Documents/resume.md").as_deref(), Some(content));
+    let read = stack.call_tool("alice", "files_read", json!({"fileid": fileid})).await;
+    assert_eq!(read["structuredContent"]["text"], content);
+}
+
+#[tokio::test]
+async fn write_replaces_only_when_told_to() {
+    let stack = start(second_token()).await;
+    let original = stored(&stack, "alice", "Documents/todo.txt").unwrap();
+    let refused = stack
+        .call_tool("alice", "files_write", json!({"path": "Documents/todo.txt", "content": "gone"}))
+        .await;
+    assert_eq!(failure_kind(&refused), Some("conflict"));
+    assert!(text(&refused).contains("already exists"), "{}", text(&refused));
+    assert!(text(&refused).contains("overwrite=true"), "{}", text(&refused));
+    assert_eq!(stored(&stack, "alice", "Documents/todo.txt").unwrap(), original);
+
+    let fileid =
+        stack.fake.shared.world().storage.node_at("alice", "Documents/todo.txt").unwrap().id;
+    let replaced = stack
+        .call_tool(
+            "alice",
+            "files_write",
+            json!({"path": "Documents/todo.txt", "content": "- done\n", "overwrite": true}),
+        )
+        .await;
+    assert_eq!(replaced["structuredContent"]["created"], json!(false));
+    assert_eq!(replaced["structuredContent"]["fileid"], json!(fileid), "same file, same id");
+    assert!(text(&replaced).starts_with("Replaced"));
+    assert_eq!(stored(&stack, "alice", "Documents/todo.txt").as_deref(), Some("- done\n"));
+    // Idempotent: the same call again leaves the same state.
+    let again = stack
+        .call_tool(
+            "alice",
+            "files_write",
+            json!({"path": "Documents/todo.txt", "content": "- done\n", "overwrite": true}),
+        )
+        .await;
+    assert_eq!(again["structuredContent"]["fileid"], json!(fileid));
+    assert_eq!(stored(&stack, "alice", "Documents/todo.txt").as_deref(), Some("- done\n"));
+}
+
+#[tokio::test]
+async fn write_into_a_shared_folder_lands_in_the_owners_tree() {
+    let stack = start(second_token()).await;
+    // The Apollo folder is alice's, shared with the apollo group (create allowed).
+    let result = stack
+        .call_tool("bob", "files_write", json!({"path": "Apollo/notes-bob.md", "content": "hi"}))
+        .await;
+    assert_eq!(result["structuredContent"]["created"], json!(true), "{result}");
+    assert_eq!(stored(&stack, "alice", "Projects/Apollo/notes-bob.md").as_deref(), Some("hi"));
+    assert_eq!(stored(&stack, "bob", "Apollo/notes-bob.md"), None);
+}
+
+#[tokio::test]
+async fn write_failures_are_instructions() {
+    let stack = start(second_token()).await;
+    stack.fake.shared.world().storage.seed_file(
+        "bob",
+        "Manuals/readme.txt",
+        b"read me".to_vec(),
+        None,
+        0,
+    );
+    let too_long = "x".repeat(files_write_content_max() + 1);
+    let cases = [
+        // A folder is not a file.
+        (json!({"path": "Documents", "content": "x"}), "invalid_arguments", "is a folder"),
+        (
+            json!({"path": "Documents", "content": "x", "overwrite": true}),
+            "invalid_arguments",
+            "is a folder",
+        ),
+        (json!({"path": "Documents/", "content": "x"}), "invalid_arguments", "path of a file"),
+        (json!({"path": "Nowhere/a.md", "content": "x"}), "conflict", "\"Nowhere\" does not exist"),
+        // bob's Manuals is shared read-only with alice.
+        (json!({"path": "Manuals/new.md", "content": "x"}), "refused_by_nextcloud", "permission"),
+        (
+            json!({"path": "Manuals/readme.txt", "content": "x", "overwrite": true}),
+            "refused_by_nextcloud",
+            "permission",
+        ),
+        (
+            json!({"path": "Projects/Apollo/plan.odt", "content": "x", "overwrite": true}),
+            "invalid_arguments",
+            ".odt",
+        ),
+        (json!({"path": "../bob/a.md", "content": "x"}), "invalid_arguments", ".."),
+        (json!({"path": "a.md", "content": too_long}), "invalid_arguments", "at most"),
+        (json!({"path": "a.md"}), "invalid_arguments", "input schema"),
+        (
+            json!({"path": "a.md", "content": "x", "mode": "append"}),
+            "invalid_arguments",
+            "input schema",
+        ),
+    ];
+    for (arguments, kind, says) in cases {
+        let result = stack.call_tool("alice", "files_write", arguments.clone()).await;
+        assert_eq!(failure_kind(&result), Some(kind), "{arguments}: {result}");
+        let message = text(&result);
+        assert!(message.contains(says), "{arguments}: {message}");
+        assert!(
+            !message.contains("127.0.0.1")
+                && !message.contains("remote.php")
+                && !message.contains("Sabre"),
+            "no infrastructure detail: {message}"
+        );
+    }
+    assert_eq!(stored(&stack, "bob", "Manuals/readme.txt").as_deref(), Some("read me"));
+    assert_eq!(stored(&stack, "bob", "Manuals/new.md"), None);
+    assert_eq!(stored(&stack, "alice", "a.md"), None);
+}
+
+fn files_write_content_max() -> usize {
+    mcp_nextcloud::tools::files_write::CONTENT_LENGTH_MAX
+}
+
+#[tokio::test]
+async fn write_into_a_folder_the_user_cannot_see_changes_nothing() {
+    let stack = start(second_token()).await;
+    // carol is not in the apollo group: alice's Projects/Apollo does not
+    // exist for her, and saying so is all she learns.
+    let result = stack
+        .call_tool("carol", "files_write", json!({"path": "Projects/Apollo/x.md", "content": "x"}))
+        .await;
+    assert_eq!(failure_kind(&result), Some("conflict"));
+    assert!(text(&result).contains("does not exist"));
+    assert_eq!(stored(&stack, "alice", "Projects/Apollo/x.md"), None);
+    assert_eq!(stored(&stack, "carol", "Projects/Apollo/x.md"), None);
+}
+
+#[tokio::test]
+async fn write_when_storage_is_full_nextcloud_is_down_or_old() {
+    let stack = start(second_token()).await;
+    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
+        prefix: "/remote.php/dav/files".into(),
+        method: Some("PUT".into()),
+        status: Some(507),
+        remaining: Some(1),
+        ..Default::default()
+    });
+    let full =
+        stack.call_tool("alice", "files_write", json!({"path": "a.md", "content": "x"})).await;
+    assert_eq!(failure_kind(&full), Some("refused_by_nextcloud"));
+    assert!(text(&full).contains("storage is full"));
+    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
+        prefix: "/remote.php/dav/files".into(),
+        method: Some("PUT".into()),
+        status: Some(503),
+        remaining: Some(1),
+        ..Default::default()
+    });
+    let down =
+        stack.call_tool("alice", "files_write", json!({"path": "a.md", "content": "x"})).await;
+    assert_eq!(failure_kind(&down), Some("nextcloud_unreachable"));
+    assert_eq!(stored(&stack, "alice", "a.md"), None);
+    // Nextcloud before sabre/dav 4.1.3 answers a PUT into a missing folder
+    // with 404 instead of 409: the same instruction either way.
+    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
+        prefix: "/remote.php/dav/files/alice/Nowhere".into(),
+        method: Some("PUT".into()),
+        status: Some(404),
+        remaining: Some(1),
+        ..Default::default()
+    });
+    let old_server = stack
+        .call_tool("alice", "files_write", json!({"path": "Nowhere/a.md", "content": "x"}))
+        .await;
+    assert_eq!(failure_kind(&old_server), Some("conflict"));
+    assert!(text(&old_server).contains("\"Nowhere\" does not exist"), "{}", text(&old_server));
+}
+
+// ---- files_move --------------------------------------------------------
+
+#[tokio::test]
+async fn move_renames_and_moves_keeping_the_fileid() {
+    let stack = start(second_token()).await;
+    let original = stored(&stack, "alice", "Documents/todo.txt").unwrap();
+    let found = stack.call_tool("alice", "files_search", json!({"name": "todo"})).await;
+    let fileid = found["structuredContent"]["files"][0]["fileid"].as_u64().unwrap();
+
+    let renamed = stack
+        .call_tool(
+            "alice",
+            "files_move",
+            json!({"path": "Documents/todo.txt", "destination": "Documents/todo-2026.txt"}),
+        )
+        .await;
+    assert_eq!(
+        renamed["structuredContent"],
+        json!({"fileid": fileid, "old_path": "Documents/todo.txt", "new_path": "Documents/todo-2026.txt"})
+    );
+    assert!(text(&renamed).contains("Moved \"Documents/todo.txt\" to \"Documents/todo-2026.txt\""));
+
+    // The fileid from files_search is a source too.
+    let moved = stack
+        .call_tool(
+            "alice",
+            "files_move",
+            json!({"fileid": fileid, "destination": "Private/todo.txt"}),
+        )
+        .await;
+    assert_eq!(moved["structuredContent"]["old_path"], "Documents/todo-2026.txt");
+    assert_eq!(moved["structuredContent"]["new_path"], "Private/todo.txt");
+    assert_eq!(moved["structuredContent"]["fileid"], json!(fileid));
+    assert_eq!(stored(&stack, "alice", "Private/todo.txt").unwrap(), original);
+    let old = stack.call_tool("alice", "files_read", json!({"path": "Documents/todo.txt"})).await;
+    assert_eq!(failure_kind(&old), Some("not_found"));
+    let read = stack.call_tool("alice", "files_read", json!({"fileid": fileid})).await;
+    assert_eq!(read["structuredContent"]["path"], "Private/todo.txt");
+
+    // A folder moves with its contents.
+    let folder = stack
+        .call_tool(
+            "alice",
+            "files_move",
+            json!({"path": "Private", "destination": "Documents/Private"}),
+        )
+        .await;
+    assert!(folder["structuredContent"]["fileid"].as_u64().unwrap() > 0, "{folder}");
+    assert_eq!(stored(&stack, "alice", "Documents/Private/todo.txt").unwrap(), original);
+}
+
+#[tokio::test]
+async fn move_never_overwrites() {
+    let stack = start(second_token()).await;
+    let notes = stored(&stack, "alice", "Documents/notes-reunion.md").unwrap();
+    let todo = stored(&stack, "alice", "Documents/todo.txt").unwrap();
+    let result = stack
+        .call_tool(
+            "alice",
+            "files_move",
+            json!({"path": "Documents/todo.txt", "destination": "Documents/notes-reunion.md"}),
+        )
+        .await;
+    assert_eq!(failure_kind(&result), Some("conflict"));
+    assert!(text(&result).contains("Choose another name"), "{}", text(&result));
+    assert_eq!(stored(&stack, "alice", "Documents/notes-reunion.md").unwrap(), notes);
+    assert_eq!(stored(&stack, "alice", "Documents/todo.txt").unwrap(), todo);
+}
+
+#[tokio::test]
+async fn move_failures_are_instructions() {
+    let stack = start(second_token()).await;
+    let cases = [
+        (
+            json!({"path": "Documents/missing.md", "destination": "Documents/b.md"}),
+            "not_found",
+            "does not exist",
+        ),
+        (json!({"fileid": 999_999, "destination": "Documents/b.md"}), "not_found", "files_search"),
+        (
+            json!({"path": "Documents/todo.txt", "destination": "Nowhere/todo.txt"}),
+            "conflict",
+            "\"Nowhere\" does not exist",
+        ),
+        (
+            json!({"path": "Documents/notes-reunion.md", "destination": "Documents/todo.txt/x.md"}),
+            "conflict",
+            "is a file",
+        ),
+        // bob's Manuals is shared read-only with alice: nothing leaves it,
+        // nothing enters it.
+        (
+            json!({"path": "Manuals/admin-manual.pdf", "destination": "Documents/admin-manual.pdf"}),
+            "refused_by_nextcloud",
+            "permission",
+        ),
+        (
+            json!({"path": "Documents/todo.txt", "destination": "Manuals/todo.txt"}),
+            "refused_by_nextcloud",
+            "permission",
+        ),
+        (
+            json!({"path": "Documents/todo.txt", "destination": "Documents/todo.txt"}),
+            "invalid_arguments",
+            "already at",
+        ),
+        (
+            json!({"path": "Documents", "destination": "Documents/Sub/Documents"}),
+            "invalid_arguments",
+            "into itself",
+        ),
+        (
+            json!({"path": "Documents/todo.txt", "destination": "Private/"}),
+            "invalid_arguments",
+            "name included",
+        ),
+        (
+            json!({"path": "Documents/todo.txt", "fileid": 1, "destination": "a.txt"}),
+            "invalid_arguments",
+            "exactly one",
+        ),
+        (json!({"destination": "a.txt"}), "invalid_arguments", "exactly one"),
+        (json!({"path": "", "destination": "a.txt"}), "invalid_arguments", "root"),
+        (
+            json!({"path": "Documents/todo.txt", "destination": "../bob/todo.txt"}),
+            "invalid_arguments",
+            "..",
+        ),
+        (
+            json!({"path": "Documents/todo.txt", "destination": "x.txt", "overwrite": true}),
+            "invalid_arguments",
+            "input schema",
+        ),
+    ];
+    for (arguments, kind, says) in cases {
+        let result = stack.call_tool("alice", "files_move", arguments.clone()).await;
+        assert_eq!(failure_kind(&result), Some(kind), "{arguments}: {result}");
+        let message = text(&result);
+        assert!(message.contains(says), "{arguments}: {message}");
+        assert!(
+            !message.contains("127.0.0.1")
+                && !message.contains("remote.php")
+                && !message.contains("Sabre"),
+            "no infrastructure detail: {message}"
+        );
+    }
+    assert!(stored(&stack, "alice", "Documents/todo.txt").is_some(), "nothing moved");
+    assert!(stored(&stack, "bob", "Manuals/admin-manual.pdf").is_some(), "nothing moved");
+}
+
+#[tokio::test]
+async fn move_of_a_file_another_user_owns_is_not_found() {
+    let stack = start(second_token()).await;
+    let fileid =
+        stack.fake.shared.world().storage.node_at("alice", "Private/journal.md").unwrap().id;
+    for arguments in [
+        json!({"fileid": fileid, "destination": "stolen.md"}),
+        json!({"path": "Private/journal.md", "destination": "stolen.md"}),
+    ] {
+        let result = stack.call_tool("bob", "files_move", arguments.clone()).await;
+        assert_eq!(failure_kind(&result), Some("not_found"), "{arguments}: {result}");
+    }
+    assert!(stored(&stack, "alice", "Private/journal.md").is_some());
+    assert_eq!(stored(&stack, "bob", "stolen.md"), None);
+}

@@ -168,7 +168,8 @@ fn is_text(mime: &str) -> bool {
         )
 }
 
-async fn stat(call: &ToolCall, path: &str) -> Result<dav::FileInfo, ToolFailure> {
+/// The properties of what the user sees at `path` (PROPFIND, depth 0).
+pub async fn stat(call: &ToolCall, path: &str) -> Result<dav::FileInfo, ToolFailure> {
     if path.is_empty() {
         return Err(ToolFailure::invalid_arguments(
             "Give the path of a file, not the root folder.",

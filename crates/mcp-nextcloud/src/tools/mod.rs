@@ -12,8 +12,10 @@ pub mod contacts_search;
 pub mod deck_cards;
 pub mod deck_create_card;
 pub mod deck_move_card;
+pub mod files_move;
 pub mod files_read;
 pub mod files_search;
+pub mod files_write;
 
 use crate::failure::{FAILURE_KIND_META_KEY, ToolFailure};
 use crate::nextcloud::Nextcloud;
@@ -150,6 +152,8 @@ pub fn all() -> Registry {
     deck_cards::register(&mut registry);
     deck_create_card::register(&mut registry);
     deck_move_card::register(&mut registry);
+    files_write::register(&mut registry);
+    files_move::register(&mut registry);
     registry
 }
 

@@ -20,6 +20,12 @@ pub struct Stack {
 }
 
 pub async fn start(upstream: UpstreamAuth) -> Stack {
+    start_with(upstream, None).await
+}
+
+/// Like [`start`], with mcp-nextcloud reaching Nextcloud at `nextcloud_url`
+/// (a recorder in front of the fake) instead of the fake itself.
+pub async fn start_with(upstream: UpstreamAuth, nextcloud_url: Option<String>) -> Stack {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
     let fixture = Fixture::load(&path).unwrap();
@@ -29,7 +35,7 @@ pub async fn start(upstream: UpstreamAuth) -> Stack {
         canonical_url: MCP_AUDIENCE.to_string(),
         issuer: fake.base_url().to_string(),
         jwks_url: None,
-        nextcloud_url: fake.base_url().to_string(),
+        nextcloud_url: nextcloud_url.unwrap_or_else(|| fake.base_url().to_string()),
         upstream: upstream.clone(),
         allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
     };
@@ -65,21 +71,21 @@ impl Stack {
         self.fake.shared.signer.sign_access_token(&self.claims(uid, audience))
     }
 
-    /// Headers for `uid`: the MCP token plus, in second-token mode, the
-    /// Nextcloud token, or in app-password mode the user's first app
-    /// password from the fixture.
+    /// Headers for `uid` in the stack's upstream mode: the MCP token, plus
+    /// the Nextcloud token or the user's first app password from the fixture.
     pub fn headers_for(&self, uid: &str) -> Vec<(String, String)> {
-        let bearer = ("authorization".into(), format!("Bearer {}", self.token(uid, MCP_AUDIENCE)));
-        match self.upstream {
+        let mut headers =
+            vec![("authorization".into(), format!("Bearer {}", self.token(uid, MCP_AUDIENCE)))];
+        match &self.upstream {
+            UpstreamAuth::SecondToken { .. } => headers
+                .push(("x-tamebi-nextcloud-token".into(), self.token(uid, NEXTCLOUD_AUDIENCE))),
+            UpstreamAuth::SingleToken => {}
             UpstreamAuth::AppPassword => {
                 let app_password = self.fake.shared.world().users[uid].app_passwords[0].clone();
-                vec![bearer, ("x-tamebi-app-password".into(), app_password)]
+                headers.push(("x-tamebi-app-password".into(), app_password));
             }
-            _ => vec![
-                bearer,
-                ("x-tamebi-nextcloud-token".into(), self.token(uid, NEXTCLOUD_AUDIENCE)),
-            ],
         }
+        headers
     }
 
     /// Headers for `uid` in app-password mode: the token addressed to us
