@@ -28,6 +28,7 @@ use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::time::Instant;
 
 use pdf_extract::{
     ColorSpace, ConvertToFmt, MediaBox, OutputDev, OutputError, Path, PlainTextOutput, Transform,
@@ -94,7 +95,10 @@ fn extract_isolated(bytes: &[u8], limits: &Limits) -> Result<String, ExtractErro
     if spawned.is_err() {
         return Err(ExtractError::Busy);
     }
+    let started = Instant::now();
     match receiver.recv_timeout(limits.pdf_time_max) {
+        // The bound is the bound, also for a result that raced it.
+        Ok(_) if started.elapsed() > limits.pdf_time_max => Err(ExtractError::Timeout),
         Ok(result) => result,
         Err(mpsc::RecvTimeoutError::Timeout) => Err(ExtractError::Timeout),
         Err(mpsc::RecvTimeoutError::Disconnected) => {
