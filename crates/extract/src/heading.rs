@@ -178,10 +178,8 @@ fn title_follows(rest: &str, separator_allowed: bool) -> bool {
         // "Article 5b", "§3x": the label runs on into something else.
         return false;
     }
-    if separator_allowed {
-        if let Some(after) = title.strip_prefix(['-', '–', '—', ':']) {
-            return !after.trim().is_empty();
-        }
+    if let (true, Some(after)) = (separator_allowed, title.strip_prefix(['-', '–', '—', ':'])) {
+        return !after.trim().is_empty();
     }
     title.starts_with(|c: char| c.is_uppercase())
 }

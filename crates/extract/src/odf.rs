@@ -258,8 +258,7 @@ impl Visitor for Body {
             }
             (TABLE, "table-cell" | "covered-table-cell") => {
                 if let Some(table) = self.tables.last_mut() {
-                    table.cell_repeat =
-                        repeat(element.attribute(TABLE, "number-columns-repeated"));
+                    table.cell_repeat = repeat(element.attribute(TABLE, "number-columns-repeated"));
                     table.cell_value = ["value", "date-value", "time-value", "boolean-value"]
                         .iter()
                         .find_map(|name| element.attribute(OFFICE, name))
@@ -270,13 +269,13 @@ impl Visitor for Body {
                 self.slide_count += 1;
                 self.slide = Some(Slide { number: self.slide_count, ..Slide::default() });
             }
-            (DRAW, "frame") => {
+            // Frames nested in a title frame are part of the title.
+            (DRAW, "frame")
                 if self.title_depth > 0
                     || (self.slide.is_some()
-                        && element.attribute(PRESENTATION, "class") == Some("title"))
-                {
-                    self.title_depth += 1;
-                }
+                        && element.attribute(PRESENTATION, "class") == Some("title")) =>
+            {
+                self.title_depth += 1;
             }
             _ => {}
         }

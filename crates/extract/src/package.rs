@@ -61,7 +61,8 @@ impl<'a> Package<'a> {
 
     /// A part that must be there.
     pub(crate) fn read_required(&mut self, name: &str) -> Result<String, ExtractError> {
-        self.read(name)?.ok_or_else(|| ExtractError::Malformed(format!("the package has no {name}")))
+        self.read(name)?
+            .ok_or_else(|| ExtractError::Malformed(format!("the package has no {name}")))
     }
 }
 

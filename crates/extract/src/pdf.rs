@@ -122,7 +122,6 @@ fn read_text(bytes: &[u8], text_length_max: usize) -> Result<String, ExtractErro
     let writer = BoundedText { text: &text, overflowed: &overflowed, length_max: text_length_max };
     let mut output = PageBreaks { inner: PlainTextOutput::new(writer), text: &text };
     let outcome = pdf_extract::output_doc(&document, &mut output);
-    drop(output);
     if *overflowed.borrow() {
         return Err(ExtractError::TooLarge);
     }

@@ -193,7 +193,9 @@ fn demo_pdf_section_titles_are_recovered_from_the_text() {
             "## 5.2 Recovery key",
         ]
     );
-    assert!(text.starts_with("Nextcloud Server Administration Manual (excerpt)\n\n# 1 Introduction\n\nThis excerpt"));
+    assert!(text.starts_with(
+        "Nextcloud Server Administration Manual (excerpt)\n\n# 1 Introduction\n\nThis excerpt"
+    ));
     // The line wrapping of the PDF stays: the text is what the page shows.
     assert!(text.contains(
         "## 3.4 Two-factor authentication\n\n\
@@ -211,7 +213,8 @@ fn demo_scan_has_no_text_layer() {
 
 #[test]
 fn demo_markdown_and_text_are_served_as_they_are() {
-    for (path, kind) in [(DEMO_MARKDOWN, DocumentKind::Markdown), (DEMO_TEXT, DocumentKind::PlainText)]
+    for (path, kind) in
+        [(DEMO_MARKDOWN, DocumentKind::Markdown), (DEMO_TEXT, DocumentKind::PlainText)]
     {
         let bytes = demo(path);
         check(&bytes, kind, std::str::from_utf8(&bytes).unwrap());
@@ -258,7 +261,12 @@ fn text_newlines_are_normalised_and_encodings_guessed() {
     check(b"\xEF\xBB\xBF# Titre\n", DocumentKind::Markdown, "# Titre\n");
     // Not UTF-8: read as Windows-1252.
     check(b"caf\xe9 \x80 \x93r\xe9union\x94", DocumentKind::PlainText, "café € “réunion”");
-    check_error(b"MZ\x00\x01", DocumentKind::PlainText, &Limits::DEFAULT, &ExtractError::Malformed(String::new()));
+    check_error(
+        b"MZ\x00\x01",
+        DocumentKind::PlainText,
+        &Limits::DEFAULT,
+        &ExtractError::Malformed(String::new()),
+    );
 }
 
 // DOCX structure.
@@ -409,7 +417,9 @@ fn malformed_packages_are_errors() {
 #[test]
 fn a_zip_bomb_stops_at_the_entry_length_limit() {
     // 65 MiB of spaces inside a valid document deflate to about 64 KiB.
-    let mut content = String::from(r#"<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0">"#);
+    let mut content = String::from(
+        r#"<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0">"#,
+    );
     content.push_str(&" ".repeat(ZIP_ENTRY_LENGTH_MAX + 1024 * 1024));
     content.push_str("</office:document-content>");
     let bomb = zip(&[("content.xml", content.as_bytes())]);
@@ -420,7 +430,10 @@ fn a_zip_bomb_stops_at_the_entry_length_limit() {
     assert!(started.elapsed() < Duration::from_secs(20));
     // At a limit the bomb's document is under, it is read.
     let limits = Limits { zip_entry_length_max: ZIP_ENTRY_LENGTH_MAX * 2, ..Limits::DEFAULT };
-    assert_eq!(extract_with_limits(&bomb, DocumentKind::Odt, &limits).map(|e| e.text), Ok(String::new()));
+    assert_eq!(
+        extract_with_limits(&bomb, DocumentKind::Odt, &limits).map(|e| e.text),
+        Ok(String::new())
+    );
 }
 
 #[test]
@@ -434,7 +447,10 @@ fn too_many_zip_entries_are_refused() {
     let limits = Limits { zip_entry_count_max: 4, ..Limits::DEFAULT };
     check_error(&archive, DocumentKind::Odt, &limits, &ExtractError::TooLarge);
     let limits = Limits { zip_entry_count_max: 5, ..Limits::DEFAULT };
-    assert_eq!(extract_with_limits(&archive, DocumentKind::Odt, &limits).map(|e| e.text), Ok(String::new()));
+    assert_eq!(
+        extract_with_limits(&archive, DocumentKind::Odt, &limits).map(|e| e.text),
+        Ok(String::new())
+    );
 }
 
 #[test]
@@ -485,13 +501,18 @@ fn pdf(objects: &[&str]) -> Vec<u8> {
         out.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", index + 1).as_bytes());
     }
     let xref = out.len();
-    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
     for offset in offsets {
         out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
     }
     out.extend_from_slice(
-        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1)
-            .as_bytes(),
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
     );
     out
 }

@@ -90,9 +90,8 @@ pub(crate) fn walk(xml: &str, visitor: &mut impl Visitor) -> Result<(), ExtractE
                 }
             }
             Event::End(_) => {
-                let (ns, local) = open
-                    .pop()
-                    .ok_or_else(|| ExtractError::Malformed("a stray end tag".into()))?;
+                let (ns, local) =
+                    open.pop().ok_or_else(|| ExtractError::Malformed("a stray end tag".into()))?;
                 visitor.end(&ns, &local)?;
             }
             Event::Text(text) => visitor.text(&text.xml10_content())?,

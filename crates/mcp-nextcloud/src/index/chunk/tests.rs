@@ -185,7 +185,8 @@ fn demo_pdf_totp_passage_is_under_its_recovered_section_title() {
     let passages = chunk(&text);
     check_invariants(&text, &passages);
     assert_eq!(
-        heading_of(&text, &passages, "The TOTP provider works with any authenticator app").as_deref(),
+        heading_of(&text, &passages, "The TOTP provider works with any authenticator app")
+            .as_deref(),
         Some("3.4 Two-factor authentication")
     );
     assert_eq!(
@@ -243,16 +244,41 @@ fn all_small_texts_keep_the_invariants() {
 // paragraphs are.
 
 const WORDS: &[&str] = &[
-    "budget", "réunion", "größe", "naïve", "the", "totp", "provider", "works", "with", "any",
-    "app", "日本語", "🙂", "e\u{301}te\u{301}", "x", "données", "straße", "40\u{a0}000", "€",
+    "budget",
+    "réunion",
+    "größe",
+    "naïve",
+    "the",
+    "totp",
+    "provider",
+    "works",
+    "with",
+    "any",
+    "app",
+    "日本語",
+    "🙂",
+    "e\u{301}te\u{301}",
+    "x",
+    "données",
+    "straße",
+    "40\u{a0}000",
+    "€",
 ];
 const TITLES: &[&str] = &[
-    "Budget prévisionnel", "Two-factor authentication", "Übersicht", "Écluse", "Objet", "Zeitplan",
+    "Budget prévisionnel",
+    "Two-factor authentication",
+    "Übersicht",
+    "Écluse",
+    "Objet",
+    "Zeitplan",
 ];
 
 #[derive(Debug, Clone)]
 enum Block {
-    Markdown { level: usize, title: String },
+    Markdown {
+        level: usize,
+        title: String,
+    },
     Labelled(String),
     /// Lines of words; a paragraph ends with a period.
     Paragraph(Vec<String>),
@@ -396,10 +422,11 @@ fn document() -> impl Strategy<Value = Document> {
                         document.text.push_str(&items.join("\n"));
                     }
                 }
-                if let Some(range) = open_paragraph.take() {
-                    if range.end == document.text.len() && separator.is_blank() {
-                        document.whole_paragraphs.push(range);
-                    }
+                // The paragraph just written is whole if a blank line follows.
+                if let Some(range) = open_paragraph.take()
+                    && separator.is_blank()
+                {
+                    document.whole_paragraphs.push(range);
                 }
                 document.text.push_str(separator.text());
                 blank_before = separator.is_blank();
