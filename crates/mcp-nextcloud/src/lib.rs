@@ -20,6 +20,7 @@ pub mod bearer;
 pub mod config;
 pub mod failure;
 pub mod http;
+pub mod index;
 pub mod nextcloud;
 pub mod server;
 pub mod tools;
