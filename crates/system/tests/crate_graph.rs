@@ -16,8 +16,15 @@ const SERVICES: &[&str] = &["orchestrator", "mcp-nextcloud", "mcp-mail"];
 
 /// name → normal (non-dev) dependencies, for every package in the workspace's graph.
 fn dependency_graph() -> BTreeMap<String, BTreeSet<String>> {
+    // Only this platform's graph: other platforms' dependencies need not be
+    // downloaded, and the invariants are the same everywhere.
+    let rustc = Command::new("rustc").arg("-vV").output().expect("rustc runs");
+    let host = String::from_utf8_lossy(&rustc.stdout)
+        .lines()
+        .find_map(|line| line.strip_prefix("host: ").map(str::to_string))
+        .expect("rustc -vV names the host");
     let output = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["metadata", "--format-version", "1", "--filter-platform", &host])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
