@@ -22,6 +22,9 @@ pub enum FailureKind {
     NextcloudUnreachable,
     /// The target changed or already exists.
     Conflict,
+    /// The document exists and is readable, but its text cannot be had: a
+    /// scan without a text layer, a malformed or unsupported format.
+    Unreadable,
 }
 
 impl FailureKind {
@@ -32,6 +35,7 @@ impl FailureKind {
             FailureKind::InvalidArguments => "invalid_arguments",
             FailureKind::NextcloudUnreachable => "nextcloud_unreachable",
             FailureKind::Conflict => "conflict",
+            FailureKind::Unreadable => "unreadable",
         }
     }
 }

@@ -586,3 +586,56 @@ async fn move_of_a_file_another_user_owns_is_not_found() {
     assert!(stored(&stack, "alice", "Private/journal.md").is_some());
     assert_eq!(stored(&stack, "bob", "stolen.md"), None);
 }
+
+#[tokio::test]
+async fn documents_are_read_as_their_extracted_text() {
+    let stack = start(second_token()).await;
+    let docx = stack
+        .call_tool(
+            "alice",
+            "files_read",
+            json!({"path": "Projects/Apollo/CR-reunion-mars.docx", "length": 64000}),
+        )
+        .await;
+    let text = docx["structuredContent"]["text"].as_str().unwrap();
+    assert!(text.contains("# §3. Budget prévisionnel"), "{text}");
+    assert!(text.contains("40 000 € (quarante mille euros)"), "{text}");
+    // Offsets count in the extracted text: re-reading from a passage's
+    // offset gives that passage first.
+    let offset = text.find("# §3. Budget prévisionnel").unwrap();
+    let again = stack
+        .call_tool(
+            "alice",
+            "files_read",
+            json!({"path": "Projects/Apollo/CR-reunion-mars.docx", "offset": offset, "length": 200}),
+        )
+        .await;
+    assert!(
+        again["structuredContent"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("# §3. Budget prévisionnel")
+    );
+    let manual = stack
+        .call_tool(
+            "alice",
+            "files_read",
+            json!({"path": "Manuals/admin-manual.pdf", "length": 64000}),
+        )
+        .await;
+    assert!(
+        manual["structuredContent"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("3.4 Two-factor authentication")
+    );
+}
+
+#[tokio::test]
+async fn a_scan_without_text_is_unreadable_not_guessed() {
+    let stack = start(second_token()).await;
+    let result =
+        stack.call_tool("bob", "files_read", json!({"path": "Scans/scan-facture.pdf"})).await;
+    assert_eq!(failure_kind(&result), Some("unreadable"));
+    assert!(text(&result).contains("without a text layer"), "{}", text(&result));
+}

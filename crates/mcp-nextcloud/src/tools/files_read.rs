@@ -34,7 +34,8 @@ pub fn register(registry: &mut Registry) {
             name: NAME,
             title: "Read a file",
             description: "Read part of a file as text, by path or fileid. Returns the text from `offset` (bytes) \
-for up to `length` bytes and tells you the offset to continue from. Start at the offset files_grep gave \
+for up to `length` bytes and tells you the offset to continue from. Documents (DOCX, ODT, ODP, ODS, PDF) \
+are turned into text first and offsets count in that text. Start at the offset files_grep gave \
 to re-read a passage in context.",
             kind: ToolKind::Data,
             input_schema: json!({
@@ -90,14 +91,7 @@ async fn run(call: ToolCall) -> ToolOutcome {
         )));
     }
     if !is_text(file.mime.as_deref().unwrap_or("")) {
-        return Err(ToolFailure::new(
-            FailureKind::InvalidArguments,
-            format!(
-                "\"{}\" is a {} document, which cannot be read as text yet. Use files_grep to find passages inside documents, or tell the user.",
-                file.path,
-                file.mime.as_deref().unwrap_or("binary")
-            ),
-        ));
+        return read_document(&call, &file, offset, length).await;
     }
     let total = file.size;
     if offset >= total && total > 0 {
@@ -119,7 +113,87 @@ async fn run(call: ToolCall) -> ToolOutcome {
         status => return Err(status_failure(status, Subject::Path(&file.path))),
     };
     let (text, consumed) = utf8_slice(&bytes, length as usize);
-    let end = offset + consumed as u64;
+    Ok(output(&file, offset, consumed as u64, total, text))
+}
+
+/// Reads a document (DOCX, ODF, PDF) whole, extracts its text, and serves
+/// the slice: offsets are into the extracted text, the same text the
+/// passage index chunks, so a passage is re-read at its offset.
+async fn read_document(
+    call: &ToolCall,
+    file: &dav::FileInfo,
+    offset: u64,
+    length: u64,
+) -> ToolOutcome {
+    let kind = extract::DocumentKind::from_mime_or_name(file.mime.as_deref(), &file.path);
+    if kind == extract::DocumentKind::Unsupported {
+        return Err(ToolFailure::new(
+            FailureKind::Unreadable,
+            format!(
+                "\"{}\" is a {} file, which cannot be read as text. Tell the user what kind of file it is.",
+                file.path,
+                file.mime.as_deref().unwrap_or("binary")
+            ),
+        ));
+    }
+    if file.size > extract::INPUT_LENGTH_MAX as u64 {
+        return Err(ToolFailure::new(
+            FailureKind::Unreadable,
+            format!("\"{}\" is too large to be turned into text here. Tell the user.", file.path),
+        ));
+    }
+    let url = call.nextcloud.files_url(&file.path);
+    let answer = call.nextcloud.send(Method::GET, &url, &[], None).await?;
+    if answer.status != StatusCode::OK {
+        return Err(status_failure(answer.status, Subject::Path(&file.path)));
+    }
+    let extracted = tokio::task::spawn_blocking(move || extract::extract(&answer.body, kind))
+        .await
+        .map_err(|_| crate::nextcloud::unreachable_failure())?;
+    let text = match extracted {
+        Ok(extracted) => extracted.text,
+        Err(error) => return Err(extraction_failure(&file.path, &error)),
+    };
+    let total = text.len() as u64;
+    if offset >= total && total > 0 {
+        return Err(ToolFailure::invalid_arguments(format!(
+            "offset {offset} is past the end of the text of \"{}\" ({total} bytes).",
+            file.path
+        )));
+    }
+    let bytes = &text.as_bytes()[offset as usize..];
+    let (slice, consumed) = utf8_slice(bytes, length as usize);
+    Ok(output(file, offset, consumed as u64, total, slice))
+}
+
+fn extraction_failure(path: &str, error: &extract::ExtractError) -> ToolFailure {
+    use extract::ExtractError;
+    let message = match error {
+        ExtractError::NeedsOcr => format!(
+            "\"{path}\" is a scan without a text layer, so its text cannot be read. Tell the user; do not guess its content."
+        ),
+        ExtractError::Timeout | ExtractError::Busy => format!(
+            "Reading the text of \"{path}\" is taking too long right now. Try again in a moment, or tell the user."
+        ),
+        ExtractError::TooLarge => {
+            format!("\"{path}\" is too large to be turned into text here. Tell the user.")
+        }
+        ExtractError::Unsupported | ExtractError::Malformed(_) => format!(
+            "The text of \"{path}\" cannot be read: the file is damaged or in a format that is not supported. Tell the user."
+        ),
+    };
+    ToolFailure::new(FailureKind::Unreadable, message)
+}
+
+/// The result of a read: the slice, where it sits, how to continue.
+fn output(
+    file: &dav::FileInfo,
+    offset: u64,
+    consumed: u64,
+    total: u64,
+    text: String,
+) -> ToolOutput {
+    let end = offset + consumed;
     let next_offset = (end < total).then_some(end);
     let bytes_left = total.saturating_sub(end);
     let hint = match next_offset {
@@ -129,7 +203,7 @@ async fn run(call: ToolCall) -> ToolOutcome {
         ),
         None => format!("\n\n[bytes {offset}–{end} of {total}; end of file.]"),
     };
-    Ok(ToolOutput {
+    ToolOutput {
         text: format!("{text}{hint}"),
         structured: json!({
             "path": file.path,
@@ -141,7 +215,7 @@ async fn run(call: ToolCall) -> ToolOutcome {
             "bytes_left": bytes_left,
             "text": text,
         }),
-    })
+    }
 }
 
 /// Decodes at most `length` bytes (plus the rest of a cut character) as
