@@ -9,6 +9,7 @@
 use crate::config::{APP_PASSWORD_HEADER, Config, NEXTCLOUD_TOKEN_HEADER, UpstreamAuth};
 use access_token::{Claims, JwkSet, TokenError, Validation};
 use http::HeaderMap;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -86,7 +87,15 @@ pub struct Authenticator {
     keys: Mutex<Option<CachedKeys>>,
     /// Serialises fetches so a burst of unknown kids costs one request.
     fetching: tokio::sync::Mutex<()>,
+    /// Tokens already verified, keyed by sha256(audience, token), kept for
+    /// the token's own lifetime: an RSA check is most of a call's CPU
+    /// (docs/benchmarks.md). Expiry is still checked on every use.
+    verified: Mutex<HashMap<[u8; 32], Claims>>,
 }
+
+/// The most verified tokens remembered; past it, expired ones are dropped
+/// and, if that is not enough, all of them.
+pub const VERIFIED_TOKEN_COUNT_MAX: usize = 10_000;
 
 impl Authenticator {
     pub fn new(config: Config, http: reqwest::Client) -> Authenticator {
@@ -95,6 +104,7 @@ impl Authenticator {
             http,
             keys: Mutex::new(None),
             fetching: tokio::sync::Mutex::new(()),
+            verified: Mutex::new(HashMap::new()),
         }
     }
 
@@ -140,6 +150,39 @@ impl Authenticator {
     }
 
     async fn validate(&self, token: &str, audience: &str) -> Result<Claims, RefusalReason> {
+        self.validate_at(token, audience, unix_now()).await
+    }
+
+    async fn validate_at(
+        &self,
+        token: &str,
+        audience: &str,
+        now: i64,
+    ) -> Result<Claims, RefusalReason> {
+        let key = verified_key(token, audience);
+        let remembered = self.verified.lock().expect("verified lock").get(&key).cloned();
+        if let Some(claims) = remembered {
+            // Everything but time was checked when it was remembered.
+            if claims.exp + LEEWAY_SECONDS < now {
+                self.verified.lock().expect("verified lock").remove(&key);
+                return Err(RefusalReason::Token(TokenError::Expired));
+            }
+            return Ok(claims);
+        }
+        let claims = self.verify(token, audience, now).await?;
+        let mut verified = self.verified.lock().expect("verified lock");
+        if verified.len() >= VERIFIED_TOKEN_COUNT_MAX {
+            verified.retain(|_, claims| claims.exp + LEEWAY_SECONDS >= now);
+            if verified.len() >= VERIFIED_TOKEN_COUNT_MAX {
+                verified.clear();
+            }
+        }
+        verified.insert(key, claims.clone());
+        Ok(claims)
+    }
+
+    /// The full check: signature, type, issuer, audience, times.
+    async fn verify(&self, token: &str, audience: &str, now: i64) -> Result<Claims, RefusalReason> {
         let validation = Validation {
             issuer: self.config.issuer.clone(),
             audience: Some(audience.to_string()),
@@ -148,7 +191,7 @@ impl Authenticator {
         };
         let unverified = access_token::peek(token).map_err(RefusalReason::Token)?;
         let keys = self.keys_for(unverified.kid.as_deref()).await?;
-        access_token::validate(token, &keys, &validation, unix_now()).map_err(RefusalReason::Token)
+        access_token::validate(token, &keys, &validation, now).map_err(RefusalReason::Token)
     }
 
     /// The cached key set, refreshed when stale or missing `kid`.
@@ -204,6 +247,15 @@ impl Authenticator {
     }
 }
 
+fn verified_key(token: &str, audience: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(audience.as_bytes());
+    hasher.update([0]);
+    hasher.update(token.as_bytes());
+    hasher.finalize().into()
+}
+
 fn bearer_token(headers: &HeaderMap) -> Result<&str, RefusalReason> {
     let value = headers
         .get(http::header::AUTHORIZATION)
@@ -222,4 +274,73 @@ pub fn unix_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock after 1970")
         .as_secs() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use access_token::{Audience, Signer};
+
+    const NOW: i64 = 1_800_000_000;
+
+    fn authenticator(signer: &Signer) -> Authenticator {
+        let config = Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            canonical_url: "http://mcp.test/mcp".into(),
+            issuer: "http://nc.test".into(),
+            jwks_url: Some("http://127.0.0.1:9/unreachable".into()),
+            nextcloud_url: "http://127.0.0.1:9".into(),
+            upstream: UpstreamAuth::SingleToken,
+            allowed_hosts: Vec::new(),
+        };
+        let authenticator = Authenticator::new(config, reqwest::Client::new());
+        *authenticator.keys.lock().unwrap() =
+            Some(CachedKeys { keys: JwkSet { keys: vec![signer.jwk()] }, fetched: Instant::now() });
+        authenticator
+    }
+
+    fn token(signer: &Signer, exp: i64) -> String {
+        signer.sign_access_token(&Claims {
+            iss: "http://nc.test".into(),
+            sub: "alice".into(),
+            aud: Audience::One("http://mcp.test/mcp".into()),
+            exp,
+            iat: NOW,
+            nbf: None,
+            jti: "j".into(),
+            client_id: "c".into(),
+            azp: None,
+            preferred_username: None,
+            scope: None,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_remembered_token_still_expires() {
+        let signer = Signer::generate("k");
+        let authenticator = authenticator(&signer);
+        let token = token(&signer, NOW + 900);
+        assert!(authenticator.validate_at(&token, "http://mcp.test/mcp", NOW).await.is_ok());
+        assert_eq!(authenticator.verified.lock().unwrap().len(), 1, "remembered");
+        assert!(authenticator.validate_at(&token, "http://mcp.test/mcp", NOW + 60).await.is_ok());
+        let late = authenticator
+            .validate_at(&token, "http://mcp.test/mcp", NOW + 900 + LEEWAY_SECONDS + 1)
+            .await;
+        assert!(matches!(late, Err(RefusalReason::Token(TokenError::Expired))));
+        assert!(authenticator.verified.lock().unwrap().is_empty(), "forgotten once expired");
+    }
+
+    #[tokio::test]
+    async fn remembering_is_per_audience_and_refusals_are_not_remembered() {
+        let signer = Signer::generate("k");
+        let authenticator = authenticator(&signer);
+        let token = token(&signer, NOW + 900);
+        assert!(authenticator.validate_at(&token, "http://mcp.test/mcp", NOW).await.is_ok());
+        // The same token checked for another audience is verified afresh, and refused.
+        let other = authenticator.validate_at(&token, "nextcloud", NOW).await;
+        assert!(matches!(other, Err(RefusalReason::Token(TokenError::Audience))));
+        let tampered = format!("{token}x");
+        assert!(authenticator.validate_at(&tampered, "http://mcp.test/mcp", NOW).await.is_err());
+        assert_eq!(authenticator.verified.lock().unwrap().len(), 1);
+    }
 }
