@@ -23,8 +23,13 @@
 //! one that is sent. `POST /__fake/server` sets or clears the secret at run
 //! time ("fixing the configuration").
 //!
-//! Text extraction covers plain text only for now (txt, md, csv); known
-//! office formats answer -3 until real extractors arrive.
+//! What converts to `txt`: plain text (txt, md, csv) as it is, minus a
+//! byte-order mark, and RTF through a small reader of its own ([`rtf`]),
+//! whose failures (not RTF, unbalanced braces, an unsupported code page)
+//! are -3. The other office formats (docx, odt, pdf...) answer -3 until
+//! real extractors arrive; an unknown type is -9.
+
+pub mod rtf;
 
 use crate::AppState;
 use axum::Router;
@@ -62,13 +67,49 @@ pub enum ErrorCode {
     SizeLimit = -10,
 }
 
-/// Input types converted today.
+/// Plain-text input types, converted as they are.
 pub const TEXT_TYPES: &[&str] = &["txt", "md", "markdown", "csv"];
+/// Input types read by [`rtf`].
+pub const RTF_TYPES: &[&str] = &["rtf"];
 /// Input types the real server converts that the fake does not yet.
 pub const OFFICE_TYPES: &[&str] = &[
-    "docx", "doc", "odt", "rtf", "pdf", "xlsx", "xls", "ods", "pptx", "ppt", "odp", "html", "htm",
-    "epub", "djvu", "xps",
+    "docx", "doc", "odt", "pdf", "xlsx", "xls", "ods", "pptx", "ppt", "odp", "html", "htm", "epub",
+    "djvu", "xps",
 ];
+
+/// How a document of a converted type becomes text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextReader {
+    Plain,
+    Rtf,
+}
+
+impl TextReader {
+    fn for_type(file_type: &str) -> Result<TextReader, ErrorCode> {
+        if TEXT_TYPES.contains(&file_type) {
+            Ok(TextReader::Plain)
+        } else if RTF_TYPES.contains(&file_type) {
+            Ok(TextReader::Rtf)
+        } else if OFFICE_TYPES.contains(&file_type) {
+            Err(ErrorCode::Conversion)
+        } else {
+            Err(ErrorCode::UndetectableFormat)
+        }
+    }
+
+    fn text(self, document: &[u8]) -> Result<String, ErrorCode> {
+        match self {
+            TextReader::Plain => {
+                let text = String::from_utf8_lossy(document);
+                Ok(text.strip_prefix('\u{feff}').unwrap_or(&text).to_string())
+            }
+            TextReader::Rtf => rtf::to_text(document).map_err(|error| {
+                tracing::debug!(%error, "the RTF document could not be read");
+                ErrorCode::Conversion
+            }),
+        }
+    }
+}
 
 #[derive(Clone)]
 struct ConverterState {
@@ -211,21 +252,14 @@ async fn conversion(
     if !output_type.eq_ignore_ascii_case("txt") {
         return Err(ErrorCode::Conversion);
     }
-    if !TEXT_TYPES.contains(&file_type.as_str()) {
-        return Err(if OFFICE_TYPES.contains(&file_type.as_str()) {
-            ErrorCode::Conversion
-        } else {
-            ErrorCode::UndetectableFormat
-        });
-    }
+    let reader = TextReader::for_type(&file_type)?;
     if let Some(id) =
         state.results.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).by_key.get(&key)
     {
         return Ok(format!("{}/cache/{id}/output.txt", shared.converter_url));
     }
     let document = download(shared, &url).await?;
-    let text = String::from_utf8_lossy(&document);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
+    let text = reader.text(&document)?;
     let id = state
         .results
         .lock()

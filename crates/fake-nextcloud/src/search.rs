@@ -23,6 +23,7 @@ use crate::storage::{self, Entry};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 use query::{Candidate, Order, Property, QueryError};
+use std::collections::HashSet;
 
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
     // SearchPlugin only takes XML bodies; anything else falls through to
@@ -46,6 +47,9 @@ pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
         let Some(user) = world.user(&request.user.uid) else { return dav::not_found() };
         let viewer = user.viewer();
         let mut results: Vec<Entry<'_>> = Vec::new();
+        // Paths already in `results`, so that overlapping scopes cost no
+        // quadratic scan.
+        let mut seen: HashSet<String> = HashSet::new();
         for scope in &query.scopes {
             let scope_path = match scope_path(scope, &request.user.uid) {
                 Ok(scope_path) => scope_path,
@@ -65,8 +69,7 @@ pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
             }
             for entry in world.storage.walk(viewer, &scope_path).unwrap_or_default() {
                 let is_scope_itself = entry.path == scope_path;
-                let seen = results.iter().any(|result| result.path == entry.path);
-                if !is_scope_itself && !seen {
+                if !is_scope_itself && seen.insert(entry.path.clone()) {
                     results.push(entry);
                 }
             }

@@ -23,12 +23,25 @@ async fn document_server() -> String {
             "/notes.md",
             axum::routing::get(|| async { "\u{feff}# Notes\n\nBudget: 40 000 €\n" }),
         )
-        .route("/table.csv", axum::routing::get(|| async { "a,b\n1,2\n" }));
+        .route("/table.csv", axum::routing::get(|| async { "a,b\n1,2\n" }))
+        .route("/accents.rtf", axum::routing::get(|| async { ACCENTS_RTF }))
+        .route("/unbalanced.rtf", axum::routing::get(|| async { "{\\rtf1\\ansi {Caf\\'e9}" }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     base
 }
+
+/// A WordPad-like RTF document: é once as `\'e9` and once as `\u233?`.
+const ACCENTS_RTF: &str = concat!(
+    r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0\fnil\fcharset0 Calibri;}}",
+    r"{\*\generator Riched20 10.0.19041}\viewkind4\uc1",
+    "\r\n",
+    r"\pard\f0\fs22 Caf\'e9 au lait, d\u233?j\'e0 vu\par",
+    "\r\n",
+    r"Na\'efve \ldblquote r\u233?sum\'e9\rdblquote\par",
+    "\r\n}",
+);
 
 fn request_body(url: &str, filetype: &str) -> Value {
     json!({"async": false, "filetype": filetype, "key": format!("key-{url}"), "outputtype": "txt", "title": format!("doc.{filetype}"), "url": url})
@@ -213,4 +226,34 @@ async fn the_converter_is_not_on_the_main_listener() {
         .await
         .unwrap();
     assert_eq!(response.status(), 404);
+}
+
+#[tokio::test]
+async fn an_rtf_document_converts_to_its_text() {
+    let running = start(&fixture()).await;
+    let documents = document_server().await;
+    let answer = convert_json(
+        &running,
+        &signed(request_body(&format!("{documents}/accents.rtf"), "rtf"), SECRET),
+    )
+    .await;
+    assert_eq!(answer["endConvert"], true, "{answer}");
+    let file_url = answer["fileUrl"].as_str().unwrap();
+    let response = running.http.get(file_url).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.text().await.unwrap(),
+        "Café au lait, déjà vu\n\nNaïve “résumé”\n",
+        "\\'e9 and \\u233? are both é; \\par separates paragraphs"
+    );
+    // Not RTF, or broken RTF: a conversion error, as OnlyOffice answers.
+    for (path, key) in [("notes.md", "rtf-not-rtf"), ("unbalanced.rtf", "rtf-unbalanced")] {
+        let mut body = request_body(&format!("{documents}/{path}"), "rtf");
+        body["key"] = json!(key);
+        assert_eq!(
+            convert_json(&running, &signed(body, SECRET)).await,
+            json!({"error": -3}),
+            "{path}"
+        );
+    }
 }

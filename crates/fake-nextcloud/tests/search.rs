@@ -407,3 +407,119 @@ async fn search_requires_authentication() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
 }
+
+/// Alice's drive for the many-ids test: bob shares "Team" with her (mounted
+/// as "From Bob") and keeps "Private" to himself.
+const MANY_IDS: &str = r##"
+[server]
+overwritehost = "self"
+
+[[users]]
+uid = "alice"
+password = "alice-pw"
+
+[[users]]
+uid = "bob"
+password = "bob-pw"
+
+[[files]]
+owner = "bob"
+path = "Team/budget.md"
+content = "# Budget\n"
+
+[[files]]
+owner = "bob"
+path = "Team/Q2/plan.txt"
+content = "The plan.\n"
+
+[[files]]
+owner = "bob"
+path = "Private/diary.md"
+content = "bob only\n"
+
+[[shares]]
+owner = "bob"
+path = "Team"
+share_with = "alice"
+permissions = 1
+target = "From Bob"
+"##;
+
+fn fileid_or(ids: &[u64]) -> String {
+    let arguments: String = ids
+        .iter()
+        .map(|id| format!("<d:eq><d:prop><oc:fileid/></d:prop><d:literal>{id}</d:literal></d:eq>"))
+        .collect();
+    format!("<d:or>{arguments}</d:or>")
+}
+
+/// A permission check by file id, the way an MCP server makes one: which of
+/// these ids can the user see, and where are they in the user's files?
+/// Nextcloud refuses more than 100 comparisons in one query
+/// (FileSearchBackend::OPERATOR_LIMIT, before its QueryOptimizer turns an
+/// `or` of equalities into SQL `IN`), so 3000 ids in one SEARCH are a 400
+/// and the same ids in batches of 100 come back as exactly the visible ones.
+#[tokio::test]
+async fn which_of_many_file_ids_a_user_sees() {
+    let running = start(MANY_IDS).await;
+    let base = "/remote.php/dav/files/alice";
+    let mut expected: Vec<(u64, String)> = Vec::new();
+    let mut ids: Vec<u64> = Vec::new();
+    {
+        let mut world = running.fake.shared.world();
+        for index in 0..300 {
+            let path = format!("Drive/folder-{:02}/file-{index:03}.txt", index % 12);
+            let id = world.storage.seed_file("alice", &path, b"x".to_vec(), None, 1_770_000_000);
+            expected.push((id, format!("{base}/{path}")));
+        }
+        for index in 0..60 {
+            let path = format!("Private/old-{index:02}.txt");
+            ids.push(world.storage.seed_file("bob", &path, b"x".to_vec(), None, 1_770_000_000));
+        }
+        ids.push(world.storage.node_at("bob", "Private/diary.md").unwrap().id);
+        for (owner_path, alice_path) in [
+            ("Team/budget.md", "From%20Bob/budget.md"),
+            ("Team/Q2/plan.txt", "From%20Bob/Q2/plan.txt"),
+        ] {
+            let id = world.storage.node_at("bob", owner_path).unwrap().id;
+            expected.push((id, format!("{base}/{alice_path}")));
+        }
+    }
+    ids.extend(expected.iter().map(|(id, _)| *id));
+    let nonexistent_first = ids.iter().max().unwrap() + 1_000;
+    ids.extend(nonexistent_first..nonexistent_first + (3000 - ids.len() as u64));
+    assert_eq!(ids.len(), 3000);
+    // Visible, hidden and missing ids mixed, in a fixed order.
+    ids.sort_by_key(|id| id.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let started = std::time::Instant::now();
+
+    let all_at_once =
+        search(&running, "alice", &search_body(&scope("alice"), &fileid_or(&ids), "")).await;
+    assert_eq!(all_at_once.status(), StatusCode::BAD_REQUEST);
+    let message = all_at_once.text().await.unwrap();
+    assert!(
+        message.contains("maximum operator limit of 100 exceeded, got 3000 operators"),
+        "{message}"
+    );
+
+    let limit = "<d:limit><d:nresults>100</d:nresults></d:limit>";
+    let mut found_hrefs: Vec<(u64, String)> = Vec::new();
+    for batch in ids.chunks(100) {
+        let body = search_body(&scope("alice"), &fileid_or(batch), limit);
+        for response in found(&running, "alice", &body).await {
+            let fileid = response.value("{http://owncloud.org/ns}fileid").unwrap().parse().unwrap();
+            assert!(batch.contains(&fileid), "{fileid} was not asked for");
+            found_hrefs.push((fileid, response.href));
+        }
+    }
+    eprintln!("3000 ids checked in 30 SEARCH requests in {:?}", started.elapsed());
+    found_hrefs.sort();
+    expected.sort();
+    assert_eq!(found_hrefs, expected, "exactly alice's files and bob's shared ones, at her paths");
+
+    // An `or` of one id is an `or` all the same.
+    let (one_id, one_href) = expected[0].clone();
+    let single =
+        found(&running, "alice", &search_body(&scope("alice"), &fileid_or(&[one_id]), "")).await;
+    assert_eq!(single.into_iter().map(|response| response.href).collect::<Vec<_>>(), [one_href]);
+}

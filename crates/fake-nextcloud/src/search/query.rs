@@ -1,9 +1,17 @@
 //! The `d:basicsearch` query: parsed from XML into a [`Query`], checked the
 //! way Nextcloud's FileSearchBackend checks it, and evaluated against one
 //! entry at a time.
+//!
+//! Evaluation costs one pass over the condition per entry, with one
+//! exception: an `or` made only of `oc:fileid` equalities becomes a set
+//! lookup ([`Condition::FileIdIn`]), as Nextcloud's QueryOptimizer turns it
+//! into SQL `IN`. Nextcloud still refuses a query with more than
+//! [`OPERATOR_COUNT_MAX`] comparisons before any of that (a 400), so a
+//! client checking many file ids sends them in batches of at most that.
 
 use crate::files::properties::Selection;
 use crate::xml::{DAV, Element, NC, OC};
+use std::collections::HashSet;
 
 /// FileSearchBackend::OPERATOR_LIMIT.
 pub const OPERATOR_COUNT_MAX: usize = 100;
@@ -31,8 +39,19 @@ pub enum Condition {
     And(Vec<Condition>),
     Or(Vec<Condition>),
     Not(Box<Condition>),
-    Compare { comparison: Comparison, property: Property, literal: String },
+    Compare {
+        comparison: Comparison,
+        property: Property,
+        literal: String,
+    },
     IsCollection,
+    /// An `or` of `oc:fileid` equalities, made by [`parse`] after the
+    /// operator count: a file matches when its id equals one of the
+    /// literals. The set holds each literal exactly as [`compare`] compares
+    /// it with a file id — as an `f64`, keyed by its bits (two `f64`s are
+    /// equal under `total_cmp` exactly when their bits are) — so it answers
+    /// what the `or` would, in one lookup.
+    FileIdIn(HashSet<u64>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +172,7 @@ pub fn parse(root: &Element, uid: &str) -> Result<Query, QueryError> {
         )));
     }
     let (condition, owner) = extract_owner(condition, true)?;
+    let condition = optimize(condition);
     let limit_to_home = match owner {
         None => false,
         Some(owner) if owner == uid => true,
@@ -290,7 +310,47 @@ fn count_operators(condition: &Condition) -> usize {
         }
         Condition::Not(argument) => count_operators(argument),
         Condition::Compare { .. } | Condition::IsCollection => 1,
+        // Made after counting; were it counted, each distinct id is one.
+        Condition::FileIdIn(ids) => ids.len(),
     }
+}
+
+/// QueryOptimizer's OrEqualsToIn, for the one case that matters here: an
+/// `or` whose arguments are all `oc:fileid` equalities becomes
+/// [`Condition::FileIdIn`]. Everything else keeps its shape.
+fn optimize(condition: Condition) -> Condition {
+    match condition {
+        Condition::Or(arguments)
+            if arguments.iter().all(|argument| fileid_equality(argument).is_some()) =>
+        {
+            Condition::FileIdIn(
+                arguments
+                    .iter()
+                    .filter_map(fileid_equality)
+                    .map(|literal| fileid_key(number_literal(literal)))
+                    .collect(),
+            )
+        }
+        Condition::Or(arguments) => Condition::Or(arguments.into_iter().map(optimize).collect()),
+        Condition::And(arguments) => Condition::And(arguments.into_iter().map(optimize).collect()),
+        Condition::Not(argument) => Condition::Not(Box::new(optimize(*argument))),
+        other => other,
+    }
+}
+
+/// The literal of an `oc:fileid` equality.
+fn fileid_equality(condition: &Condition) -> Option<&str> {
+    match condition {
+        Condition::Compare { comparison: Comparison::Eq, property: Property::FileId, literal } => {
+            Some(literal)
+        }
+        _ => None,
+    }
+}
+
+/// The key [`Condition::FileIdIn`] stores for a number compared with a file id.
+fn fileid_key(number: f64) -> u64 {
+    number.to_bits()
 }
 
 /// FileSearchBackend::extractWhereValue for `oc:owner-id`: allowed only as an
@@ -372,6 +432,7 @@ impl Condition {
             }
             Condition::Not(argument) => !argument.matches(candidate),
             Condition::IsCollection => candidate.is_folder,
+            Condition::FileIdIn(ids) => ids.contains(&fileid_key(candidate.fileid as f64)),
             Condition::Compare { comparison, property, literal } => {
                 compare(*comparison, *property, literal, candidate)
             }
@@ -485,6 +546,110 @@ pub fn like(text: &str, pattern: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A searchrequest whose `d:where` holds `condition`.
+    fn request(condition: &str) -> Element {
+        let body = format!(
+            r#"<d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:basicsearch><d:select><d:prop><oc:fileid/></d:prop></d:select><d:from><d:scope><d:href>/files/alice</d:href><d:depth>infinity</d:depth></d:scope></d:from><d:where>{condition}</d:where></d:basicsearch></d:searchrequest>"#
+        );
+        crate::xml::parse(body.as_bytes()).expect("the request is XML")
+    }
+
+    fn fileid_equals(literal: &str) -> String {
+        format!("<d:eq><d:prop><oc:fileid/></d:prop><d:literal>{literal}</d:literal></d:eq>")
+    }
+
+    fn fileid_or(ids: impl Iterator<Item = u64>) -> String {
+        let arguments: String = ids.map(|id| fileid_equals(&id.to_string())).collect();
+        format!("<d:or>{arguments}</d:or>")
+    }
+
+    fn candidate(fileid: u64) -> Candidate<'static> {
+        Candidate {
+            name: "a.txt",
+            mime: "text/plain",
+            mtime: 0,
+            ctime: 0,
+            size: 0,
+            favorite: false,
+            fileid,
+            is_folder: false,
+        }
+    }
+
+    #[test]
+    fn an_or_of_fileids_becomes_a_set() {
+        let query = parse(&request(&fileid_or(1..=OPERATOR_COUNT_MAX as u64)), "alice").unwrap();
+        let Condition::FileIdIn(ids) = &query.condition else {
+            panic!("not a set: {:?}", query.condition);
+        };
+        assert_eq!(ids.len(), OPERATOR_COUNT_MAX);
+        assert!(query.condition.matches(&candidate(1)));
+        assert!(query.condition.matches(&candidate(OPERATOR_COUNT_MAX as u64)));
+        assert!(!query.condition.matches(&candidate(0)));
+        assert!(!query.condition.matches(&candidate(OPERATOR_COUNT_MAX as u64 + 1)));
+        // One argument is an `or` as well.
+        let single = parse(&request(&fileid_or([7].into_iter())), "alice").unwrap();
+        assert_eq!(single.condition, Condition::FileIdIn(HashSet::from([fileid_key(7.0)])));
+        assert!(single.condition.matches(&candidate(7)));
+        // Inside other operators too; a mixed `or` keeps its shape.
+        let nested = format!("<d:and><d:not><d:is-collection/></d:not>{}</d:and>", fileid_or(1..3));
+        let nested = parse(&request(&nested), "alice").unwrap();
+        assert!(
+            matches!(&nested.condition, Condition::And(arguments) if matches!(arguments[1], Condition::FileIdIn(_)))
+        );
+        let mixed = format!("<d:or>{}<d:is-collection/></d:or>", fileid_equals("1"));
+        let mixed = parse(&request(&mixed), "alice").unwrap();
+        assert!(matches!(mixed.condition, Condition::Or(_)));
+    }
+
+    #[test]
+    fn the_operator_limit_counts_every_equality_of_a_large_or() {
+        // Nextcloud counts before it optimises: 5000 ids parse, then are
+        // refused, like any query past the limit.
+        let error = parse(&request(&fileid_or(1..=5000)), "alice").unwrap_err();
+        let QueryError::Invalid(message) = error else { panic!("{error:?}") };
+        assert!(message.contains("got 5000 operators"), "{message}");
+        assert!(parse(&request(&fileid_or(1..=OPERATOR_COUNT_MAX as u64 + 1)), "alice").is_err());
+        assert_eq!(OPERATOR_COUNT_MAX, 100, "FileSearchBackend::OPERATOR_LIMIT");
+    }
+
+    fn literal_strategy() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0_u64..24).prop_map(|id| id.to_string()),
+            (0_u64..24).prop_map(|id| format!(" {id}.0 ")),
+            (0_u64..24).prop_map(|id| format!("{id}.5")),
+            Just("-0".to_string()),
+            Just("-3".to_string()),
+            Just("1e1".to_string()),
+            Just(String::new()),
+        ]
+    }
+
+    proptest! {
+        /// The set answers exactly what the `or` of comparisons answers.
+        #[test]
+        fn the_fileid_set_agrees_with_the_or(
+            literals in proptest::collection::vec(literal_strategy(), 0..12)
+        ) {
+            let or = Condition::Or(
+                literals
+                    .into_iter()
+                    .map(|literal| Condition::Compare {
+                        comparison: Comparison::Eq,
+                        property: Property::FileId,
+                        literal,
+                    })
+                    .collect(),
+            );
+            let set = optimize(or.clone());
+            prop_assert!(matches!(set, Condition::FileIdIn(_)));
+            for fileid in 0..26 {
+                prop_assert_eq!(set.matches(&candidate(fileid)), or.matches(&candidate(fileid)), "{}", fileid);
+            }
+        }
+    }
 
     #[test]
     fn like_follows_sql() {
