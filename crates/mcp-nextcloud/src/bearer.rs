@@ -292,6 +292,8 @@ mod tests {
             nextcloud_url: "http://127.0.0.1:9".into(),
             upstream: UpstreamAuth::SingleToken,
             allowed_hosts: Vec::new(),
+            index: Default::default(),
+            converter: None,
         };
         let authenticator = Authenticator::new(config, reqwest::Client::new());
         *authenticator.keys.lock().unwrap() =

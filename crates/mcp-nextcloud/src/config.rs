@@ -20,6 +20,11 @@ pub struct Config {
     /// Host names (or host:port) accepted in the `Host` header (DNS-rebinding
     /// protection); container names belong here in Compose.
     pub allowed_hosts: Vec<String>,
+    /// The passage index behind `files_grep`, and its webhook endpoint.
+    pub index: crate::index::IndexConfig,
+    /// The OnlyOffice document server, for formats read by no in-process
+    /// extractor; `None` leaves those files unread.
+    pub converter: Option<crate::convert::ConverterConfig>,
 }
 
 /// How requests toward Nextcloud are authenticated.

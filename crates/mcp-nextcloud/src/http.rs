@@ -1,5 +1,7 @@
 //! The HTTP face: `/mcp` (streamable HTTP, stateless) behind bearer
-//! validation, RFC 9728 protected-resource metadata, and a health probe.
+//! validation, RFC 9728 protected-resource metadata, a health probe, and
+//! — when a secret is configured — the webhook endpoint that marks index
+//! rows dirty.
 //!
 //! A request without a valid bearer gets 401 with
 //! `WWW-Authenticate: Bearer resource_metadata="…"` and nothing else: the
@@ -12,7 +14,11 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use crate::convert::Converter;
+use crate::index::Index;
+use crate::index::webhook::{self, WebhookState};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::sync::Arc;
@@ -24,6 +30,8 @@ use tokio_util::sync::CancellationToken;
 pub enum StartError {
     #[error("cannot listen on {address}: {source}")]
     Listen { address: std::net::SocketAddr, source: std::io::Error },
+    #[error("cannot open the passage index: {0}")]
+    Index(#[from] crate::index::store::StoreError),
 }
 
 /// A running server; [`McpNextcloud::shutdown`] stops it and waits.
@@ -31,6 +39,7 @@ pub struct McpNextcloud {
     url: String,
     stop: CancellationToken,
     task: JoinHandle<()>,
+    index: Index,
 }
 
 struct AppState {
@@ -45,8 +54,20 @@ impl McpNextcloud {
             .await
             .map_err(|source| StartError::Listen { address: config.listen, source })?;
         let address = listener.local_addr().expect("bound address");
+        let converter = match &config.converter {
+            Some(converter_config) => Some(
+                Converter::start(converter_config.clone(), http_client())
+                    .await
+                    .map_err(|source| StartError::Listen {
+                        address: converter_config.lend_listen,
+                        source,
+                    })?,
+            ),
+            None => None,
+        };
+        let index = Index::open(&config.index, converter)?;
         let stop = CancellationToken::new();
-        let router = router(config, stop.clone());
+        let router = router(config, index.clone(), stop.clone());
         let shutdown = stop.clone();
         let task = tokio::spawn(async move {
             let serving = axum::serve(listener, router)
@@ -55,7 +76,7 @@ impl McpNextcloud {
                 tracing::error!(%error, "mcp-nextcloud listener failed");
             }
         });
-        Ok(McpNextcloud { url: format!("http://{address}"), stop, task })
+        Ok(McpNextcloud { url: format!("http://{address}"), stop, task, index })
     }
 
     /// `http://host:port` of the listener.
@@ -63,22 +84,25 @@ impl McpNextcloud {
         &self.url
     }
 
+    /// The passage index (tests and operators look inside).
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
     pub async fn shutdown(self) {
         self.stop.cancel();
         let _ = self.task.await;
+        self.index.idle().await;
     }
 }
 
 /// The whole router, for tests that drive it without a socket too.
-pub fn router(config: Config, stop: CancellationToken) -> Router {
-    let http = reqwest::Client::builder()
-        .timeout(crate::nextcloud::REQUEST_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("HTTP client");
+pub fn router(config: Config, index: Index, stop: CancellationToken) -> Router {
+    let http = http_client();
     let mcp_path = config.mcp_path();
     let metadata_url = metadata_url(&config.canonical_url, &mcp_path);
-    let server = ToolServer::new(crate::tools::all(), &config.nextcloud_url, http.clone());
+    let server =
+        ToolServer::new(crate::tools::all(), &config.nextcloud_url, http.clone(), index.clone());
     let mut hosts = config.allowed_hosts.clone();
     if let Ok(canonical) = url::Url::parse(&config.canonical_url)
         && let Some(host) = canonical.host_str()
@@ -103,6 +127,13 @@ pub fn router(config: Config, stop: CancellationToken) -> Router {
     let mcp = Router::new()
         .nest_service(&mcp_path, service)
         .layer(axum::middleware::from_fn_with_state(state.clone(), require_bearer));
+    let webhooks = match &config.index.webhook_secret {
+        Some(secret) => Router::new()
+            .route(webhook::PATH, post(webhook::receive))
+            .layer(DefaultBodyLimit::max(webhook::BODY_LENGTH_MAX))
+            .with_state(WebhookState { index, secret: secret.as_str().into() }),
+        None => Router::new(),
+    };
     Router::new()
         .route("/.well-known/oauth-protected-resource", get(protected_resource_metadata))
         .route(
@@ -112,6 +143,15 @@ pub fn router(config: Config, stop: CancellationToken) -> Router {
         .route("/health", get(|| async { "ok\n" }))
         .with_state(state)
         .merge(mcp)
+        .merge(webhooks)
+}
+
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(crate::nextcloud::REQUEST_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("HTTP client")
 }
 
 /// RFC 9728 §3.1: the metadata URL inserts the well-known path before the

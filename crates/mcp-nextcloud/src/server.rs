@@ -3,6 +3,7 @@
 //! resources.
 
 use crate::bearer::Caller;
+use crate::index::Index;
 use crate::nextcloud::Nextcloud;
 use crate::tools::{Registry, ToolCall};
 use rmcp::model::{
@@ -24,11 +25,17 @@ pub struct ToolServer {
     registry: Arc<Registry>,
     nextcloud_url: Arc<str>,
     http: reqwest::Client,
+    index: Index,
 }
 
 impl ToolServer {
-    pub fn new(registry: Registry, nextcloud_url: &str, http: reqwest::Client) -> ToolServer {
-        ToolServer { registry: Arc::new(registry), nextcloud_url: nextcloud_url.into(), http }
+    pub fn new(
+        registry: Registry,
+        nextcloud_url: &str,
+        http: reqwest::Client,
+        index: Index,
+    ) -> ToolServer {
+        ToolServer { registry: Arc::new(registry), nextcloud_url: nextcloud_url.into(), http, index }
     }
 }
 
@@ -103,6 +110,7 @@ impl ServerHandler for ToolServer {
         let call = ToolCall {
             nextcloud: Nextcloud::new(&self.nextcloud_url, self.http.clone(), &caller),
             arguments: request.arguments.unwrap_or_default(),
+            index: self.index.clone(),
         };
         let started = std::time::Instant::now();
         let result = tool.call(call).await;

@@ -1,9 +1,256 @@
-//! The `files_grep` passage index lives here: the card catalogue of passages
+//! The `files_grep` passage index: the card catalogue of passages
 //! (extracted text cut by structure, each with its heading and byte offset)
 //! that proposes candidate files, while Nextcloud, asked as the user, decides
-//! which of them the user may see. It holds no user column and no credential.
+//! which of them the user may see. The catalogue proposes; Nextcloud
+//! disposes.
 //!
-//! So far it has the chunker; the store, the filling passes and the search
-//! come with the rest of the issue.
+//! It holds no user column and no credential. It is filled two ways:
+//! webhooks mark rows dirty (they carry no token, so they never read), and
+//! every `files_grep` starts a bounded, fire-and-forget pass with the
+//! searching user's own credential — discovery (metadata only, from a
+//! watermark) then reading (at most [`Limits::pass_documents`] documents,
+//! [`Limits::concurrency`] at a time, newest first). A file nobody can open
+//! is never read, because nobody opens it.
+//!
+//! The only per-user state is in memory: each user's discovery watermark
+//! and whether their last pass left readable documents waiting (what makes
+//! "the index is still being built" an honest sentence). It is a pair of
+//! numbers, never a list of files, and it is gone with the process.
 
 pub mod chunk;
+pub mod fill;
+pub mod query;
+pub mod report;
+pub mod search;
+pub mod store;
+pub mod visible;
+pub mod webhook;
+
+use crate::convert::Converter;
+use store::{Store, StoreError};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// How the index is configured.
+#[derive(Debug, Clone, Default)]
+pub struct IndexConfig {
+    /// `index.db`; `None` keeps the index in memory (tests, demos).
+    pub path: Option<PathBuf>,
+    /// The shared secret webhook_listeners sends in [`webhook::SECRET_HEADER`];
+    /// `None` disables `POST /webhooks/nextcloud`.
+    pub webhook_secret: Option<String>,
+    pub limits: Limits,
+}
+
+/// The bounds of one pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Documents read per pass.
+    pub pass_documents: usize,
+    /// Documents read at once, across all users (the document server is a
+    /// single instance and a large PDF takes seconds).
+    pub concurrency: usize,
+    /// Files per discovery page, and pages per pass.
+    pub discovery_page: usize,
+    pub discovery_pages: usize,
+    /// Queue rows looked at per pass to find documents this user can read.
+    pub queue_scan: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            pass_documents: 20,
+            concurrency: 2,
+            discovery_page: 500,
+            discovery_pages: 4,
+            queue_scan: 400,
+        }
+    }
+}
+
+/// The most users whose discovery state is remembered; past it the least
+/// recently seen is forgotten (their next pass rediscovers from zero, which
+/// costs metadata requests and changes nothing in the index).
+pub const USERS_MAX: usize = 10_000;
+
+/// The index, shared by the tools and the webhook endpoint.
+#[derive(Clone)]
+pub struct Index {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    converter: Option<Converter>,
+    limits: Limits,
+    users: Mutex<HashMap<String, UserState>>,
+    /// File ids being read now, so two users' passes never read one file twice.
+    reading: Mutex<HashSet<u64>>,
+    readers: tokio::sync::Semaphore,
+    /// Passes running; `idle` waits for zero.
+    running: tokio::sync::watch::Sender<usize>,
+    /// Until when converter-bound documents are skipped after a
+    /// configuration fault (they stay dirty, uncounted).
+    converter_fault_until: Mutex<Option<Instant>>,
+}
+
+/// What is remembered of one user between their searches.
+#[derive(Debug, Clone, Default)]
+struct UserState {
+    running: bool,
+    /// Discovery has seen every file modified before this (unix seconds)...
+    watermark: i64,
+    /// ...and this many files modified exactly at it.
+    seen_at_watermark: usize,
+    /// The last discovery page was not full.
+    caught_up: bool,
+    /// Readable documents the last pass left unread.
+    waiting: usize,
+    last_seen: Option<Instant>,
+}
+
+/// Whether the index has finished reading what a user can open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    Ready,
+    /// Discovery has not caught up, or readable documents wait.
+    Building { waiting: usize },
+}
+
+impl Index {
+    pub fn open(config: &IndexConfig, converter: Option<Converter>) -> Result<Index, StoreError> {
+        let store = Store::open(config.path.as_deref())?;
+        Ok(Index {
+            inner: Arc::new(Inner {
+                store,
+                converter,
+                limits: config.limits,
+                users: Mutex::new(HashMap::new()),
+                reading: Mutex::new(HashSet::new()),
+                readers: tokio::sync::Semaphore::new(config.limits.concurrency.max(1)),
+                running: tokio::sync::watch::channel(0).0,
+                converter_fault_until: Mutex::new(None),
+            }),
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn converter(&self) -> Option<&Converter> {
+        self.inner.converter.as_ref()
+    }
+
+    /// Starts a pass for the caller unless one of theirs is running;
+    /// returns at once.
+    pub fn kick(&self, nextcloud: crate::nextcloud::Nextcloud) {
+        if !self.begin_pass(&nextcloud.uid) {
+            return;
+        }
+        let index = self.clone();
+        tokio::spawn(async move {
+            let uid = nextcloud.uid.clone();
+            let outcome = fill::pass(&index, &nextcloud).await;
+            index.end_pass(&uid, outcome);
+        });
+    }
+
+    /// Runs a pass for the caller and waits for it (tests, `index` commands).
+    pub async fn pass_now(&self, nextcloud: &crate::nextcloud::Nextcloud) {
+        self.idle().await;
+        if self.begin_pass(&nextcloud.uid) {
+            let outcome = fill::pass(self, nextcloud).await;
+            self.end_pass(&nextcloud.uid, outcome);
+        }
+    }
+
+    /// Waits until no pass runs.
+    pub async fn idle(&self) {
+        let mut running = self.inner.running.subscribe();
+        let _ = running.wait_for(|count| *count == 0).await;
+    }
+
+    pub fn readiness(&self, uid: &str) -> Readiness {
+        let users = self.inner.users.lock().expect("users lock");
+        match users.get(uid) {
+            Some(state) if state.caught_up && state.waiting == 0 => Readiness::Ready,
+            Some(state) => Readiness::Building { waiting: state.waiting },
+            None => Readiness::Building { waiting: 0 },
+        }
+    }
+
+    fn begin_pass(&self, uid: &str) -> bool {
+        let mut users = self.inner.users.lock().expect("users lock");
+        if !users.contains_key(uid) && users.len() >= USERS_MAX {
+            let oldest = users
+                .iter()
+                .filter(|(_, state)| !state.running)
+                .min_by_key(|(_, state)| state.last_seen)
+                .map(|(uid, _)| uid.clone());
+            if let Some(oldest) = oldest {
+                users.remove(&oldest);
+            }
+        }
+        let state = users.entry(uid.to_string()).or_default();
+        state.last_seen = Some(Instant::now());
+        if state.running {
+            return false;
+        }
+        state.running = true;
+        self.inner.running.send_modify(|count| *count += 1);
+        true
+    }
+
+    fn end_pass(&self, uid: &str, outcome: fill::PassOutcome) {
+        let mut users = self.inner.users.lock().expect("users lock");
+        if let Some(state) = users.get_mut(uid) {
+            state.running = false;
+            if let Some(discovery) = outcome.discovery {
+                state.watermark = discovery.watermark;
+                state.seen_at_watermark = discovery.seen_at_watermark;
+                state.caught_up = discovery.caught_up;
+            }
+            if let Some(waiting) = outcome.waiting {
+                state.waiting = waiting;
+            }
+        }
+        drop(users);
+        self.inner.running.send_modify(|count| *count -= 1);
+    }
+
+    fn discovery_start(&self, uid: &str) -> (i64, usize) {
+        let users = self.inner.users.lock().expect("users lock");
+        users.get(uid).map_or((0, 0), |state| (state.watermark, state.seen_at_watermark))
+    }
+
+    fn converter_usable(&self) -> bool {
+        self.inner.converter.is_some()
+            && self
+                .inner
+                .converter_fault_until
+                .lock()
+                .expect("fault lock")
+                .is_none_or(|until| Instant::now() >= until)
+    }
+
+    fn converter_faulted(&self) {
+        *self.inner.converter_fault_until.lock().expect("fault lock") =
+            Some(Instant::now() + CONVERTER_FAULT_BACKOFF);
+    }
+}
+
+/// How long converter-bound documents are skipped after a configuration
+/// fault before the converter is tried again.
+pub const CONVERTER_FAULT_BACKOFF: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Unix seconds now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs() as i64)
+        .unwrap_or(0)
+}

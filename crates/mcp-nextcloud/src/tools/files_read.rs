@@ -3,6 +3,8 @@
 //! passage found by `files_grep` is re-read with `files_read(path, offset)`.
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
+use crate::convert::ConvertError;
+use crate::document::{self, Route, TextError};
 use crate::failure::{FailureKind, ToolFailure};
 use crate::nextcloud::dav;
 use crate::nextcloud::{Subject, status_failure};
@@ -90,8 +92,13 @@ async fn run(call: ToolCall) -> ToolOutcome {
             file.path, file.path
         )));
     }
-    if !is_text(file.mime.as_deref().unwrap_or("")) {
-        return read_document(&call, &file, offset, length).await;
+    let route = document::route(
+        file.mime.as_deref(),
+        &file.path,
+        call.index.converter().is_some(),
+    );
+    if route != Route::Raw {
+        return read_document(&call, &file, route, offset, length).await;
     }
     let total = file.size;
     if offset >= total && total > 0 {
@@ -116,17 +123,17 @@ async fn run(call: ToolCall) -> ToolOutcome {
     Ok(output(&file, offset, consumed as u64, total, text))
 }
 
-/// Reads a document (DOCX, ODF, PDF) whole, extracts its text, and serves
-/// the slice: offsets are into the extracted text, the same text the
-/// passage index chunks, so a passage is re-read at its offset.
+/// Reads a document (Markdown, DOCX, ODF, PDF, or a converter format)
+/// whole, gets its text the way the index does, and serves the slice:
+/// offsets are into that text, so a passage is re-read at its offset.
 async fn read_document(
     call: &ToolCall,
     file: &dav::FileInfo,
+    route: Route,
     offset: u64,
     length: u64,
 ) -> ToolOutcome {
-    let kind = extract::DocumentKind::from_mime_or_name(file.mime.as_deref(), &file.path);
-    if kind == extract::DocumentKind::Unsupported {
+    if route == Route::None {
         return Err(ToolFailure::new(
             FailureKind::Unreadable,
             format!(
@@ -142,18 +149,9 @@ async fn read_document(
             format!("\"{}\" is too large to be turned into text here. Tell the user.", file.path),
         ));
     }
-    let url = call.nextcloud.files_url(&file.path);
-    let answer = call.nextcloud.send(Method::GET, &url, &[], None).await?;
-    if answer.status != StatusCode::OK {
-        return Err(status_failure(answer.status, Subject::Path(&file.path)));
-    }
-    let extracted = tokio::task::spawn_blocking(move || extract::extract(&answer.body, kind))
+    let text = document::text(&call.nextcloud, &file.path, route, call.index.converter())
         .await
-        .map_err(|_| crate::nextcloud::unreachable_failure())?;
-    let text = match extracted {
-        Ok(extracted) => extracted.text,
-        Err(error) => return Err(extraction_failure(&file.path, &error)),
-    };
+        .map_err(|error| text_failure(&file.path, error))?;
     let total = text.len() as u64;
     if offset >= total && total > 0 {
         return Err(ToolFailure::invalid_arguments(format!(
@@ -166,19 +164,27 @@ async fn read_document(
     Ok(output(file, offset, consumed as u64, total, slice))
 }
 
-fn extraction_failure(path: &str, error: &extract::ExtractError) -> ToolFailure {
+fn text_failure(path: &str, error: TextError) -> ToolFailure {
     use extract::ExtractError;
     let message = match error {
-        ExtractError::NeedsOcr => format!(
+        TextError::Download(failure) => return failure,
+        TextError::Extract(ExtractError::NeedsOcr) => format!(
             "\"{path}\" is a scan without a text layer, so its text cannot be read. Tell the user; do not guess its content."
         ),
-        ExtractError::Timeout | ExtractError::Busy => format!(
+        TextError::Extract(ExtractError::Timeout | ExtractError::Busy)
+        | TextError::Convert(ConvertError::Timeout | ConvertError::Busy) => format!(
             "Reading the text of \"{path}\" is taking too long right now. Try again in a moment, or tell the user."
         ),
-        ExtractError::TooLarge => {
+        TextError::Extract(ExtractError::TooLarge) | TextError::Convert(ConvertError::TooLarge) => {
             format!("\"{path}\" is too large to be turned into text here. Tell the user.")
         }
-        ExtractError::Unsupported | ExtractError::Malformed(_) => format!(
+        TextError::Convert(error) if error.is_configuration_fault() => format!(
+            "The document server that turns \"{path}\" into text is not available or not configured correctly. Tell the user this file cannot be read right now and that an administrator should check the document server settings."
+        ),
+        TextError::NotUtf8 => format!(
+            "\"{path}\" is not UTF-8 text, so it cannot be read here. Tell the user."
+        ),
+        _ => format!(
             "The text of \"{path}\" cannot be read: the file is damaged or in a format that is not supported. Tell the user."
         ),
     };
@@ -229,17 +235,6 @@ pub fn utf8_slice(bytes: &[u8], length: usize) -> (String, usize) {
         end += 1;
     }
     (String::from_utf8_lossy(&bytes[start..end]).into_owned(), end)
-}
-
-fn is_text(mime: &str) -> bool {
-    mime.starts_with("text/")
-        || matches!(
-            mime,
-            "application/json"
-                | "application/xml"
-                | "application/x-yaml"
-                | "application/javascript"
-        )
 }
 
 /// The properties of what the user sees at `path` (PROPFIND, depth 0).

@@ -12,6 +12,7 @@ pub mod contacts_search;
 pub mod deck_cards;
 pub mod deck_create_card;
 pub mod deck_move_card;
+pub mod files_grep;
 pub mod files_move;
 pub mod files_read;
 pub mod files_search;
@@ -28,10 +29,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 /// Everything one call gets: the Nextcloud client built from the caller's
-/// own credential, and the arguments.
+/// own credential, the arguments, and the passage index (which holds no
+/// credential of its own).
 pub struct ToolCall {
     pub nextcloud: Nextcloud,
     pub arguments: JsonObject,
+    pub index: crate::index::Index,
 }
 
 impl ToolCall {
@@ -146,6 +149,7 @@ pub fn all() -> Registry {
     let mut registry = Registry::default();
     files_search::register(&mut registry);
     files_read::register(&mut registry);
+    files_grep::register(&mut registry);
     calendar_events::register(&mut registry);
     calendar_create_event::register(&mut registry);
     contacts_search::register(&mut registry);

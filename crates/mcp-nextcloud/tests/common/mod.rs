@@ -26,11 +26,24 @@ pub async fn start(upstream: UpstreamAuth) -> Stack {
 /// Like [`start`], with mcp-nextcloud reaching Nextcloud at `nextcloud_url`
 /// (a recorder in front of the fake) instead of the fake itself.
 pub async fn start_with(upstream: UpstreamAuth, nextcloud_url: Option<String>) -> Stack {
+    start_configured(upstream, nextcloud_url, |_| {}).await
+}
+
+pub fn demo_fixture() -> Fixture {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
-    let fixture = Fixture::load(&path).unwrap();
-    let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
-    let config = Config {
+    Fixture::load(&path).unwrap()
+}
+
+/// Like [`start_with`], letting the test change mcp-nextcloud's
+/// configuration (index, webhooks, converter) before it starts.
+pub async fn start_configured(
+    upstream: UpstreamAuth,
+    nextcloud_url: Option<String>,
+    edit: impl FnOnce(&mut Config),
+) -> Stack {
+    let fake = FakeNextcloud::start(&demo_fixture(), fake_nextcloud::Config::default()).await.unwrap();
+    let mut config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         canonical_url: MCP_AUDIENCE.to_string(),
         issuer: fake.base_url().to_string(),
@@ -38,7 +51,10 @@ pub async fn start_with(upstream: UpstreamAuth, nextcloud_url: Option<String>) -
         nextcloud_url: nextcloud_url.unwrap_or_else(|| fake.base_url().to_string()),
         upstream: upstream.clone(),
         allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
+        index: Default::default(),
+        converter: None,
     };
+    edit(&mut config);
     let mcp = McpNextcloud::start(config).await.unwrap();
     Stack { fake, mcp, http: reqwest::Client::new(), upstream }
 }

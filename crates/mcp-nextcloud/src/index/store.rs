@@ -1,0 +1,627 @@
+//! `index.db`: the card catalogue on disk (SQLite, FTS5).
+//!
+//! Three tables, and none of them has a user column:
+//! - `docs`: one row per file the index has heard of (by discovery or by
+//!   webhook) — its metadata, whether it needs reading (`dirty`), how often
+//!   reading failed (`attempts`), and what became of it (`status`).
+//! - `chunks`: FTS5 over passage text and heading, with the file id and the
+//!   passage's byte range in the text `files_read` serves. A passage's rowid
+//!   is `fileid << 20 | n`, so a file's passages are one rowid range and
+//!   replacing them needs no scan.
+//! - `queries`: what each search found — candidates, survivors, returned —
+//!   the instrument that says whether a miss was a hole in the index, a
+//!   permission boundary, or vocabulary.
+//!
+//! Every function here is synchronous and takes a connection; [`Store`]
+//! runs them on a blocking thread so no connection is held across `.await`.
+//! Migrations are numbered by `PRAGMA user_version`.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Passages per file are numbered below this; it bounds a file's text to
+/// about 1.5 GB of passages, far past [`extract::TEXT_LENGTH_MAX`].
+pub const PASSAGE_INDEX_BITS: u32 = 20;
+/// The largest file id a rowid can carry.
+pub const FILEID_MAX: u64 = (1 << (63 - PASSAGE_INDEX_BITS)) - 1;
+/// Reading gives up on a document after this many failed attempts.
+pub const ATTEMPTS_MAX: i64 = 3;
+
+/// The schema, one migration per entry; entry `n` moves `user_version`
+/// from `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE docs (
+    fileid     INTEGER PRIMARY KEY,
+    path       TEXT NOT NULL,
+    mtime      INTEGER,
+    etag       TEXT,
+    size       INTEGER,
+    mime       TEXT,
+    dirty      INTEGER NOT NULL DEFAULT 1,
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    indexed    INTEGER,
+    status     TEXT NOT NULL DEFAULT 'pending',
+    last_error TEXT,
+    version    INTEGER NOT NULL DEFAULT 0,
+    dirtied_at INTEGER
+);
+CREATE INDEX docs_queue ON docs (dirty, attempts, mtime);
+CREATE VIRTUAL TABLE chunks USING fts5 (
+    text,
+    heading,
+    fileid UNINDEXED,
+    byte_offset UNINDEXED,
+    byte_length UNINDEXED,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE queries (
+    at         INTEGER NOT NULL,
+    query      TEXT NOT NULL,
+    candidates INTEGER NOT NULL,
+    survivors  INTEGER NOT NULL,
+    returned   INTEGER NOT NULL
+);
+CREATE INDEX queries_at ON queries (at);
+"#];
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("index database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("index database {path}: schema version {found} is newer than this program's {known}")]
+    TooNew { path: String, found: i64, known: i64 },
+    #[error("index database worker stopped")]
+    Stopped,
+}
+
+/// The database, shared by the server's tasks.
+#[derive(Clone)]
+pub struct Store {
+    connection: Arc<Mutex<Connection>>,
+}
+
+impl Store {
+    /// Opens (creating and migrating) `path`; `None` is an in-memory
+    /// database, for tests and for servers run without a data volume.
+    pub fn open(path: Option<&Path>) -> Result<Store, StoreError> {
+        let connection = match path {
+            Some(path) => {
+                if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty())
+                {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                Connection::open(path)?
+            }
+            None => Connection::open_in_memory()?,
+        };
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        migrate(&connection, &path.map(|path| path.display().to_string()).unwrap_or_default())?;
+        Ok(Store { connection: Arc::new(Mutex::new(connection)) })
+    }
+
+    /// Runs `work` on a blocking thread with the connection.
+    pub async fn run<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let connection = self.connection.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut connection = connection.lock().unwrap_or_else(|poison| poison.into_inner());
+            work(&mut connection)
+        })
+        .await
+        .map_err(|_| StoreError::Stopped)?
+    }
+
+    /// Runs `work` on the calling thread (commands and tests).
+    pub fn run_blocking<T>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut connection = self.connection.lock().unwrap_or_else(|poison| poison.into_inner());
+        work(&mut connection)
+    }
+}
+
+fn migrate(connection: &Connection, path: &str) -> Result<(), StoreError> {
+    let found: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let known = MIGRATIONS.len() as i64;
+    if found > known {
+        return Err(StoreError::TooNew { path: path.to_string(), found, known });
+    }
+    for (version, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        connection.execute_batch(&format!(
+            "BEGIN; {migration}; PRAGMA user_version = {}; COMMIT;",
+            version + 1
+        ))?;
+    }
+    Ok(())
+}
+
+/// A file as discovery (or a permission check) sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenFile {
+    pub fileid: u64,
+    pub path: String,
+    pub mtime: Option<i64>,
+    pub etag: Option<String>,
+    pub size: Option<u64>,
+    pub mime: Option<String>,
+}
+
+/// What [`record_seen`] did with a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    New,
+    Changed,
+    Unchanged,
+}
+
+/// Records a file seen by discovery: new rows and rows whose etag changed
+/// become dirty (with fresh attempts, since a changed file deserves a new
+/// chance even if the old one was parked).
+pub fn record_seen(
+    connection: &Connection,
+    file: &SeenFile,
+    now: i64,
+) -> Result<Seen, StoreError> {
+    let stored: Option<Option<String>> = connection
+        .query_row("SELECT etag FROM docs WHERE fileid = ?1", [file.fileid as i64], |row| {
+            row.get(0)
+        })
+        .optional()?;
+    let seen = match &stored {
+        None => Seen::New,
+        Some(etag) if file.etag.is_some() && *etag != file.etag => Seen::Changed,
+        Some(_) => Seen::Unchanged,
+    };
+    match seen {
+        Seen::New => {
+            connection.execute(
+                "INSERT INTO docs (fileid, path, mtime, etag, size, mime, dirty, version, dirtied_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 1, ?7)",
+                params![
+                    file.fileid as i64,
+                    file.path,
+                    file.mtime,
+                    file.etag,
+                    file.size.map(|size| size as i64),
+                    file.mime,
+                    now
+                ],
+            )?;
+        }
+        Seen::Changed => {
+            connection.execute(
+                "UPDATE docs SET path = ?2, mtime = ?3, etag = ?4, size = ?5, mime = ?6,
+                    dirty = 1, attempts = 0, status = 'pending', last_error = NULL,
+                    version = version + 1, dirtied_at = ?7
+                 WHERE fileid = ?1",
+                params![
+                    file.fileid as i64,
+                    file.path,
+                    file.mtime,
+                    file.etag,
+                    file.size.map(|size| size as i64),
+                    file.mime,
+                    now
+                ],
+            )?;
+        }
+        Seen::Unchanged => {
+            // Fill what a webhook row lacked; never touch the queue state.
+            connection.execute(
+                "UPDATE docs SET path = ?2, mtime = COALESCE(?3, mtime), etag = COALESCE(?4, etag),
+                    size = COALESCE(?5, size), mime = COALESCE(?6, mime)
+                 WHERE fileid = ?1",
+                params![
+                    file.fileid as i64,
+                    file.path,
+                    file.mtime,
+                    file.etag,
+                    file.size.map(|size| size as i64),
+                    file.mime
+                ],
+            )?;
+        }
+    }
+    Ok(seen)
+}
+
+/// A webhook said the file was created or written: the row becomes dirty
+/// with an unknown mtime ("just now") and fresh attempts. Nothing is read.
+pub fn mark_dirty(
+    connection: &Connection,
+    fileid: u64,
+    path: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    connection.execute(
+        "INSERT INTO docs (fileid, path, mtime, dirty, version, dirtied_at)
+         VALUES (?1, ?2, NULL, 1, 1, ?3)
+         ON CONFLICT (fileid) DO UPDATE SET path = excluded.path, mtime = NULL, etag = NULL,
+            dirty = 1, attempts = 0, status = 'pending', last_error = NULL,
+            version = docs.version + 1, dirtied_at = excluded.dirtied_at",
+        params![fileid as i64, path, now],
+    )?;
+    Ok(())
+}
+
+/// A webhook said the file was deleted: its row and passages go.
+pub fn remove(connection: &Connection, fileid: u64) -> Result<(), StoreError> {
+    delete_passages(connection, fileid)?;
+    connection.execute("DELETE FROM docs WHERE fileid = ?1", [fileid as i64])?;
+    Ok(())
+}
+
+/// A webhook said the file was renamed: the passages stay valid.
+pub fn rename(connection: &Connection, fileid: u64, path: &str) -> Result<(), StoreError> {
+    connection.execute("UPDATE docs SET path = ?2 WHERE fileid = ?1", params![fileid as i64, path])?;
+    Ok(())
+}
+
+/// The row's version: it moves each time the row is marked dirty.
+pub fn version(connection: &Connection, fileid: u64) -> Result<Option<i64>, StoreError> {
+    Ok(connection
+        .query_row("SELECT version FROM docs WHERE fileid = ?1", [fileid as i64], |row| row.get(0))
+        .optional()?)
+}
+
+/// A document waiting to be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    pub fileid: u64,
+    pub path: String,
+    pub mime: Option<String>,
+    pub attempts: i64,
+    pub version: i64,
+}
+
+/// The reading queue, in the order it is drained: never-tried rows before
+/// rows that failed before (so a few broken files cannot hold the head of
+/// the queue), and within each, newest first, where an unknown mtime — a
+/// row a webhook just created — counts as "just now". SQLite sorts NULL
+/// last in a descending order, which put exactly the file we knew had
+/// changed at the back; hence `COALESCE(mtime, 9e18)`.
+pub fn queue(
+    connection: &Connection,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<Queued>, StoreError> {
+    let mut statement = connection.prepare_cached(
+        "SELECT fileid, path, mime, attempts, version FROM docs
+         WHERE dirty = 1 AND status = 'pending'
+         ORDER BY attempts > 0, COALESCE(mtime, 9e18) DESC, fileid DESC
+         LIMIT ?1 OFFSET ?2",
+    )?;
+    let rows = statement.query_map(params![limit as i64, offset as i64], |row| {
+        Ok(Queued {
+            fileid: row.get::<_, i64>(0)? as u64,
+            path: row.get(1)?,
+            mime: row.get(2)?,
+            attempts: row.get(3)?,
+            version: row.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One passage to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPassage {
+    pub heading: Option<String>,
+    pub offset: usize,
+    pub length: usize,
+    pub text: String,
+}
+
+/// Replaces a file's passages after a successful read. Returns false (and
+/// stores nothing) when the row changed since it was queued at `version` —
+/// a webhook or discovery saw a newer file, which the next pass reads.
+pub fn record_passages(
+    connection: &mut Connection,
+    fileid: u64,
+    version: i64,
+    etag: Option<&str>,
+    passages: &[NewPassage],
+    now: i64,
+) -> Result<bool, StoreError> {
+    assert!(fileid <= FILEID_MAX, "file id {fileid} does not fit a passage rowid");
+    let transaction = connection.transaction()?;
+    let current: Option<i64> = transaction
+        .query_row("SELECT version FROM docs WHERE fileid = ?1", [fileid as i64], |row| row.get(0))
+        .optional()?;
+    if current != Some(version) {
+        return Ok(false);
+    }
+    delete_passages(&transaction, fileid)?;
+    {
+        let mut insert = transaction.prepare_cached(
+            "INSERT INTO chunks (rowid, text, heading, fileid, byte_offset, byte_length)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for (number, passage) in passages.iter().enumerate() {
+            insert.execute(params![
+                passage_rowid(fileid, number),
+                passage.text,
+                passage.heading,
+                fileid as i64,
+                passage.offset as i64,
+                passage.length as i64
+            ])?;
+        }
+    }
+    transaction.execute(
+        "UPDATE docs SET dirty = 0, attempts = 0, status = 'ok', last_error = NULL, indexed = ?2,
+            etag = COALESCE(?3, etag)
+         WHERE fileid = ?1",
+        params![fileid as i64, now, etag],
+    )?;
+    transaction.commit()?;
+    Ok(true)
+}
+
+/// How a failed read counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The document's own fault (damaged, unconvertible, too slow): counts
+    /// an attempt; the [`ATTEMPTS_MAX`]th gives up (`failed`).
+    Attempt,
+    /// No text layer: parked as `needs_ocr` at once, never retried (the
+    /// backlog for a future OCR service is one SELECT).
+    NeedsOcr,
+}
+
+/// Records a failed read of the row queued at `version`; `kind` is a
+/// short error kind for operators. A configuration fault is not recorded
+/// here at all: it is not a verdict on the document.
+pub fn record_failure(
+    connection: &Connection,
+    fileid: u64,
+    version: i64,
+    failure: Failure,
+    kind: &str,
+) -> Result<(), StoreError> {
+    match failure {
+        Failure::NeedsOcr => connection.execute(
+            "UPDATE docs SET dirty = 0, status = 'needs_ocr', last_error = ?3
+             WHERE fileid = ?1 AND version = ?2",
+            params![fileid as i64, version, kind],
+        )?,
+        Failure::Attempt => connection.execute(
+            "UPDATE docs SET attempts = attempts + 1, last_error = ?3,
+                status = CASE WHEN attempts + 1 >= ?4 THEN 'failed' ELSE status END,
+                dirty = CASE WHEN attempts + 1 >= ?4 THEN 0 ELSE 1 END
+             WHERE fileid = ?1 AND version = ?2",
+            params![fileid as i64, version, kind, ATTEMPTS_MAX],
+        )?,
+    };
+    Ok(())
+}
+
+/// Notes a configuration fault on a row without counting it, so operators
+/// see why it waits.
+pub fn record_waiting(connection: &Connection, fileid: u64, kind: &str) -> Result<(), StoreError> {
+    connection.execute(
+        "UPDATE docs SET last_error = ?2 WHERE fileid = ?1 AND dirty = 1",
+        params![fileid as i64, kind],
+    )?;
+    Ok(())
+}
+
+fn passage_rowid(fileid: u64, number: usize) -> i64 {
+    assert!(number < 1 << PASSAGE_INDEX_BITS, "too many passages in one file");
+    ((fileid << PASSAGE_INDEX_BITS) | number as u64) as i64
+}
+
+fn delete_passages(connection: &Connection, fileid: u64) -> Result<(), StoreError> {
+    let first = (fileid << PASSAGE_INDEX_BITS) as i64;
+    let last = first + (1 << PASSAGE_INDEX_BITS) - 1;
+    connection.execute("DELETE FROM chunks WHERE rowid BETWEEN ?1 AND ?2", params![first, last])?;
+    Ok(())
+}
+
+/// A passage matching a query, before the permission check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub rowid: i64,
+    pub fileid: u64,
+}
+
+/// Every passage matching `fts_query`, best first (bm25, headings weigh
+/// double), at most `limit`.
+pub fn candidates(
+    connection: &Connection,
+    fts_query: &str,
+    limit: usize,
+) -> Result<Vec<Candidate>, StoreError> {
+    let mut statement = connection.prepare_cached(
+        "SELECT rowid FROM chunks WHERE chunks MATCH ?1 ORDER BY bm25(chunks, 1.0, 2.0) LIMIT ?2",
+    )?;
+    let rows = statement.query_map(params![fts_query, limit as i64], |row| {
+        let rowid: i64 = row.get(0)?;
+        Ok(Candidate { rowid, fileid: (rowid as u64) >> PASSAGE_INDEX_BITS })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A passage as search results show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    pub rowid: i64,
+    pub fileid: u64,
+    pub heading: Option<String>,
+    pub offset: u64,
+    pub length: u64,
+    /// The matched terms in context, marked `**like this**`.
+    pub snippet: String,
+}
+
+/// The passages `rowids` with their snippets for `fts_query`, in the
+/// order of `rowids`.
+pub fn hits(
+    connection: &Connection,
+    fts_query: &str,
+    rowids: &[i64],
+) -> Result<Vec<Hit>, StoreError> {
+    let mut statement = connection.prepare_cached(
+        "SELECT heading, byte_offset, byte_length, snippet(chunks, 0, '**', '**', '…', 24)
+         FROM chunks WHERE chunks MATCH ?1 AND rowid = ?2",
+    )?;
+    let mut hits = Vec::with_capacity(rowids.len());
+    for rowid in rowids {
+        let hit = statement
+            .query_row(params![fts_query, rowid], |row| {
+                Ok(Hit {
+                    rowid: *rowid,
+                    fileid: (*rowid as u64) >> PASSAGE_INDEX_BITS,
+                    heading: row.get(0)?,
+                    offset: row.get::<_, i64>(1)? as u64,
+                    length: row.get::<_, i64>(2)? as u64,
+                    snippet: row.get(3)?,
+                })
+            })
+            .optional()?;
+        hits.extend(hit);
+    }
+    Ok(hits)
+}
+
+/// Records one search.
+pub fn record_query(
+    connection: &Connection,
+    at: i64,
+    query: &str,
+    candidates: usize,
+    survivors: usize,
+    returned: usize,
+) -> Result<(), StoreError> {
+    connection.execute(
+        "INSERT INTO queries (at, query, candidates, survivors, returned) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![at, query, candidates as i64, survivors as i64, returned as i64],
+    )?;
+    Ok(())
+}
+
+/// The numbers `tamebi index status` prints.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Status {
+    /// Rows in `docs`.
+    pub known: u64,
+    /// Documents read (`status = ok`).
+    pub read: u64,
+    /// Waiting to be read.
+    pub pending: u64,
+    /// Gave up after [`ATTEMPTS_MAX`] attempts.
+    pub failed: u64,
+    /// Scans without a text layer, parked.
+    pub needs_ocr: u64,
+    /// Pending rows that failed at least once.
+    pub retrying: u64,
+    pub passages: u64,
+    /// Bytes of passage text.
+    pub text_bytes: u64,
+    /// When the oldest pending row became pending (unix seconds).
+    pub oldest_pending: Option<i64>,
+    pub queries: u64,
+}
+
+pub fn status(connection: &Connection) -> Result<Status, StoreError> {
+    let status = connection.query_row(
+        "SELECT
+            (SELECT COUNT(*) FROM docs),
+            (SELECT COUNT(*) FROM docs WHERE status = 'ok'),
+            (SELECT COUNT(*) FROM docs WHERE dirty = 1 AND status = 'pending'),
+            (SELECT COUNT(*) FROM docs WHERE status = 'failed'),
+            (SELECT COUNT(*) FROM docs WHERE status = 'needs_ocr'),
+            (SELECT COUNT(*) FROM docs WHERE dirty = 1 AND status = 'pending' AND attempts > 0),
+            (SELECT COUNT(*) FROM chunks),
+            (SELECT COALESCE(SUM(byte_length), 0) FROM chunks),
+            (SELECT MIN(dirtied_at) FROM docs WHERE dirty = 1 AND status = 'pending'),
+            (SELECT COUNT(*) FROM queries)",
+        [],
+        |row| {
+            Ok(Status {
+                known: row.get::<_, i64>(0)? as u64,
+                read: row.get::<_, i64>(1)? as u64,
+                pending: row.get::<_, i64>(2)? as u64,
+                failed: row.get::<_, i64>(3)? as u64,
+                needs_ocr: row.get::<_, i64>(4)? as u64,
+                retrying: row.get::<_, i64>(5)? as u64,
+                passages: row.get::<_, i64>(6)? as u64,
+                text_bytes: row.get::<_, i64>(7)? as u64,
+                oldest_pending: row.get(8)?,
+                queries: row.get::<_, i64>(9)? as u64,
+            })
+        },
+    )?;
+    Ok(status)
+}
+
+/// A row of `queries`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct QueryRow {
+    pub at: i64,
+    pub query: String,
+    pub candidates: u64,
+    pub survivors: u64,
+    pub returned: u64,
+}
+
+/// The `queries` rows at or after `since`, oldest first.
+pub fn queries(connection: &Connection, since: i64) -> Result<Vec<QueryRow>, StoreError> {
+    let mut statement = connection.prepare(
+        "SELECT at, query, candidates, survivors, returned FROM queries WHERE at >= ?1
+         ORDER BY at, rowid",
+    )?;
+    let rows = statement.query_map([since], |row| {
+        Ok(QueryRow {
+            at: row.get(0)?,
+            query: row.get(1)?,
+            candidates: row.get::<_, i64>(2)? as u64,
+            survivors: row.get::<_, i64>(3)? as u64,
+            returned: row.get::<_, i64>(4)? as u64,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One row of `docs`, for tests and operators.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Doc {
+    pub fileid: u64,
+    pub path: String,
+    pub mtime: Option<i64>,
+    pub dirty: bool,
+    pub attempts: i64,
+    pub status: String,
+    pub last_error: Option<String>,
+}
+
+pub fn doc(connection: &Connection, fileid: u64) -> Result<Option<Doc>, StoreError> {
+    Ok(connection
+        .query_row(
+            "SELECT fileid, path, mtime, dirty, attempts, status, last_error FROM docs
+             WHERE fileid = ?1",
+            [fileid as i64],
+            |row| {
+                Ok(Doc {
+                    fileid: row.get::<_, i64>(0)? as u64,
+                    path: row.get(1)?,
+                    mtime: row.get(2)?,
+                    dirty: row.get::<_, i64>(3)? != 0,
+                    attempts: row.get(4)?,
+                    status: row.get(5)?,
+                    last_error: row.get(6)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+#[cfg(test)]
+mod tests;

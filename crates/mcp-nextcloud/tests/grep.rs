@@ -1,0 +1,304 @@
+//! `files_grep` end to end: the fake Nextcloud with the demo drive, the
+//! real server, the index filled by passes with the searching user's own
+//! token and by webhooks that carry none.
+
+mod common;
+
+use common::{Stack, second_token, start_configured};
+use mcp_nextcloud::index::store;
+use serde_json::{Value, json};
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+}
+
+async fn grep(stack: &Stack, uid: &str, arguments: Value) -> Value {
+    stack.call_tool(uid, "files_grep", arguments).await
+}
+
+/// Searches until `uid`'s index is ready (each search starts a pass).
+async fn warm(stack: &Stack, uid: &str) {
+    for _ in 0..20 {
+        let result = grep(stack, uid, json!({"query": "warming"})).await;
+        stack.mcp.index().idle().await;
+        if result["structuredContent"]["index"] == "ready" {
+            return;
+        }
+    }
+    panic!("{uid}'s index never became ready");
+}
+
+fn doc(stack: &Stack, fileid: u64) -> Option<store::Doc> {
+    stack.mcp.index().store().run_blocking(|connection| store::doc(connection, fileid)).unwrap()
+}
+
+fn fileid(stack: &Stack, owner: &str, path: &str) -> u64 {
+    stack.fake.shared.world().storage.node_at(owner, path).unwrap().id
+}
+
+fn last_query(stack: &Stack) -> store::QueryRow {
+    stack
+        .mcp
+        .index()
+        .store()
+        .run_blocking(|connection| store::queries(connection, 0))
+        .unwrap()
+        .pop()
+        .unwrap()
+}
+
+async fn start() -> Stack {
+    start_configured(second_token(), None, |_| {}).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_index_says_so_then_finds_sections_that_files_read_rereads() {
+    let stack = start().await;
+    let first = grep(&stack, "alice", json!({"query": "two-factor authentication"})).await;
+    assert_eq!(first["structuredContent"]["index"], "building", "{first}");
+    assert!(text(&first).contains("The index is still being built"), "{}", text(&first));
+    warm(&stack, "alice").await;
+
+    // The heading comes from a PDF with no structure, by pattern.
+    let found = grep(&stack, "alice", json!({"query": "two-factor authentication"})).await;
+    let passages = found["structuredContent"]["passages"].as_array().unwrap().clone();
+    assert!(!passages.is_empty(), "{found}");
+    let passage = &passages[0];
+    assert_eq!(passage["path"], "Manuals/admin-manual.pdf");
+    assert_eq!(passage["heading"], "3.4 Two-factor authentication");
+    assert!(text(&found).contains("Manuals/admin-manual.pdf — 3.4 Two-factor authentication"));
+
+    // files_read(path, offset, length) re-reads exactly the passage.
+    let read = stack
+        .call_tool(
+            "alice",
+            "files_read",
+            json!({"path": passage["path"], "offset": passage["offset"], "length": passage["length"]}),
+        )
+        .await;
+    let reread = read["structuredContent"]["text"].as_str().unwrap();
+    assert_eq!(reread.len() as u64, passage["length"].as_u64().unwrap());
+    assert!(reread.to_lowercase().contains("two-factor authentication"), "{reread}");
+
+    // Accents do not matter, and the citation names the section.
+    let found = grep(&stack, "alice", json!({"query": "budget previsionnel quarante"})).await;
+    let passage = &found["structuredContent"]["passages"][0];
+    assert_eq!(passage["path"], "Projects/Apollo/CR-reunion-mars.docx", "{found}");
+    assert_eq!(passage["heading"], "§3. Budget prévisionnel");
+    assert!(passage["snippet"].as_str().unwrap().contains("**quarante**"), "{passage}");
+    let row = last_query(&stack);
+    assert!(row.candidates >= 1 && row.survivors >= 1 && row.returned >= 1, "{row:?}");
+
+    // Browsing by heading.
+    let found = grep(&stack, "alice", json!({"heading": "budget"})).await;
+    assert!(
+        found["structuredContent"]["passages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|passage| passage["heading"].as_str().unwrap().to_lowercase().contains("budget")),
+        "{found}"
+    );
+    stack.mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_revoked_after_indexing_hides_its_passages() {
+    let stack = start().await;
+    warm(&stack, "alice").await;
+    let found = grep(&stack, "alice", json!({"query": "two-factor"})).await;
+    assert!(!found["structuredContent"]["passages"].as_array().unwrap().is_empty());
+    {
+        let mut world = stack.fake.shared.world();
+        let share = world.storage.shares().find(|share| share.owner == "bob").unwrap().id;
+        world.storage.delete_share("bob", share).unwrap();
+    }
+    let found = grep(&stack, "alice", json!({"query": "two-factor"})).await;
+    assert_eq!(found["structuredContent"]["passages"], json!([]), "{found}");
+    let row = last_query(&stack);
+    assert!(row.candidates > 0, "{row:?}");
+    assert_eq!((row.survivors, row.returned), (0, 0), "{row:?}");
+    stack.mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_one_user_indexed_another_never_sees() {
+    let stack = start().await;
+    warm(&stack, "alice").await;
+    let journal = fileid(&stack, "alice", "Private/journal.md");
+    assert_eq!(doc(&stack, journal).unwrap().status, "ok");
+    warm(&stack, "bob").await;
+    let found = grep(&stack, "bob", json!({"query": "personal notes nobody"})).await;
+    assert_eq!(found["structuredContent"]["passages"], json!([]), "{found}");
+    assert!(!text(&found).contains("journal"), "{}", text(&found));
+    let row = last_query(&stack);
+    assert_eq!((row.candidates, row.survivors), (1, 0));
+    stack.mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_is_parked_as_needs_ocr_once() {
+    let stack = start().await;
+    warm(&stack, "bob").await;
+    let scan = fileid(&stack, "bob", "Scans/scan-facture.pdf");
+    let parked = doc(&stack, scan).unwrap();
+    assert_eq!((parked.status.as_str(), parked.dirty), ("needs_ocr", false), "{parked:?}");
+    for _ in 0..3 {
+        grep(&stack, "bob", json!({"query": "facture"})).await;
+        stack.mcp.index().idle().await;
+    }
+    assert_eq!(doc(&stack, scan).unwrap(), parked, "never retried");
+    stack.mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_written_now_is_read_in_the_next_pass_despite_a_backlog() {
+    let stack = start_configured(second_token(), None, |config| {
+        config.index.limits.discovery_pages = 4;
+    })
+    .await;
+    {
+        let mut world = stack.fake.shared.world();
+        for number in 0..500 {
+            world.storage.seed_file(
+                "carol",
+                &format!("Archive/note-{number:03}.md"),
+                format!("# Note {number}\n\nAncienne note numéro {number}.\n").into_bytes(),
+                None,
+                1_600_000_000 + number,
+            );
+        }
+    }
+    grep(&stack, "carol", json!({"query": "note"})).await;
+    stack.mcp.index().idle().await;
+    let status = stack.mcp.index().store().run_blocking(|c| store::status(c)).unwrap();
+    assert!(status.pending >= 470, "{status:?}");
+    let fresh = {
+        let now = stack.fake.shared.now();
+        let mut world = stack.fake.shared.world();
+        world.storage.seed_file(
+            "carol",
+            "Inbox/urgent.md",
+            b"# Urgent\n\nLe contrat signe aujourd'hui.\n".to_vec(),
+            None,
+            now,
+        )
+    };
+    grep(&stack, "carol", json!({"query": "contrat"})).await;
+    stack.mcp.index().idle().await;
+    assert_eq!(doc(&stack, fresh).unwrap().status, "ok");
+    let found = grep(&stack, "carol", json!({"query": "contrat"})).await;
+    assert_eq!(found["structuredContent"]["passages"][0]["path"], "Inbox/urgent.md");
+    assert_eq!(found["structuredContent"]["index"], "building", "the backlog still waits");
+    stack.mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
+    let stack = start_configured(second_token(), None, |config| {
+        config.index.webhook_secret = Some("hook-secret".into());
+    })
+    .await;
+    let endpoint = format!("{}/webhooks/nextcloud", stack.mcp.url());
+    // Registered as an operator would, with an admin account: idempotent.
+    let admin = ("admin", "admin-demo-password");
+    let http = reqwest::Client::new();
+    let base = stack.fake.base_url().to_string();
+    let first = mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "hook-secret")
+        .await
+        .unwrap();
+    assert!(first.iter().all(|r| matches!(r, mcp_nextcloud::index::webhook::Registered::Created { .. })));
+    let again = mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "hook-secret")
+        .await
+        .unwrap();
+    assert!(again.iter().all(|r| matches!(r, mcp_nextcloud::index::webhook::Registered::AlreadyThere { .. })));
+    let refused =
+        mcp_nextcloud::index::webhook::register(&http, &base, ("alice", "alice-demo-password"), &endpoint, "s")
+            .await;
+    assert!(refused.is_err());
+
+    // Without the secret: refused, nothing recorded.
+    let payload = json!({"event": {"class": "OCP\\Files\\Events\\Node\\NodeWrittenEvent",
+        "node": {"id": 999_999, "path": "/alice/files/x.md"}}});
+    let answer = http.post(&endpoint).json(&payload).send().await.unwrap();
+    assert_eq!(answer.status(), 401);
+    let answer =
+        http.post(&endpoint).header("x-tamebi-webhook-secret", "wrong").json(&payload).send().await.unwrap();
+    assert_eq!(answer.status(), 401);
+    assert!(doc(&stack, 999_999).is_none());
+
+    // A real upload fires the registered webhook; the row is dirty, unread.
+    let upload = http
+        .put(format!("{base}/remote.php/dav/files/alice/Documents/livraison.md"))
+        .basic_auth("alice", Some("alice-demo-password"))
+        .body("# Livraison\n\nLa livraison du prototype est prévue le 3 avril.\n")
+        .send()
+        .await
+        .unwrap();
+    assert!(upload.status().is_success());
+    let uploaded = fileid(&stack, "alice", "Documents/livraison.md");
+    let mut row = None;
+    for _ in 0..100 {
+        row = doc(&stack, uploaded);
+        if row.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let row = row.expect("the webhook reached the index");
+    assert_eq!((row.dirty, row.mtime, row.status.as_str()), (true, None, "pending"));
+    assert_eq!(row.path, "Documents/livraison.md");
+
+    // alice's next search reads it, as alice.
+    grep(&stack, "alice", json!({"query": "livraison"})).await;
+    stack.mcp.index().idle().await;
+    let found = grep(&stack, "alice", json!({"query": "livraison prototype"})).await;
+    assert_eq!(found["structuredContent"]["passages"][0]["path"], "Documents/livraison.md");
+
+    // Renamed, then deleted.
+    let moved = http
+        .request(reqwest::Method::from_bytes(b"MOVE").unwrap(), format!("{base}/remote.php/dav/files/alice/Documents/livraison.md"))
+        .basic_auth("alice", Some("alice-demo-password"))
+        .header("destination", format!("{base}/remote.php/dav/files/alice/Documents/livraison-v2.md"))
+        .send()
+        .await
+        .unwrap();
+    assert!(moved.status().is_success());
+    let mut renamed = false;
+    for _ in 0..100 {
+        if doc(&stack, uploaded).is_some_and(|row| row.path == "Documents/livraison-v2.md") {
+            renamed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(renamed);
+    let deleted = http
+        .delete(format!("{base}/remote.php/dav/files/alice/Documents/livraison-v2.md"))
+        .basic_auth("alice", Some("alice-demo-password"))
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success());
+    for _ in 0..100 {
+        if doc(&stack, uploaded).is_none() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(doc(&stack, uploaded).is_none(), "a deleted file's row and passages go");
+    let found = grep(&stack, "alice", json!({"query": "livraison prototype"})).await;
+    assert_eq!(found["structuredContent"]["passages"], json!([]));
+    stack.mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_arguments_are_instructions() {
+    let stack = start().await;
+    for arguments in [json!({}), json!({"query": "..."}), json!({"query": "x", "limit": 0})] {
+        let result = grep(&stack, "alice", arguments.clone()).await;
+        assert_eq!(result["isError"], true, "{arguments}: {result}");
+        assert_eq!(result["_meta"]["tamebi/failureKind"], "invalid_arguments", "{result}");
+    }
+    stack.mcp.shutdown().await;
+}
