@@ -18,6 +18,7 @@
 pub mod apps;
 pub mod bearer;
 pub mod config;
+pub mod convert;
 pub mod document;
 pub mod failure;
 pub mod http;
