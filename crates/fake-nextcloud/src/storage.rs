@@ -661,7 +661,10 @@ impl Storage {
                     NodeKind::File { content: content.into(), mime },
                     mtime,
                 );
+                // Like `OC\Files\View::emit_file_hooks_post`: a new file's
+                // content fires post_create and then post_write.
                 self.event(viewer, FileEventKind::Created, id, path, mtime);
+                self.event(viewer, FileEventKind::Written, id, path, mtime);
                 Ok((id, true))
             }
             Err(other) => Err(other),

@@ -55,7 +55,10 @@ fn is_raw_text(mime: &str) -> bool {
     essence.starts_with("text/")
         || matches!(
             essence,
-            "application/json" | "application/xml" | "application/x-yaml" | "application/javascript"
+            "application/json"
+                | "application/xml"
+                | "application/x-yaml"
+                | "application/javascript"
         )
 }
 
@@ -110,7 +113,9 @@ pub async fn text(
             let body = answer.body;
             tokio::task::spawn_blocking(move || extract::extract(&body, kind))
                 .await
-                .map_err(|_| TextError::Extract(ExtractError::Malformed("extractor stopped".into())))?
+                .map_err(|_| {
+                    TextError::Extract(ExtractError::Malformed("extractor stopped".into()))
+                })?
                 .map(|extracted| extracted.text)
                 .map_err(TextError::Extract)
         }

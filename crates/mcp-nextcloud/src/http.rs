@@ -9,16 +9,16 @@
 
 use crate::bearer::Authenticator;
 use crate::config::Config;
-use crate::server::ToolServer;
-use axum::Router;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
 use crate::convert::Converter;
 use crate::index::Index;
 use crate::index::webhook::{self, WebhookState};
+use crate::server::ToolServer;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::sync::Arc;
@@ -55,14 +55,11 @@ impl McpNextcloud {
             .map_err(|source| StartError::Listen { address: config.listen, source })?;
         let address = listener.local_addr().expect("bound address");
         let converter = match &config.converter {
-            Some(converter_config) => Some(
-                Converter::start(converter_config.clone(), http_client())
-                    .await
-                    .map_err(|source| StartError::Listen {
-                        address: converter_config.lend_listen,
-                        source,
-                    })?,
-            ),
+            Some(converter_config) => {
+                Some(Converter::start(converter_config.clone(), http_client()).await.map_err(
+                    |source| StartError::Listen { address: converter_config.lend_listen, source },
+                )?)
+            }
             None => None,
         };
         let index = Index::open(&config.index, converter)?;
@@ -127,7 +124,7 @@ pub fn router(config: Config, index: Index, stop: CancellationToken) -> Router {
     let mcp = Router::new()
         .nest_service(&mcp_path, service)
         .layer(axum::middleware::from_fn_with_state(state.clone(), require_bearer));
-    let webhooks = match &config.index.webhook_secret {
+    let webhooks = match state.config.index.webhook_secret.clone() {
         Some(secret) => Router::new()
             .route(webhook::PATH, post(webhook::receive))
             .layer(DefaultBodyLimit::max(webhook::BODY_LENGTH_MAX))

@@ -35,7 +35,12 @@ impl ToolServer {
         http: reqwest::Client,
         index: Index,
     ) -> ToolServer {
-        ToolServer { registry: Arc::new(registry), nextcloud_url: nextcloud_url.into(), http, index }
+        ToolServer {
+            registry: Arc::new(registry),
+            nextcloud_url: nextcloud_url.into(),
+            http,
+            index,
+        }
     }
 }
 

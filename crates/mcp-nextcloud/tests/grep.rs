@@ -204,17 +204,32 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
     let admin = ("admin", "admin-demo-password");
     let http = reqwest::Client::new();
     let base = stack.fake.base_url().to_string();
-    let first = mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "hook-secret")
-        .await
-        .unwrap();
-    assert!(first.iter().all(|r| matches!(r, mcp_nextcloud::index::webhook::Registered::Created { .. })));
-    let again = mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "hook-secret")
-        .await
-        .unwrap();
-    assert!(again.iter().all(|r| matches!(r, mcp_nextcloud::index::webhook::Registered::AlreadyThere { .. })));
-    let refused =
-        mcp_nextcloud::index::webhook::register(&http, &base, ("alice", "alice-demo-password"), &endpoint, "s")
-            .await;
+    let first =
+        mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "hook-secret")
+            .await
+            .unwrap();
+    assert!(
+        first
+            .iter()
+            .all(|r| matches!(r, mcp_nextcloud::index::webhook::Registered::Created { .. }))
+    );
+    let again =
+        mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "hook-secret")
+            .await
+            .unwrap();
+    assert!(
+        again
+            .iter()
+            .all(|r| matches!(r, mcp_nextcloud::index::webhook::Registered::AlreadyThere { .. }))
+    );
+    let refused = mcp_nextcloud::index::webhook::register(
+        &http,
+        &base,
+        ("alice", "alice-demo-password"),
+        &endpoint,
+        "s",
+    )
+    .await;
     assert!(refused.is_err());
 
     // Without the secret: refused, nothing recorded.
@@ -222,8 +237,13 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
         "node": {"id": 999_999, "path": "/alice/files/x.md"}}});
     let answer = http.post(&endpoint).json(&payload).send().await.unwrap();
     assert_eq!(answer.status(), 401);
-    let answer =
-        http.post(&endpoint).header("x-tamebi-webhook-secret", "wrong").json(&payload).send().await.unwrap();
+    let answer = http
+        .post(&endpoint)
+        .header("x-tamebi-webhook-secret", "wrong")
+        .json(&payload)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(answer.status(), 401);
     assert!(doc(&stack, 999_999).is_none());
 
@@ -257,9 +277,15 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
 
     // Renamed, then deleted.
     let moved = http
-        .request(reqwest::Method::from_bytes(b"MOVE").unwrap(), format!("{base}/remote.php/dav/files/alice/Documents/livraison.md"))
+        .request(
+            reqwest::Method::from_bytes(b"MOVE").unwrap(),
+            format!("{base}/remote.php/dav/files/alice/Documents/livraison.md"),
+        )
         .basic_auth("alice", Some("alice-demo-password"))
-        .header("destination", format!("{base}/remote.php/dav/files/alice/Documents/livraison-v2.md"))
+        .header(
+            "destination",
+            format!("{base}/remote.php/dav/files/alice/Documents/livraison-v2.md"),
+        )
         .send()
         .await
         .unwrap();

@@ -515,6 +515,7 @@ fn writes_emit_events_in_the_actors_view() {
         kinds,
         [
             (&FileEventKind::Created, "/bob/files/Shared/new.txt"),
+            (&FileEventKind::Written, "/bob/files/Shared/new.txt"),
             (
                 &FileEventKind::Renamed { source_path: "/bob/files/Shared/new.txt".to_string() },
                 "/bob/files/Shared/renamed.txt"

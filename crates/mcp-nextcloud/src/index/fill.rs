@@ -245,7 +245,9 @@ async fn read_one(index: &Index, nextcloud: &Nextcloud, row: &store::Queued, fil
                     None
                 }
                 TextError::Convert(crate::convert::ConvertError::Busy) => None,
-                TextError::Unsupported if document::may_have_text(file.mime.as_deref(), &file.path) => {
+                TextError::Unsupported
+                    if document::may_have_text(file.mime.as_deref(), &file.path) =>
+                {
                     // A converter format and no converter: waits for one.
                     None
                 }

@@ -27,11 +27,11 @@ pub mod visible;
 pub mod webhook;
 
 use crate::convert::Converter;
-use store::{Store, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use store::{Store, StoreError};
 
 /// How the index is configured.
 #[derive(Debug, Clone, Default)]
@@ -117,7 +117,9 @@ struct UserState {
 pub enum Readiness {
     Ready,
     /// Discovery has not caught up, or readable documents wait.
-    Building { waiting: usize },
+    Building {
+        waiting: usize,
+    },
 }
 
 impl Index {

@@ -64,12 +64,9 @@ mod tests {
 
     #[test]
     fn words_are_quoted_phrases_kept_and_prefixes_allowed() {
-        let query = FtsQuery::parse(r#"budget "§3. Budget prévisionnel" two-factor auth* ( ) OR"#)
-            .unwrap();
-        assert_eq!(
-            query.all(),
-            r#""budget" "§3. Budget prévisionnel" "two-factor" "auth"* "OR""#
-        );
+        let query =
+            FtsQuery::parse(r#"budget "§3. Budget prévisionnel" two-factor auth* ( ) OR"#).unwrap();
+        assert_eq!(query.all(), r#""budget" "§3. Budget prévisionnel" "two-factor" "auth"* "OR""#);
         assert_eq!(query.term_count(), 5);
         assert_eq!(FtsQuery::parse("  ... -- \"\" "), None);
         assert_eq!(FtsQuery::parse(r#"say "hi"#).unwrap().all(), r#""say" "hi""#);

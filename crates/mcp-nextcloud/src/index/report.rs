@@ -52,7 +52,7 @@ pub fn classify(rows: &[QueryRow]) -> Report {
         }
     }
     let mut run: Vec<&QueryRow> = Vec::new();
-    let mut close = |run: &mut Vec<&QueryRow>, report: &mut Report| {
+    let close = |run: &mut Vec<&QueryRow>, report: &mut Report| {
         if run.len() >= RUN_LENGTH_MIN {
             report.rephrased += run.len();
             report.rephrasing_runs.push(run.iter().map(|row| row.query.clone()).collect());
@@ -60,8 +60,8 @@ pub fn classify(rows: &[QueryRow]) -> Report {
         run.clear();
     };
     for row in rows {
-        let continues =
-            run.last().is_some_and(|last| row.at - last.at <= RUN_GAP_SECONDS) && row.candidates > 0;
+        let continues = run.last().is_some_and(|last| row.at - last.at <= RUN_GAP_SECONDS)
+            && row.candidates > 0;
         if !continues {
             close(&mut run, &mut report);
         }
@@ -85,11 +85,7 @@ pub fn render(report: &Report) -> String {
     };
     let mut lines = vec![
         format!("{} searches", report.queries),
-        format!(
-            "  answered            {:>6}  {:5.1} %",
-            report.answered,
-            share(report.answered)
-        ),
+        format!("  answered            {:>6}  {:5.1} %", report.answered, share(report.answered)),
         format!(
             "  hole in the index   {:>6}  {:5.1} %  (no candidate at all)",
             report.holes,

@@ -126,9 +126,9 @@ pub async fn search(
                 for (fileid, rowids) in &files[checked..end] {
                     let Some(file) = readable.get(fileid) else { continue };
                     survivors.push(file.clone());
-                    let in_folder = folder.as_deref().is_none_or(|folder| {
-                        folder == "/" || file.path.starts_with(folder)
-                    });
+                    let in_folder = folder
+                        .as_deref()
+                        .is_none_or(|folder| folder == "/" || file.path.starts_with(folder));
                     if !in_folder {
                         continue;
                     }

@@ -164,11 +164,7 @@ pub enum Seen {
 /// Records a file seen by discovery: new rows and rows whose etag changed
 /// become dirty (with fresh attempts, since a changed file deserves a new
 /// chance even if the old one was parked).
-pub fn record_seen(
-    connection: &Connection,
-    file: &SeenFile,
-    now: i64,
-) -> Result<Seen, StoreError> {
+pub fn record_seen(connection: &Connection, file: &SeenFile, now: i64) -> Result<Seen, StoreError> {
     let stored: Option<Option<String>> = connection
         .query_row("SELECT etag FROM docs WHERE fileid = ?1", [file.fileid as i64], |row| {
             row.get(0)
@@ -260,7 +256,8 @@ pub fn remove(connection: &Connection, fileid: u64) -> Result<(), StoreError> {
 
 /// A webhook said the file was renamed: the passages stay valid.
 pub fn rename(connection: &Connection, fileid: u64, path: &str) -> Result<(), StoreError> {
-    connection.execute("UPDATE docs SET path = ?2 WHERE fileid = ?1", params![fileid as i64, path])?;
+    connection
+        .execute("UPDATE docs SET path = ?2 WHERE fileid = ?1", params![fileid as i64, path])?;
     Ok(())
 }
 

@@ -21,7 +21,10 @@ pub const CHECK_CONCURRENCY: usize = 4;
 /// permission), with the user's paths, in no particular order. A file
 /// missing from the answer is not readable; an error fails the whole check
 /// (the caller shows nothing it could not confirm).
-pub async fn readable(nextcloud: &Nextcloud, fileids: &[u64]) -> Result<Vec<FileInfo>, ToolFailure> {
+pub async fn readable(
+    nextcloud: &Nextcloud,
+    fileids: &[u64],
+) -> Result<Vec<FileInfo>, ToolFailure> {
     use futures_util::StreamExt as _;
     let asked: HashSet<u64> = fileids.iter().copied().collect();
     let batches: Vec<String> = fileids
@@ -30,7 +33,9 @@ pub async fn readable(nextcloud: &Nextcloud, fileids: &[u64]) -> Result<Vec<File
             let condition: String = batch
                 .iter()
                 .map(|fileid| {
-                    format!("<d:eq><d:prop><oc:fileid/></d:prop><d:literal>{fileid}</d:literal></d:eq>")
+                    format!(
+                        "<d:eq><d:prop><oc:fileid/></d:prop><d:literal>{fileid}</d:literal></d:eq>"
+                    )
                 })
                 .collect();
             match batch.len() {

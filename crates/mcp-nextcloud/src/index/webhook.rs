@@ -197,7 +197,11 @@ pub async fn register(
             .header("ocs-apirequest", "true")
             .header("accept", "application/json")
     };
-    let existing = ocs_data(ocs(http.get(format!("{url}?uri={}", crate::nextcloud::encode(endpoint)))).send().await, &url).await?;
+    let existing = ocs_data(
+        ocs(http.get(format!("{url}?uri={}", crate::nextcloud::encode(endpoint)))).send().await,
+        &url,
+    )
+    .await?;
     let existing: Vec<(String, u64)> = existing
         .as_array()
         .map(|registrations| {
@@ -205,7 +209,10 @@ pub async fn register(
                 .iter()
                 .filter(|registration| registration["uri"] == endpoint)
                 .filter_map(|registration| {
-                    Some((registration["event"].as_str()?.to_string(), registration["id"].as_u64()?))
+                    Some((
+                        registration["event"].as_str()?.to_string(),
+                        registration["id"].as_u64()?,
+                    ))
                 })
                 .collect()
         })

@@ -6,8 +6,8 @@
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
 use crate::failure::ToolFailure;
-use crate::index::search::{self, Outcome};
 use crate::index::Readiness;
+use crate::index::search::{self, Outcome};
 use serde::Deserialize;
 use serde_json::json;
 

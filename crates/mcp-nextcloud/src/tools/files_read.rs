@@ -92,11 +92,7 @@ async fn run(call: ToolCall) -> ToolOutcome {
             file.path, file.path
         )));
     }
-    let route = document::route(
-        file.mime.as_deref(),
-        &file.path,
-        call.index.converter().is_some(),
-    );
+    let route = document::route(file.mime.as_deref(), &file.path, call.index.converter().is_some());
     if route != Route::Raw {
         return read_document(&call, &file, route, offset, length).await;
     }
@@ -181,9 +177,9 @@ fn text_failure(path: &str, error: TextError) -> ToolFailure {
         TextError::Convert(error) if error.is_configuration_fault() => format!(
             "The document server that turns \"{path}\" into text is not available or not configured correctly. Tell the user this file cannot be read right now and that an administrator should check the document server settings."
         ),
-        TextError::NotUtf8 => format!(
-            "\"{path}\" is not UTF-8 text, so it cannot be read here. Tell the user."
-        ),
+        TextError::NotUtf8 => {
+            format!("\"{path}\" is not UTF-8 text, so it cannot be read here. Tell the user.")
+        }
         _ => format!(
             "The text of \"{path}\" cannot be read: the file is damaged or in a format that is not supported. Tell the user."
         ),

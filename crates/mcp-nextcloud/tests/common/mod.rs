@@ -42,7 +42,8 @@ pub async fn start_configured(
     nextcloud_url: Option<String>,
     edit: impl FnOnce(&mut Config),
 ) -> Stack {
-    let fake = FakeNextcloud::start(&demo_fixture(), fake_nextcloud::Config::default()).await.unwrap();
+    let fake =
+        FakeNextcloud::start(&demo_fixture(), fake_nextcloud::Config::default()).await.unwrap();
     let mut config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         canonical_url: MCP_AUDIENCE.to_string(),

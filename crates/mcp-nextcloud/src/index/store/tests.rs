@@ -22,14 +22,20 @@ fn queued_ids(connection: &Connection, limit: usize) -> Vec<u64> {
 }
 
 fn passage(text: &str) -> NewPassage {
-    NewPassage { heading: Some("§3. Budget prévisionnel".into()), offset: 0, length: text.len(), text: text.into() }
+    NewPassage {
+        heading: Some("§3. Budget prévisionnel".into()),
+        offset: 0,
+        length: text.len(),
+        text: text.into(),
+    }
 }
 
 #[test]
 fn no_table_has_a_user_column() {
     store()
         .run_blocking(|connection| {
-            let mut tables = connection.prepare("SELECT name FROM sqlite_master WHERE type IN ('table')")?;
+            let mut tables =
+                connection.prepare("SELECT name FROM sqlite_master WHERE type IN ('table')")?;
             let names: Vec<String> =
                 tables.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
             assert!(names.contains(&"docs".to_string()) && names.contains(&"queries".to_string()));
@@ -167,7 +173,8 @@ fn accents_do_not_matter_and_passages_are_replaced_not_added() {
                 assert_eq!(found.len(), 1, "{query}");
                 assert_eq!(found[0].fileid, 42);
             }
-            let hits = hits(connection, "reunion", &[candidates(connection, "reunion", 1)?[0].rowid])?;
+            let hits =
+                hits(connection, "reunion", &[candidates(connection, "reunion", 1)?[0].rowid])?;
             assert!(hits[0].snippet.contains("**réunion**"), "{}", hits[0].snippet);
             assert_eq!(hits[0].heading.as_deref(), Some("§3. Budget prévisionnel"));
             mark_dirty(connection, 42, "Documents/42.md", 2)?;
