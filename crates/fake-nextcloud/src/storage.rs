@@ -308,6 +308,8 @@ pub fn mime_for(name: &str) -> &'static str {
         Some("odt") => "application/vnd.oasis.opendocument.text",
         Some("ods") => "application/vnd.oasis.opendocument.spreadsheet",
         Some("odp") => "application/vnd.oasis.opendocument.presentation",
+        Some("rtf") => "text/rtf",
+        Some("doc") => "application/msword",
         Some("ics") => "text/calendar",
         Some("vcf") => "text/vcard",
         Some("png") => "image/png",

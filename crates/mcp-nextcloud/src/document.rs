@@ -34,18 +34,19 @@ pub fn route(mime: Option<&str>, path: &str, converter: bool) -> Route {
     if kind != DocumentKind::Unsupported {
         return Route::Extract(kind);
     }
-    if is_raw_text(mime.unwrap_or("")) {
-        return Route::Raw;
-    }
+    // Before raw text: RTF is `text/rtf`, and its source is not its text.
     if converter && Converter::takes(path) {
         return Route::Convert;
+    }
+    if is_raw_text(mime.unwrap_or("")) && !Converter::takes(path) {
+        return Route::Raw;
     }
     Route::None
 }
 
 /// Whether a file could ever have text: what discovery keeps. Converter
-/// formats count even without a converter, so configuring one later finds
-/// them already known.
+/// formats count even without a converter (they wait, uncounted, for one),
+/// so configuring one later finds them already known.
 pub fn may_have_text(mime: Option<&str>, path: &str) -> bool {
     route(mime, path, true) != Route::None
 }

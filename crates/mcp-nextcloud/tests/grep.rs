@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{Stack, second_token, start_configured};
+use common::{Stack, config_for, second_token, start_configured};
+use mcp_nextcloud::McpNextcloud;
+use mcp_nextcloud::convert::ConverterConfig;
 use mcp_nextcloud::index::store;
 use serde_json::{Value, json};
 
@@ -327,4 +329,88 @@ async fn bad_arguments_are_instructions() {
         assert_eq!(result["_meta"]["tamebi/failureKind"], "invalid_arguments", "{result}");
     }
     stack.mcp.shutdown().await;
+}
+
+/// The seeds' bug: the MCP server started without ONLYOFFICE_JWT_SECRET, the
+/// document server refused every conversion exactly as it refuses an
+/// unreadable file, and every document got parked for good. Here the rows
+/// stay pending and uncounted; restarted with the secret, they are read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything() {
+    let directory = std::env::temp_dir().join(format!("tamebi-grep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    let index_path = directory.join("index.db");
+    let converter = |secret: Option<&str>, converter_url: &str| ConverterConfig {
+        url: converter_url.to_string(),
+        secret: secret.map(str::to_string),
+        lend_listen: "127.0.0.1:0".parse().unwrap(),
+        lend_url: None,
+    };
+    let mut stack = start_configured(second_token(), None, |_| {}).await;
+    let converter_url = stack.fake.converter_url().to_string();
+    let configure = |secret: Option<&str>| {
+        let mut config = config_for(&stack.fake, &stack.upstream);
+        config.index.path = Some(index_path.clone());
+        config.converter = Some(converter(secret, &converter_url));
+        config
+    };
+    stack.mcp.shutdown().await;
+    stack.mcp = McpNextcloud::start(configure(None)).await.unwrap();
+    let rtf = br"{\rtf1\ansi{\fonttbl{\f0 Arial;}}\f0 Proc\'e8s-verbal du comit\'e9\par Le comit\'e9 approuve la cl\'f4ture du lot 4.\par}";
+    let uploaded = stack
+        .http
+        .put(format!(
+            "{}/remote.php/dav/files/alice/Documents/pv-comite.rtf",
+            stack.fake.base_url()
+        ))
+        .basic_auth("alice", Some("alice-demo-password"))
+        .body(rtf.to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert!(uploaded.status().is_success());
+    let rtf_id = fileid(&stack, "alice", "Documents/pv-comite.rtf");
+    for _ in 0..4 {
+        grep(&stack, "alice", json!({"query": "cloture"})).await;
+        stack.mcp.index().idle().await;
+        // The back-off would skip the converter for a minute; a test has no minute.
+        stack.mcp.shutdown().await;
+        stack.mcp = McpNextcloud::start(configure(None)).await.unwrap();
+    }
+    let waiting = doc(&stack, rtf_id).unwrap();
+    assert_eq!(
+        (waiting.dirty, waiting.attempts, waiting.status.as_str(), waiting.last_error.as_deref()),
+        (true, 0, "pending", Some("refused")),
+        "{waiting:?}"
+    );
+    // Everything else was read meanwhile: the converter row blocked nothing.
+    let notes = fileid(&stack, "alice", "Documents/notes-reunion.md");
+    assert_eq!(doc(&stack, notes).unwrap().status, "ok");
+
+    // The operator sets the secret and restarts: the row comes back.
+    stack.mcp.shutdown().await;
+    stack.mcp = McpNextcloud::start(configure(Some("demo-converter-secret"))).await.unwrap();
+    grep(&stack, "alice", json!({"query": "cloture"})).await;
+    stack.mcp.index().idle().await;
+    assert_eq!(doc(&stack, rtf_id).unwrap().status, "ok");
+    let found = grep(&stack, "alice", json!({"query": "cloture comite"})).await;
+    let passage = &found["structuredContent"]["passages"][0];
+    assert_eq!(passage["path"], "Documents/pv-comite.rtf", "{found}");
+    // files_read serves the converted text, at the same offsets.
+    let read = stack
+        .call_tool(
+            "alice",
+            "files_read",
+            json!({"path": passage["path"], "offset": passage["offset"], "length": passage["length"]}),
+        )
+        .await;
+    assert!(
+        read["structuredContent"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("approuve la clôture du lot 4"),
+        "{read}"
+    );
+    stack.mcp.shutdown().await;
+    let _ = std::fs::remove_dir_all(&directory);
 }

@@ -587,6 +587,23 @@ pub fn queries(connection: &Connection, since: i64) -> Result<Vec<QueryRow>, Sto
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// A file's passages in order: (heading, offset, length, text).
+pub fn passages(
+    connection: &Connection,
+    fileid: u64,
+) -> Result<Vec<(Option<String>, u64, u64, String)>, StoreError> {
+    let first = (fileid << PASSAGE_INDEX_BITS) as i64;
+    let last = first + (1 << PASSAGE_INDEX_BITS) - 1;
+    let mut statement = connection.prepare(
+        "SELECT heading, byte_offset, byte_length, text FROM chunks
+         WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid",
+    )?;
+    let rows = statement.query_map(params![first, last], |row| {
+        Ok((row.get(0)?, row.get::<_, i64>(1)? as u64, row.get::<_, i64>(2)? as u64, row.get(3)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// One row of `docs`, for tests and operators.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Doc {

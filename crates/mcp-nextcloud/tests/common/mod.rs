@@ -44,20 +44,28 @@ pub async fn start_configured(
 ) -> Stack {
     let fake =
         FakeNextcloud::start(&demo_fixture(), fake_nextcloud::Config::default()).await.unwrap();
-    let mut config = Config {
+    let mut config = config_for(&fake, &upstream);
+    if let Some(url) = nextcloud_url {
+        config.nextcloud_url = url;
+    }
+    edit(&mut config);
+    let mcp = McpNextcloud::start(config).await.unwrap();
+    Stack { fake, mcp, http: reqwest::Client::new(), upstream }
+}
+
+/// mcp-nextcloud's configuration in front of `fake`, on a free port.
+pub fn config_for(fake: &FakeNextcloud, upstream: &UpstreamAuth) -> Config {
+    Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         canonical_url: MCP_AUDIENCE.to_string(),
         issuer: fake.base_url().to_string(),
         jwks_url: None,
-        nextcloud_url: nextcloud_url.unwrap_or_else(|| fake.base_url().to_string()),
+        nextcloud_url: fake.base_url().to_string(),
         upstream: upstream.clone(),
         allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
         index: Default::default(),
         converter: None,
-    };
-    edit(&mut config);
-    let mcp = McpNextcloud::start(config).await.unwrap();
-    Stack { fake, mcp, http: reqwest::Client::new(), upstream }
+    }
 }
 
 pub fn second_token() -> UpstreamAuth {
