@@ -6,7 +6,8 @@
 //! with random permissions — into one running fake Nextcloud (its users,
 //! groups and storage are replaced per case; the stack starts once, because
 //! starting it costs an RSA key). Then, for every user: `files_search` for
-//! everything, `files_read` by path and by fileid of every node in the world
+//! everything, `files_grep` for a word every file holds (after the user's
+//! own searches filled the index), `files_read` by path and by fileid of every node in the world
 //! must answer exactly what an independent model of Nextcloud's sharing
 //! says that user can read, and `not_found` for the rest. Random shares are
 //! then revoked and everything is checked again (a revoked share is gone on
@@ -399,6 +400,9 @@ enum Expect {
     /// Exactly these (path, fileid) pairs, or a subset of them when the
     /// model holds more than one search returns.
     Search(BTreeSet<(String, u64)>),
+    /// `files_grep` passages from exactly these (path, fileid) files, or a
+    /// subset when the model holds more than one page.
+    Grep(BTreeSet<(String, u64)>),
     /// This text, from this file.
     Text { content: String, fileid: Option<u64> },
     /// A success.
@@ -462,6 +466,33 @@ async fn run_probes(stack: &Arc<Stack>, probes: Vec<Probe>) -> Result<(), TestCa
                     );
                 }
             }
+            Expect::Grep(expected) => {
+                ensure!(kind.is_none(), "{what} and failed: {result}");
+                let found: BTreeSet<(String, u64)> = result["structuredContent"]["passages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|passage| {
+                        let path = passage["path"].as_str().unwrap().to_string();
+                        (path, passage["fileid"].as_u64().unwrap())
+                    })
+                    .collect();
+                // A file mounted twice (a file share inside a shared
+                // folder) is one file: it is found once, at one of its paths.
+                ensure!(
+                    found.is_subset(expected),
+                    "{what}: found what the model hides: {:?}",
+                    found.difference(expected)
+                );
+                let found_ids: BTreeSet<u64> = found.iter().map(|(_, id)| *id).collect();
+                let expected_ids: BTreeSet<u64> = expected.iter().map(|(_, id)| *id).collect();
+                if expected_ids.len() <= files_grep_limit_max() {
+                    ensure!(
+                        found_ids == expected_ids,
+                        "{what}\n found {found:?}\n model {expected:?}"
+                    );
+                }
+            }
             Expect::Text { content, fileid } => {
                 ensure!(
                     result["structuredContent"]["text"] == json!(content),
@@ -482,6 +513,10 @@ async fn run_probes(stack: &Arc<Stack>, probes: Vec<Probe>) -> Result<(), TestCa
         }
     }
     Ok(())
+}
+
+fn files_grep_limit_max() -> usize {
+    mcp_nextcloud::tools::files_grep::LIMIT_MAX
 }
 
 fn files_search_limit_max() -> usize {
@@ -516,6 +551,20 @@ fn read_probes(
             json!({"limit": files_search_limit_max()}),
             Expect::Search(expected),
             "searching everything".to_string(),
+        ));
+
+        // files_grep for the word every file's content has: passages of
+        // exactly the files the user can read, wherever the index got them.
+        let readable: BTreeSet<(String, u64)> = view
+            .iter()
+            .filter(|(_, seen)| seen.content.is_some())
+            .map(|(path, seen)| (path.clone(), id_of(seen)))
+            .collect();
+        probes.push(probe(
+            "files_grep",
+            json!({"query": "written", "limit": files_grep_limit_max()}),
+            Expect::Grep(readable),
+            "grepping every file".to_string(),
         ));
 
         // files_read by path: every path of the world and every path the user sees.
@@ -644,6 +693,18 @@ impl Coverage {
     }
 }
 
+/// Searches as `uid` until their passes have read everything they can.
+async fn warm_index(stack: &Stack, uid: &str) -> Result<(), TestCaseError> {
+    for _ in 0..10 {
+        let result = stack.call_tool(uid, "files_grep", json!({"query": "written"})).await;
+        stack.mcp.index().idle().await;
+        if result["structuredContent"]["index"] == "ready" {
+            return Ok(());
+        }
+    }
+    Err(TestCaseError::fail(format!("{uid}'s index never became ready")))
+}
+
 async fn check_case(
     stack: &Arc<Stack>,
     plan: &Plan,
@@ -651,6 +712,12 @@ async fn check_case(
 ) -> Result<(), TestCaseError> {
     let spec = plan.spec();
     let ids = install(stack, &spec);
+    // File ids start again with every world: the index starts again too,
+    // and every user's searches fill it with what they can read.
+    stack.mcp.index().clear().await.expect("the index clears");
+    for uid in &spec.users {
+        warm_index(stack, uid).await?;
+    }
     run_probes(stack, read_probes(&spec, &ids, "before revocations")).await?;
     {
         let mut world = stack.fake.shared.world();

@@ -176,6 +176,14 @@ impl Index {
         let _ = running.wait_for(|count| *count == 0).await;
     }
 
+    /// Empties the index and forgets every user's discovery state, once no
+    /// pass runs: the next searches rebuild it from scratch.
+    pub async fn clear(&self) -> Result<(), StoreError> {
+        self.idle().await;
+        self.inner.users.lock().expect("users lock").clear();
+        self.store().run(|connection| store::clear(connection)).await
+    }
+
     pub fn readiness(&self, uid: &str) -> Readiness {
         let users = self.inner.users.lock().expect("users lock");
         match users.get(uid) {

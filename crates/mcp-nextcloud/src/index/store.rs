@@ -604,6 +604,12 @@ pub fn passages(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Empties the index (every table); the schema stays.
+pub fn clear(connection: &Connection) -> Result<(), StoreError> {
+    connection.execute_batch("DELETE FROM chunks; DELETE FROM docs; DELETE FROM queries;")?;
+    Ok(())
+}
+
 /// One row of `docs`, for tests and operators.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Doc {
