@@ -103,7 +103,7 @@ fn every_stored_passage_is_what_files_read_serves_at_its_offset() {
                 .store()
                 .run_blocking(|connection| store::passages(connection, fileid))
                 .unwrap();
-            for (_, offset, length, text) in passages {
+            for store::NewPassage { offset, length, text, .. } in passages {
                 let read = stack
                     .call_tool(
                         "carol",

@@ -587,11 +587,8 @@ pub fn queries(connection: &Connection, since: i64) -> Result<Vec<QueryRow>, Sto
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// A file's passages in order: (heading, offset, length, text).
-pub fn passages(
-    connection: &Connection,
-    fileid: u64,
-) -> Result<Vec<(Option<String>, u64, u64, String)>, StoreError> {
+/// A file's passages, in order.
+pub fn passages(connection: &Connection, fileid: u64) -> Result<Vec<NewPassage>, StoreError> {
     let first = (fileid << PASSAGE_INDEX_BITS) as i64;
     let last = first + (1 << PASSAGE_INDEX_BITS) - 1;
     let mut statement = connection.prepare(
@@ -599,7 +596,12 @@ pub fn passages(
          WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid",
     )?;
     let rows = statement.query_map(params![first, last], |row| {
-        Ok((row.get(0)?, row.get::<_, i64>(1)? as u64, row.get::<_, i64>(2)? as u64, row.get(3)?))
+        Ok(NewPassage {
+            heading: row.get(0)?,
+            offset: row.get::<_, i64>(1)? as usize,
+            length: row.get::<_, i64>(2)? as usize,
+            text: row.get(3)?,
+        })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
