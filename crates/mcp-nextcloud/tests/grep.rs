@@ -49,6 +49,17 @@ fn last_query(stack: &Stack) -> store::QueryRow {
         .unwrap()
 }
 
+/// Waits up to two seconds for a webhook's effect.
+async fn eventually(check: impl Fn() -> bool) -> bool {
+    for _ in 0..100 {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    false
+}
+
 async fn start() -> Stack {
     start_configured(second_token(), None, |_| {}).await
 }
@@ -259,15 +270,8 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
         .unwrap();
     assert!(upload.status().is_success());
     let uploaded = fileid(&stack, "alice", "Documents/livraison.md");
-    let mut row = None;
-    for _ in 0..100 {
-        row = doc(&stack, uploaded);
-        if row.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let row = row.expect("the webhook reached the index");
+    assert!(eventually(|| doc(&stack, uploaded).is_some()).await, "the webhook reached the index");
+    let row = doc(&stack, uploaded).unwrap();
     assert_eq!((row.dirty, row.mtime, row.status.as_str()), (true, None, "pending"));
     assert_eq!(row.path, "Documents/livraison.md");
 
@@ -292,15 +296,9 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
         .await
         .unwrap();
     assert!(moved.status().is_success());
-    let mut renamed = false;
-    for _ in 0..100 {
-        if doc(&stack, uploaded).is_some_and(|row| row.path == "Documents/livraison-v2.md") {
-            renamed = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert!(renamed);
+    let renamed =
+        || doc(&stack, uploaded).is_some_and(|row| row.path == "Documents/livraison-v2.md");
+    assert!(eventually(renamed).await);
     let deleted = http
         .delete(format!("{base}/remote.php/dav/files/alice/Documents/livraison-v2.md"))
         .basic_auth("alice", Some("alice-demo-password"))
@@ -308,13 +306,7 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
         .await
         .unwrap();
     assert!(deleted.status().is_success());
-    for _ in 0..100 {
-        if doc(&stack, uploaded).is_none() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert!(doc(&stack, uploaded).is_none(), "a deleted file's row and passages go");
+    assert!(eventually(|| doc(&stack, uploaded).is_none()).await, "a deleted file's row goes");
     let found = grep(&stack, "alice", json!({"query": "livraison prototype"})).await;
     assert_eq!(found["structuredContent"]["passages"], json!([]));
     stack.mcp.shutdown().await;

@@ -175,56 +175,37 @@ pub fn record_seen(connection: &Connection, file: &SeenFile, now: i64) -> Result
         Some(etag) if file.etag.is_some() && *etag != file.etag => Seen::Changed,
         Some(_) => Seen::Unchanged,
     };
-    match seen {
+    let sql = match seen {
         Seen::New => {
-            connection.execute(
-                "INSERT INTO docs (fileid, path, mtime, etag, size, mime, dirty, version, dirtied_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 1, ?7)",
-                params![
-                    file.fileid as i64,
-                    file.path,
-                    file.mtime,
-                    file.etag,
-                    file.size.map(|size| size as i64),
-                    file.mime,
-                    now
-                ],
-            )?;
+            "INSERT INTO docs (fileid, path, mtime, etag, size, mime, dirty, version, dirtied_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 1, ?7)"
         }
         Seen::Changed => {
-            connection.execute(
-                "UPDATE docs SET path = ?2, mtime = ?3, etag = ?4, size = ?5, mime = ?6,
-                    dirty = 1, attempts = 0, status = 'pending', last_error = NULL,
-                    version = version + 1, dirtied_at = ?7
-                 WHERE fileid = ?1",
-                params![
-                    file.fileid as i64,
-                    file.path,
-                    file.mtime,
-                    file.etag,
-                    file.size.map(|size| size as i64),
-                    file.mime,
-                    now
-                ],
-            )?;
+            "UPDATE docs SET path = ?2, mtime = ?3, etag = ?4, size = ?5, mime = ?6,
+                dirty = 1, attempts = 0, status = 'pending', last_error = NULL,
+                version = version + 1, dirtied_at = ?7
+             WHERE fileid = ?1"
         }
+        // Fill what a webhook row lacked; never touch the queue state. (The
+        // time, ?7, is bound for every statement, so this one names it too.)
         Seen::Unchanged => {
-            // Fill what a webhook row lacked; never touch the queue state.
-            connection.execute(
-                "UPDATE docs SET path = ?2, mtime = COALESCE(?3, mtime), etag = COALESCE(?4, etag),
-                    size = COALESCE(?5, size), mime = COALESCE(?6, mime)
-                 WHERE fileid = ?1",
-                params![
-                    file.fileid as i64,
-                    file.path,
-                    file.mtime,
-                    file.etag,
-                    file.size.map(|size| size as i64),
-                    file.mime
-                ],
-            )?;
+            "UPDATE docs SET path = ?2, mtime = COALESCE(?3, mtime), etag = COALESCE(?4, etag),
+                size = COALESCE(?5, size), mime = COALESCE(?6, mime)
+             WHERE fileid = ?1 AND ?7 IS NOT NULL"
         }
-    }
+    };
+    connection.execute(
+        sql,
+        params![
+            file.fileid as i64,
+            file.path,
+            file.mtime,
+            file.etag,
+            file.size.map(|size| size as i64),
+            file.mime,
+            now
+        ],
+    )?;
     Ok(seen)
 }
 
