@@ -2,6 +2,8 @@
 //! them. It is glue: parsing flags, starting a library's server, printing
 //! where it listens. No behaviour lives here.
 
+mod index_commands;
+
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
@@ -34,7 +36,97 @@ enum Command {
         converter_listen: SocketAddr,
     },
     /// Run the MCP server for files, calendar, contacts and Deck.
-    McpNextcloud(McpNextcloudArgs),
+    McpNextcloud(Box<McpNextcloudArgs>),
+    /// Set up Nextcloud's webhooks toward mcp-nextcloud's index.
+    Webhooks {
+        #[command(subcommand)]
+        command: WebhooksCommand,
+    },
+    /// Look at mcp-nextcloud's passage index (index.db) from outside.
+    Index {
+        #[command(subcommand)]
+        command: IndexCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum WebhooksCommand {
+    /// Register NodeWritten/Renamed/Deleted webhooks with Nextcloud's
+    /// webhook_listeners app (admin account needed); running it again
+    /// changes nothing.
+    Register(WebhooksRegisterArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct WebhooksRegisterArgs {
+    /// Nextcloud's URL as seen from here.
+    #[arg(long, env = "NEXTCLOUD_URL", default_value = "http://127.0.0.1:8080")]
+    nextcloud_url: String,
+    /// Where Nextcloud calls mcp-nextcloud's webhook endpoint (reachable
+    /// from Nextcloud's background jobs).
+    #[arg(
+        long,
+        env = "TAMEBI_WEBHOOK_ENDPOINT",
+        default_value = "http://127.0.0.1:9101/webhooks/nextcloud"
+    )]
+    endpoint: String,
+    /// The shared secret, the same as mcp-nextcloud's --webhook-secret
+    /// (prefer the environment variable: flags show in `ps`).
+    #[arg(long, env = "TAMEBI_WEBHOOK_SECRET", hide_env_values = true)]
+    secret: String,
+    /// A Nextcloud administrator (webhook registration is admin-only).
+    #[arg(long, env = "NEXTCLOUD_ADMIN_USER")]
+    admin_user: String,
+    /// That administrator's password or app password.
+    #[arg(long, env = "NEXTCLOUD_ADMIN_PASSWORD", hide_env_values = true)]
+    admin_password: String,
+}
+
+#[derive(Debug, Subcommand)]
+enum IndexCommand {
+    /// Documents known, read, pending and failed; passages; size on disk.
+    Status(IndexStatusArgs),
+    /// Searches classified: answered, holes in the index, permission
+    /// boundaries, runs of rephrasings.
+    Report(IndexReportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct IndexDbArg {
+    /// The index file mcp-nextcloud writes.
+    #[arg(long, env = "TAMEBI_INDEX_DB", default_value = "data/index.db")]
+    index_db: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+struct IndexStatusArgs {
+    #[command(flatten)]
+    index_db: IndexDbArg,
+    /// Reprint every interval with the reading rate and an estimate of the
+    /// time left, until Ctrl-C.
+    #[arg(long, conflicts_with = "json")]
+    watch: bool,
+    /// Seconds between two looks while watching.
+    #[arg(long, requires = "watch", default_value = "2", value_parser = index_commands::parse_interval)]
+    interval: std::time::Duration,
+    /// Stop watching once nothing is pending.
+    #[arg(long, requires = "watch")]
+    until_idle: bool,
+    /// Print the numbers as JSON, once.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct IndexReportArgs {
+    #[command(flatten)]
+    index_db: IndexDbArg,
+    /// Only searches this recent: 30m, 24h, 7d (default: all recorded).
+    #[arg(long, value_parser = index_commands::parse_since)]
+    since: Option<index_commands::Since>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -65,6 +157,28 @@ struct McpNextcloudArgs {
     /// Extra host names accepted in the Host header (container names in Compose).
     #[arg(long = "allowed-host", env = "TAMEBI_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     allowed_hosts: Vec<String>,
+    /// The passage index behind files_grep; `:memory:` keeps it in memory
+    /// (lost on exit).
+    #[arg(long, env = "TAMEBI_INDEX_DB", default_value = "data/index.db")]
+    index_db: PathBuf,
+    /// Shared secret Nextcloud's webhooks carry; unset: no webhook endpoint.
+    #[arg(long, env = "TAMEBI_WEBHOOK_SECRET", hide_env_values = true)]
+    webhook_secret: Option<String>,
+    /// The OnlyOffice document server (for DOC, RTF, XLS(X), PPT(X), EPUB);
+    /// unset: those documents stay unread.
+    #[arg(long, env = "ONLYOFFICE_URL")]
+    converter_url: Option<String>,
+    /// The document server's JWT secret (its JWT_SECRET).
+    #[arg(long, env = "ONLYOFFICE_JWT_SECRET", hide_env_values = true)]
+    converter_secret: Option<String>,
+    /// Where documents are lent to the document server (one-shot URLs): an
+    /// internal address, never a public one.
+    #[arg(long, env = "TAMEBI_LEND_LISTEN", default_value = "127.0.0.1:9110")]
+    lend_listen: SocketAddr,
+    /// The base URL the document server reaches the lend listener at
+    /// (default: http://<lend-listen>).
+    #[arg(long, env = "TAMEBI_LEND_URL")]
+    lend_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -87,7 +201,13 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(run(cli))
+    if let Err(error) = runtime.block_on(run(cli)) {
+        // The whole chain on one line, without a backtrace: these messages
+        // are written for operators.
+        eprintln!("error: {error:#}");
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -95,7 +215,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::FakeNextcloud { fixture, listen, converter_listen } => {
             fake_nextcloud_command(fixture, listen, converter_listen).await
         }
-        Command::McpNextcloud(args) => mcp_nextcloud_command(args).await,
+        Command::McpNextcloud(args) => mcp_nextcloud_command(*args).await,
+        Command::Webhooks { command: WebhooksCommand::Register(args) } => {
+            webhooks_register_command(args).await
+        }
+        Command::Index { command: IndexCommand::Status(args) } => {
+            let watch = args.watch.then_some(index_commands::Watch {
+                interval: args.interval,
+                until_idle: args.until_idle,
+            });
+            let options = index_commands::StatusOptions { json: args.json, watch };
+            index_commands::status(&args.index_db.index_db, options).await
+        }
+        Command::Index { command: IndexCommand::Report(args) } => {
+            index_commands::report(&args.index_db.index_db, args.since, args.json).await
+        }
     }
 }
 
@@ -156,6 +290,35 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
     let mut allowed_hosts =
         vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
     allowed_hosts.extend(args.allowed_hosts.into_iter().filter(|host| !host.is_empty()));
+    // An empty variable (`ONLYOFFICE_URL=` in a Compose file) means unset.
+    let set = |value: Option<String>| value.filter(|value| !value.trim().is_empty());
+    let index_path =
+        (args.index_db.as_os_str() != index_commands::IN_MEMORY).then_some(args.index_db);
+    let index = mcp_nextcloud::index::IndexConfig {
+        path: index_path.clone(),
+        webhook_secret: set(args.webhook_secret),
+        limits: Default::default(),
+    };
+    let converter = set(args.converter_url).map(|url| mcp_nextcloud::convert::ConverterConfig {
+        url,
+        secret: set(args.converter_secret),
+        lend_listen: args.lend_listen,
+        lend_url: set(args.lend_url),
+    });
+    if let Some(converter) = &converter {
+        if converter.secret.is_none() {
+            tracing::warn!(
+                converter = %converter.url,
+                "THE CONVERTER HAS NO JWT SECRET (--converter-secret / ONLYOFFICE_JWT_SECRET): a document server with JWT enabled (OnlyOffice's default) refuses every conversion; DOC, RTF, XLS(X), PPT(X) and EPUB files then stay pending in the index until this is fixed"
+            );
+        }
+        if converter.lend_url.is_none() && converter.lend_listen.ip().is_loopback() {
+            tracing::warn!(
+                lend_listen = %converter.lend_listen,
+                "no --lend-url: the document server is told to fetch documents from a loopback address, which it reaches only if it runs on this host"
+            );
+        }
+    }
     let config = mcp_nextcloud::Config {
         listen: args.listen,
         canonical_url: args.canonical_url,
@@ -164,23 +327,119 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
         nextcloud_url: args.nextcloud_url,
         upstream,
         allowed_hosts,
+        index,
+        converter,
     };
     let server = match mcp_nextcloud::McpNextcloud::start(config.clone()).await {
         Ok(server) => server,
         Err(mcp_nextcloud::StartError::Listen { address, source })
             if source.kind() == std::io::ErrorKind::AddrInUse =>
         {
-            anyhow::bail!("{address} is already in use: choose another address with --listen");
+            let flag = match &config.converter {
+                Some(converter) if converter.lend_listen == address => "--lend-listen",
+                _ => "--listen",
+            };
+            anyhow::bail!("{address} is already in use: choose another address with {flag}");
+        }
+        Err(mcp_nextcloud::StartError::Index(error)) => {
+            let place = match &index_path {
+                Some(path) => path.display().to_string(),
+                None => index_commands::IN_MEMORY.to_string(),
+            };
+            anyhow::bail!(
+                "cannot open the index at {place}: {error}; choose another file with --index-db (or TAMEBI_INDEX_DB)"
+            );
         }
         Err(error) => return Err(error.into()),
     };
+    let index_place = match &index_path {
+        Some(path) => {
+            std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()).display().to_string()
+        }
+        None => "in memory (lost on exit; --index-db names a file)".to_string(),
+    };
+    let webhooks = match &config.index.webhook_secret {
+        Some(_) => format!("{}{}", server.url(), mcp_nextcloud::index::webhook::PATH),
+        None => "off (no --webhook-secret)".to_string(),
+    };
+    let converter_state = match (&config.converter, server.index().converter()) {
+        (Some(converter_config), Some(converter)) => format!(
+            "{} ({}), lending on {} as {}",
+            converter_config.url,
+            match converter_config.secret {
+                Some(_) => "requests signed",
+                None => "NO SECRET: requests unsigned",
+            },
+            converter.lend_address(),
+            converter_config
+                .lend_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{}", converter.lend_address()))
+        ),
+        _ => "off (no --converter-url): DOC, RTF, XLS(X), PPT(X), EPUB stay unread".to_string(),
+    };
+    tracing::info!(index = %index_place, %webhooks, converter = %converter_state, "files_grep index");
     println!("mcp-nextcloud is running.");
     println!("  MCP endpoint:  {}{}", server.url(), config.mcp_path());
     println!("  Audience:      {}", config.canonical_url);
     println!("  Issuer:        {}", config.issuer);
     println!("  Nextcloud:     {}", config.nextcloud_url);
+    println!("  Index:         {index_place}");
+    println!("  Webhooks:      {webhooks}");
+    println!("  Converter:     {converter_state}");
     println!("Press Ctrl-C to stop.");
     tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
     server.shutdown().await;
+    Ok(())
+}
+
+async fn webhooks_register_command(args: WebhooksRegisterArgs) -> anyhow::Result<()> {
+    if args.nextcloud_url.starts_with("https://") {
+        // The workspace builds reqwest without TLS: say so rather than fail
+        // with a builder error.
+        anyhow::bail!(
+            "{} is HTTPS, and this build of tamebi speaks plain HTTP only: use Nextcloud's internal http:// URL (--nextcloud-url / NEXTCLOUD_URL)",
+            args.nextcloud_url
+        );
+    }
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .context("cannot build an HTTP client")?;
+    let registered = mcp_nextcloud::index::webhook::register(
+        &http,
+        &args.nextcloud_url,
+        (&args.admin_user, &args.admin_password),
+        &args.endpoint,
+        &args.secret,
+    )
+    .await
+    .map_err(|error| {
+        anyhow::anyhow!("{error} (as {} at {})", args.admin_user, args.nextcloud_url)
+    })?;
+    let short = |event: &str| event.rsplit('\\').next().unwrap_or(event).to_string();
+    let mut already = false;
+    for registration in &registered {
+        match registration {
+            mcp_nextcloud::index::webhook::Registered::Created { event, id } => {
+                println!("registered {} (id {id})", short(event));
+            }
+            mcp_nextcloud::index::webhook::Registered::AlreadyThere { event, id } => {
+                already = true;
+                println!("already registered {} (id {id})", short(event));
+            }
+        }
+    }
+    println!(
+        "Nextcloud calls {} with the secret in {}; mcp-nextcloud needs the same --webhook-secret.",
+        args.endpoint,
+        mcp_nextcloud::index::webhook::SECRET_HEADER
+    );
+    if already {
+        println!(
+            "An existing registration keeps the secret it was made with: if the secret changed, delete those registrations in Nextcloud and run this again."
+        );
+    }
     Ok(())
 }
