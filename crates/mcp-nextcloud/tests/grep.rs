@@ -213,12 +213,13 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
     })
     .await;
     let endpoint = format!("{}/webhooks/nextcloud", stack.mcp.url());
-    // Registered as an operator would, with an admin account: idempotent.
+    // Registered as an operator would, with an admin account: idempotent,
+    // and running it again with a new secret rotates the secret.
     let admin = ("admin", "admin-demo-password");
     let http = reqwest::Client::new();
     let base = stack.fake.base_url().to_string();
     let first =
-        mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "hook-secret")
+        mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "old-secret")
             .await
             .unwrap();
     assert!(

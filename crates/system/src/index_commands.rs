@@ -258,7 +258,7 @@ fn open_existing(index_db: &Path) -> anyhow::Result<Store> {
     if !index_db.is_file() {
         anyhow::bail!("{} is not a file: --index-db names the index.db file", index_db.display());
     }
-    Store::open(Some(index_db))
+    Store::open_read_only(index_db)
         .with_context(|| format!("cannot open the index at {}", index_db.display()))
 }
 

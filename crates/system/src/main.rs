@@ -419,15 +419,13 @@ async fn webhooks_register_command(args: WebhooksRegisterArgs) -> anyhow::Result
         anyhow::anyhow!("{error} (as {} at {})", args.admin_user, args.nextcloud_url)
     })?;
     let short = |event: &str| event.rsplit('\\').next().unwrap_or(event).to_string();
-    let mut already = false;
     for registration in &registered {
         match registration {
             mcp_nextcloud::index::webhook::Registered::Created { event, id } => {
                 println!("registered {} (id {id})", short(event));
             }
             mcp_nextcloud::index::webhook::Registered::AlreadyThere { event, id } => {
-                already = true;
-                println!("already registered {} (id {id})", short(event));
+                println!("already registered {} (id {id}), secret refreshed", short(event));
             }
         }
     }
@@ -436,10 +434,5 @@ async fn webhooks_register_command(args: WebhooksRegisterArgs) -> anyhow::Result
         args.endpoint,
         mcp_nextcloud::index::webhook::SECRET_HEADER
     );
-    if already {
-        println!(
-            "An existing registration keeps the secret it was made with: if the secret changed, delete those registrations in Nextcloud and run this again."
-        );
-    }
     Ok(())
 }

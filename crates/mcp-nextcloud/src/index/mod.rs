@@ -34,7 +34,7 @@ use std::time::Instant;
 use store::{Store, StoreError};
 
 /// How the index is configured.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct IndexConfig {
     /// `index.db`; `None` keeps the index in memory (tests, demos).
     pub path: Option<PathBuf>,
@@ -42,6 +42,17 @@ pub struct IndexConfig {
     /// `None` disables `POST /webhooks/nextcloud`.
     pub webhook_secret: Option<String>,
     pub limits: Limits,
+}
+
+impl std::fmt::Debug for IndexConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("IndexConfig")
+            .field("path", &self.path)
+            .field("webhook_secret", &self.webhook_secret.as_ref().map(|_| "<set>"))
+            .field("limits", &self.limits)
+            .finish()
+    }
 }
 
 /// The bounds of one pass.

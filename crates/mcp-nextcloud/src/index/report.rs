@@ -4,10 +4,13 @@
 //! - candidates = 0: a hole in the index (nothing read says it — or the
 //!   words are not the document's words);
 //! - candidates > 0, survivors = 0: a permission boundary doing its job;
-//! - runs of rephrasings: queries in quick succession (each within
-//!   [`RUN_GAP_SECONDS`] of the previous) that all had candidates, ended by
-//!   nothing better — the model kept rephrasing past what it was given.
-//!   That is vocabulary mismatch, the one failure embeddings fix.
+//! - runs of rephrasings: [`RUN_LENGTH_MIN`] or more queries in quick
+//!   succession (each within [`RUN_GAP_SECONDS`] of the previous) that all
+//!   had candidates — the model kept rephrasing past what each search gave
+//!   it, so what it got was not what it was after. That is vocabulary
+//!   mismatch, the one failure embeddings fix. Whether the model finally
+//!   kept a result is not in the table (it is the orchestrator's to know),
+//!   so an answered last query still counts.
 //!
 //! `queries` has no user column, so a run is found by time alone: on a busy
 //! server two users' searches can interleave into one run. The count is an

@@ -69,7 +69,9 @@ CREATE INDEX queries_at ON queries (at);
 pub enum StoreError {
     #[error("index database: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("index database {path}: schema version {found} is newer than this program's {known}")]
+    #[error(
+        "index database {path}: schema version {found}, this program knows {known} (a newer program wrote it, or the server has not started on it yet)"
+    )]
     TooNew { path: String, found: i64, known: i64 },
     #[error("index database worker stopped")]
     Stopped,
@@ -99,6 +101,23 @@ impl Store {
         connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         migrate(&connection, &path.map(|path| path.display().to_string()).unwrap_or_default())?;
+        Ok(Store { connection: Arc::new(Mutex::new(connection)) })
+    }
+
+    /// Opens an existing `path` read-only, for operators looking at a live
+    /// server's index: nothing is created, migrated or written. A schema the
+    /// program does not know yet is refused.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let connection = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        let found: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        let known = MIGRATIONS.len() as i64;
+        if found != known {
+            return Err(StoreError::TooNew { path: path.display().to_string(), found, known });
+        }
         Ok(Store { connection: Arc::new(Mutex::new(connection)) })
     }
 

@@ -159,8 +159,15 @@ fn user_path(path: &str) -> String {
 /// What registering did for one event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Registered {
-    Created { event: String, id: u64 },
-    AlreadyThere { event: String, id: u64 },
+    Created {
+        event: String,
+        id: u64,
+    },
+    /// It existed; its secret was rewritten with the current one.
+    AlreadyThere {
+        event: String,
+        id: u64,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -177,7 +184,8 @@ pub enum RegisterError {
 
 /// Registers [`REGISTERED_EVENTS`] with webhook_listeners' OCS API, calling
 /// `endpoint` with the secret in [`SECRET_HEADER`]. Idempotent: an event
-/// already registered for `endpoint` is left as it is. Needs an admin
+/// already registered for `endpoint` keeps its id and gets the current
+/// secret (Nextcloud never shows the stored one, so it cannot be compared). Needs an admin
 /// account (an app password): this is an operator's command, and the
 /// server itself never holds that credential.
 pub async fn register(
@@ -219,10 +227,6 @@ pub async fn register(
         .unwrap_or_default();
     let mut outcome = Vec::new();
     for event in REGISTERED_EVENTS {
-        if let Some((_, id)) = existing.iter().find(|(known, _)| known == event) {
-            outcome.push(Registered::AlreadyThere { event: event.to_string(), id: *id });
-            continue;
-        }
         let body = serde_json::json!({
             "httpMethod": "POST",
             "uri": endpoint,
@@ -230,6 +234,14 @@ pub async fn register(
             "authMethod": "header",
             "authData": { SECRET_HEADER: secret },
         });
+        // Nextcloud never shows a registration's secret, so an existing one
+        // is rewritten with the current secret: a changed secret takes effect.
+        if let Some((_, id)) = existing.iter().find(|(known, _)| known == event) {
+            let update = format!("{url}/{id}");
+            ocs_data(ocs(http.post(&update).json(&body)).send().await, &update).await?;
+            outcome.push(Registered::AlreadyThere { event: event.to_string(), id: *id });
+            continue;
+        }
         let data = ocs_data(ocs(http.post(&url).json(&body)).send().await, &url).await?;
         let id = data["id"].as_u64().ok_or_else(|| RegisterError::Unexpected {
             status: 200,
