@@ -1035,7 +1035,7 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
         let files: Vec<u64> = all_files.iter().copied().take(CHECK_FIRST).collect();
         let before = counter.read();
         let started = Instant::now();
-        let readable = visible::readable(&alice, &files)
+        let readable = visible::readable(&alice, &files, None)
             .await
             .unwrap_or_else(|failure| panic!("permission check failed: {}", failure.message));
         report.alice_check.push(started.elapsed(), counter.read() - before);
@@ -1095,7 +1095,7 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
         if !ids.is_empty() {
             let before = counter.read();
             let started = Instant::now();
-            visible::readable(&bob, &ids)
+            visible::readable(&bob, &ids, None)
                 .await
                 .unwrap_or_else(|failure| panic!("permission check failed: {}", failure.message));
             report.bob_search.push(started.elapsed(), counter.read() - before);
@@ -1136,9 +1136,9 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
         let mut readable = Vec::new();
         for round in rounds {
             readable.extend(
-                visible::readable(&alice, &all_files[round]).await.unwrap_or_else(|failure| {
-                    panic!("permission check failed: {}", failure.message)
-                }),
+                visible::readable(&alice, &all_files[round], None).await.unwrap_or_else(
+                    |failure| panic!("permission check failed: {}", failure.message),
+                ),
             );
         }
         report.folder_checks.push(started.elapsed(), counter.read() - before);

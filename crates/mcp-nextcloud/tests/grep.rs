@@ -102,6 +102,22 @@ async fn a_cold_index_says_so_then_finds_sections_that_files_read_rereads() {
     let row = last_query(&stack);
     assert!(row.candidates >= 1 && row.survivors >= 1 && row.returned >= 1, "{row:?}");
 
+    // A folder narrows the permission check itself.
+    let everywhere = grep(&stack, "alice", json!({"query": "reunion"})).await;
+    let paths = |result: &Value| -> Vec<String> {
+        result["structuredContent"]["passages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|passage| passage["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(paths(&everywhere).iter().any(|path| path.starts_with("Documents/")), "{everywhere}");
+    let in_apollo =
+        grep(&stack, "alice", json!({"query": "reunion", "folder": "Projects/Apollo"})).await;
+    assert!(!paths(&in_apollo).is_empty(), "{in_apollo}");
+    assert!(paths(&in_apollo).iter().all(|path| path.starts_with("Projects/Apollo/")));
+
     // Browsing by heading.
     let found = grep(&stack, "alice", json!({"heading": "budget"})).await;
     assert!(

@@ -143,7 +143,7 @@ async fn read(index: &Index, nextcloud: &Nextcloud, limits: &Limits) -> Result<u
         return Ok(0);
     }
     let fileids: Vec<u64> = queued.iter().map(|row| row.fileid).collect();
-    let readable: HashMap<u64, FileInfo> = super::visible::readable(nextcloud, &fileids)
+    let readable: HashMap<u64, FileInfo> = super::visible::readable(nextcloud, &fileids, None)
         .await
         .map_err(|failure| failure.message)?
         .into_iter()

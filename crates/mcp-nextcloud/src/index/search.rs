@@ -3,8 +3,9 @@
 //! 1. FTS5 finds candidate passages, best first (bm25).
 //! 2. They are grouped by file, keeping the best-first order of files.
 //! 3. Nextcloud is asked, as the user, which of the candidate files they can
-//!    read now — one DAV SEARCH on the file ids of a batch. A file the check
-//!    does not confirm is not shown: an error fails closed.
+//!    read now — one DAV SEARCH per 100 file ids, scoped to the folder when
+//!    the search is. A file the check does not confirm is not shown: an
+//!    error fails closed.
 //! 4. Survivors' passages are returned until `limit`; when survivors are
 //!    few, the next, larger batch of candidates is checked, so a user who
 //!    can read 0.1 % of the corpus still gets a full page if matches exist.
@@ -107,7 +108,6 @@ pub async fn search(
             files[slot].1.push(candidate.rowid);
         }
     }
-    let folder = request.folder.as_deref().map(|folder| format!("{}/", folder.trim_matches('/')));
     let mut survivors: Vec<FileInfo> = Vec::new();
     let mut chosen: Vec<(i64, usize)> = Vec::new(); // rowid, survivor index
     let mut checked = 0;
@@ -119,19 +119,13 @@ pub async fn search(
         }
         let end = (checked + batch).min(files.len());
         let ids: Vec<u64> = files[checked..end].iter().map(|(fileid, _)| *fileid).collect();
-        match super::visible::readable(nextcloud, &ids).await {
+        match super::visible::readable(nextcloud, &ids, request.folder.as_deref()).await {
             Ok(readable) => {
                 let readable: HashMap<u64, FileInfo> =
                     readable.into_iter().map(|file| (file.fileid, file)).collect();
                 for (fileid, rowids) in &files[checked..end] {
                     let Some(file) = readable.get(fileid) else { continue };
                     survivors.push(file.clone());
-                    let in_folder = folder
-                        .as_deref()
-                        .is_none_or(|folder| folder == "/" || file.path.starts_with(folder));
-                    if !in_folder {
-                        continue;
-                    }
                     for rowid in rowids {
                         if chosen.len() < request.limit {
                             chosen.push((*rowid, survivors.len() - 1));
@@ -162,10 +156,12 @@ pub async fn search(
         .run(move |connection| {
             let hits = store::hits(connection, &fts, &rowids)?;
             // What the check saw refreshes the rows (and marks changed files dirty).
+            let transaction = connection.transaction()?;
             for file in &seen {
-                store::record_seen(connection, file, now)?;
+                store::record_seen(&transaction, file, now)?;
             }
-            store::record_query(connection, now, &query_text, counts.0, counts.1, counts.2)?;
+            store::record_query(&transaction, now, &query_text, counts.0, counts.1, counts.2)?;
+            transaction.commit()?;
             Ok(hits)
         })
         .await

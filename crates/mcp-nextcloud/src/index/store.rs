@@ -207,10 +207,14 @@ pub fn record_seen(connection: &Connection, file: &SeenFile, now: i64) -> Result
         }
         // Fill what a webhook row lacked; never touch the queue state. (The
         // time, ?7, is bound for every statement, so this one names it too.)
+        // Nothing is written when nothing differs: searches refresh rows often.
         Seen::Unchanged => {
             "UPDATE docs SET path = ?2, mtime = COALESCE(?3, mtime), etag = COALESCE(?4, etag),
                 size = COALESCE(?5, size), mime = COALESCE(?6, mime)
-             WHERE fileid = ?1 AND ?7 IS NOT NULL"
+             WHERE fileid = ?1 AND ?7 IS NOT NULL
+               AND (path IS NOT ?2 OR mtime IS NOT COALESCE(?3, mtime)
+                    OR etag IS NOT COALESCE(?4, etag) OR size IS NOT COALESCE(?5, size)
+                    OR mime IS NOT COALESCE(?6, mime))"
         }
     };
     connection.execute(
@@ -488,7 +492,10 @@ pub fn hits(
     Ok(hits)
 }
 
-/// Records one search.
+/// How long `queries` rows are kept: long enough for a monthly report.
+pub const QUERIES_KEPT_SECONDS: i64 = 90 * 24 * 3600;
+
+/// Records one search, and forgets those older than [`QUERIES_KEPT_SECONDS`].
 pub fn record_query(
     connection: &Connection,
     at: i64,
@@ -501,6 +508,7 @@ pub fn record_query(
         "INSERT INTO queries (at, query, candidates, survivors, returned) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![at, query, candidates as i64, survivors as i64, returned as i64],
     )?;
+    connection.execute("DELETE FROM queries WHERE at < ?1", [at - QUERIES_KEPT_SECONDS])?;
     Ok(())
 }
 

@@ -18,12 +18,14 @@ pub const CHECK_BATCH_MAX: usize = 100;
 pub const CHECK_CONCURRENCY: usize = 4;
 
 /// The files among `fileids` the user can read now (Nextcloud's `G`
-/// permission), with the user's paths, in no particular order. A file
-/// missing from the answer is not readable; an error fails the whole check
-/// (the caller shows nothing it could not confirm).
+/// permission), with the user's paths, in no particular order; with
+/// `folder`, only those below it (the SEARCH's scope, so Nextcloud does the
+/// narrowing). A file missing from the answer is not readable; an error
+/// fails the whole check (the caller shows nothing it could not confirm).
 pub async fn readable(
     nextcloud: &Nextcloud,
     fileids: &[u64],
+    folder: Option<&str>,
 ) -> Result<Vec<FileInfo>, ToolFailure> {
     use futures_util::StreamExt as _;
     let asked: HashSet<u64> = fileids.iter().copied().collect();
@@ -45,7 +47,9 @@ pub async fn readable(
         })
         .collect();
     let mut answers = futures_util::stream::iter(batches)
-        .map(|condition| async move { search(nextcloud, &condition, "", CHECK_BATCH_MAX, 0).await })
+        .map(|condition| async move {
+            search(nextcloud, folder.unwrap_or(""), &condition, "", CHECK_BATCH_MAX, 0).await
+        })
         .buffer_unordered(CHECK_CONCURRENCY);
     let mut files = Vec::with_capacity(fileids.len());
     while let Some(found) = answers.next().await {
@@ -73,11 +77,12 @@ pub async fn changed_since(
         since.format("%Y-%m-%dT%H:%M:%SZ")
     );
     let order = "<d:order><d:prop><d:getlastmodified/></d:prop><d:ascending/></d:order>";
-    search(nextcloud, &condition, order, count, skip).await
+    search(nextcloud, "", &condition, order, count, skip).await
 }
 
 async fn search(
     nextcloud: &Nextcloud,
+    folder: &str,
     condition: &str,
     order: &str,
     count: usize,
@@ -89,7 +94,7 @@ async fn search(
 <d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns" xmlns:ns="https://github.com/icewind1991/SearchDAV/ns">
 <d:basicsearch>
 <d:select><d:prop>{props}</d:prop></d:select>
-<d:from><d:scope><d:href>/files/{uid}</d:href><d:depth>infinity</d:depth></d:scope></d:from>
+<d:from><d:scope><d:href>/files/{uid}{folder}</d:href><d:depth>infinity</d:depth></d:scope></d:from>
 <d:where>{condition}</d:where>
 <d:orderby>{order}</d:orderby>
 <d:limit><d:nresults>{count}</d:nresults><ns:firstresult>{skip}</ns:firstresult></d:limit>
@@ -97,6 +102,10 @@ async fn search(
 </d:searchrequest>"#,
         props = dav::FILE_PROPERTIES,
         uid = xml_tree::escape(uid),
+        folder = match folder.trim_matches('/') {
+            "" => String::new(),
+            folder => format!("/{}", xml_tree::escape(folder)),
+        },
     );
     let answer = nextcloud
         .send(
@@ -107,7 +116,8 @@ async fn search(
         )
         .await?;
     if answer.status.as_u16() != 207 {
-        return Err(status_failure(answer.status, Subject::Account));
+        let subject = if folder.is_empty() { Subject::Account } else { Subject::Path(folder) };
+        return Err(status_failure(answer.status, subject));
     }
     Ok(dav::parse_multistatus(&answer.body)
         .map_err(|_| crate::nextcloud::unreachable_failure())?
