@@ -1,6 +1,11 @@
 //! The orchestrator: the agent loop, the context engine, the model client and
 //! the chat, audit and memory stores.
 //!
-//! Empty until its issue fills it. Its defining property is what it does not
-//! depend on: no crate that can talk to Nextcloud (checked by the workspace's
-//! crate-graph test in `crates/system/tests/crate_graph.rs`).
+//! Its defining property is what it does not depend on: no crate that can
+//! talk to Nextcloud (checked by the workspace's crate-graph test in
+//! `crates/system/tests/crate_graph.rs`). Who the user is arrives signed by
+//! the Nextcloud app ([`identity`]); what the model says arrives through an
+//! OpenAI-compatible client of our own ([`model`]).
+
+pub mod identity;
+pub mod model;

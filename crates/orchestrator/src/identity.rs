@@ -1,0 +1,387 @@
+//! Who the caller is: the signed identity the Tamebi Nextcloud app attaches to
+//! every request.
+//!
+//! Only Nextcloud knows who the user is. The app reads the uid from the user's
+//! session and signs it, with a timestamp and a hash of the body, using a
+//! secret it shares with the orchestrator; nothing downstream re-derives an
+//! identity. [`verify`] is the one door: it turns request headers and body
+//! into an [`Identity`] or an [`IdentityError`] that says which HTTP status to
+//! answer. The contract, with test vectors the PHP app must reproduce, is
+//! `docs/identity.md`; a test checks those vectors against this code.
+//!
+//! Rejected alternatives: a bearer token or session cookie checked here (the
+//! orchestrator would need a Nextcloud client, which it must never have), and
+//! trusting a `uid` field in the body (a body uid is an attempt to choose an
+//! identity, so it is refused with 400 rather than ignored).
+
+mod replay;
+
+use std::fmt;
+use std::sync::Mutex;
+
+use hmac::{Hmac, Mac};
+use http::{HeaderMap, StatusCode};
+use sha2::{Digest, Sha256};
+
+use replay::{ReplaySet, Seen};
+
+pub const HEADER_UID: &str = "x-tamebi-uid";
+pub const HEADER_TIMESTAMP: &str = "x-tamebi-timestamp";
+pub const HEADER_SIGNATURE: &str = "x-tamebi-signature";
+pub const HEADER_ACCESS_TOKEN: &str = "x-tamebi-access-token";
+pub const HEADER_REQUEST_ID: &str = "x-request-id";
+
+/// How far a request's timestamp may be from the orchestrator's clock, either way.
+pub const TIMESTAMP_WINDOW_S: u64 = 60;
+/// How many signatures the replay set remembers before it refuses new requests.
+pub const REPLAY_ENTRIES_MAX_DEFAULT: usize = 100_000;
+/// A shared secret shorter than this is refused at start-up.
+pub const SECRET_BYTES_MIN: usize = 32;
+/// Nextcloud's `IUser::MAX_USERID_LENGTH`.
+pub const UID_BYTES_MAX: usize = 64;
+pub const REQUEST_ID_BYTES_MAX: usize = 200;
+pub const ACCESS_TOKEN_BYTES_MAX: usize = 16 * 1024;
+
+/// A caller whose identity Nextcloud signed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The Nextcloud user id, exactly as signed.
+    pub uid: String,
+    /// The user's OIDC access token for the MCP servers, when the app sent one.
+    /// Without it the agent has no workspace tools this turn.
+    pub access_token: Option<AccessToken>,
+    /// Nextcloud's request id: one string joins the UI, nextcloud.log and our logs.
+    pub request_id: String,
+}
+
+/// The user's access token. It is carried to the MCP servers and never stored
+/// or logged, so it has no `Display` and its `Debug` is redacted.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AccessToken(String);
+
+/// Checks signatures with the shared secret and remembers the ones already used.
+pub struct Verifier {
+    secret: Vec<u8>,
+    replay: Mutex<ReplaySet>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("the shared identity secret must be at least {SECRET_BYTES_MIN} bytes long")]
+pub struct SecretTooShort;
+
+/// Why a request's identity was refused. `Display` is safe to show the
+/// caller: it never carries the secret or the expected signature.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum IdentityError {
+    #[error("the request carries no {0} header")]
+    MissingHeader(&'static str),
+    #[error("the {header} header is malformed: {reason}")]
+    MalformedHeader { header: &'static str, reason: &'static str },
+    #[error("the uid is not a Nextcloud user id: {reason}")]
+    InvalidUid { reason: &'static str },
+    #[error(
+        "the request's timestamp is {skew_s} s away from the server's clock \
+         (at most {TIMESTAMP_WINDOW_S} s allowed)"
+    )]
+    StaleTimestamp { skew_s: u64 },
+    #[error("the request's signature does not match its uid, timestamp and body")]
+    BadSignature,
+    #[error("this signed request was already used")]
+    Replayed,
+    #[error("too many requests in the replay window; try again shortly")]
+    ReplayCapacity,
+    #[error("the request body is not JSON")]
+    BodyNotJson,
+    #[error("the request body names a uid; the identity comes from the signature only")]
+    BodyNamesUid,
+}
+
+/// Checks the signed identity of one request. `now_unix_s` is the
+/// orchestrator's clock, passed in so tests can hold it still.
+///
+/// The checks run cheapest first and the body is parsed only once the
+/// signature holds, so an unauthenticated caller cannot make us parse JSON.
+pub fn verify(
+    headers: &HeaderMap,
+    body: &[u8],
+    verifier: &Verifier,
+    now_unix_s: u64,
+) -> Result<Identity, IdentityError> {
+    let uid = header(headers, HEADER_UID)?;
+    check_uid(uid)?;
+    let timestamp_text = header(headers, HEADER_TIMESTAMP)?;
+    let timestamp = parse_timestamp(timestamp_text)?;
+    let signature = parse_signature(header(headers, HEADER_SIGNATURE)?)?;
+    let request_id = header(headers, HEADER_REQUEST_ID)?;
+    check_request_id(request_id)?;
+    let access_token = match headers.get(HEADER_ACCESS_TOKEN) {
+        None => None,
+        Some(_) => Some(parse_access_token(header(headers, HEADER_ACCESS_TOKEN)?)?),
+    };
+
+    let skew_s = now_unix_s.abs_diff(timestamp);
+    if skew_s > TIMESTAMP_WINDOW_S {
+        return Err(IdentityError::StaleTimestamp { skew_s });
+    }
+
+    let mut mac = verifier.mac();
+    mac.update(canonical_string(uid, timestamp_text, body).as_bytes());
+    // `verify_slice` compares in constant time.
+    mac.verify_slice(&signature).map_err(|_| IdentityError::BadSignature)?;
+
+    let seen = verifier
+        .replay
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .insert(timestamp, signature, now_unix_s);
+    match seen {
+        Seen::New => {}
+        Seen::Again => return Err(IdentityError::Replayed),
+        Seen::Full => {
+            tracing::warn!("identity replay set is full; refusing a correctly signed request");
+            return Err(IdentityError::ReplayCapacity);
+        }
+    }
+
+    check_body(body)?;
+
+    Ok(Identity { uid: uid.to_owned(), access_token, request_id: request_id.to_owned() })
+}
+
+/// The string the app signs: `uid`, the timestamp as sent, and the lowercase
+/// hex SHA-256 of the raw body, joined by `\n`. Neither a uid nor a timestamp
+/// can contain `\n`, so no two requests share a canonical string.
+pub fn canonical_string(uid: &str, timestamp: &str, body: &[u8]) -> String {
+    format!("{uid}\n{timestamp}\n{}", hex_lower(&Sha256::digest(body)))
+}
+
+/// Signs a request the way the Nextcloud app does: lowercase hex
+/// HMAC-SHA256 of [`canonical_string`]. For tests and the fake app.
+pub fn sign(secret: &[u8], uid: &str, timestamp: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC accepts any key length");
+    mac.update(canonical_string(uid, timestamp, body).as_bytes());
+    hex_lower(&mac.finalize().into_bytes())
+}
+
+impl IdentityError {
+    /// 401 when the caller is not authenticated (missing identity, bad
+    /// signature, stale or replayed), 400 when a signed request is
+    /// malformed, 503 when the replay set is full.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            IdentityError::MissingHeader(_)
+            | IdentityError::StaleTimestamp { .. }
+            | IdentityError::BadSignature
+            | IdentityError::Replayed => StatusCode::UNAUTHORIZED,
+            IdentityError::MalformedHeader { .. }
+            | IdentityError::InvalidUid { .. }
+            | IdentityError::BodyNotJson
+            | IdentityError::BodyNamesUid => StatusCode::BAD_REQUEST,
+            IdentityError::ReplayCapacity => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+impl Verifier {
+    pub fn new(secret: impl Into<Vec<u8>>) -> Result<Verifier, SecretTooShort> {
+        Verifier::with_replay_entries_max(secret, REPLAY_ENTRIES_MAX_DEFAULT)
+    }
+
+    pub fn with_replay_entries_max(
+        secret: impl Into<Vec<u8>>,
+        replay_entries_max: usize,
+    ) -> Result<Verifier, SecretTooShort> {
+        let secret = secret.into();
+        if secret.len() < SECRET_BYTES_MIN {
+            return Err(SecretTooShort);
+        }
+        assert!(replay_entries_max > 0);
+        let replay = Mutex::new(ReplaySet::new(TIMESTAMP_WINDOW_S, replay_entries_max));
+        Ok(Verifier { secret, replay })
+    }
+
+    fn mac(&self) -> Hmac<Sha256> {
+        Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC accepts any key length")
+    }
+}
+
+impl fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Verifier").field("secret", &"[redacted]").finish_non_exhaustive()
+    }
+}
+
+impl AccessToken {
+    /// The token itself, for the `Authorization` header of an MCP request.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for AccessToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AccessToken([redacted])")
+    }
+}
+
+impl fmt::Debug for Identity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Identity")
+            .field("uid", &self.uid)
+            .field("access_token", &self.access_token)
+            .field("request_id", &self.request_id)
+            .finish()
+    }
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &'static str) -> Result<&'a str, IdentityError> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next().ok_or(IdentityError::MissingHeader(name))?;
+    if values.next().is_some() {
+        return Err(IdentityError::MalformedHeader { header: name, reason: "sent more than once" });
+    }
+    value
+        .to_str()
+        .map_err(|_| IdentityError::MalformedHeader { header: name, reason: "not visible ASCII" })
+}
+
+/// Nextcloud's own rule (`OC\User\Manager::validateUserId`): letters, digits,
+/// space and `_.@-'`, not blank, no surrounding space, not `.` or `..`, at
+/// most 64 bytes.
+fn check_uid(uid: &str) -> Result<(), IdentityError> {
+    let invalid = |reason| Err(IdentityError::InvalidUid { reason });
+    if uid.trim().is_empty() {
+        return invalid("it is empty");
+    }
+    if uid.len() > UID_BYTES_MAX {
+        return invalid("it is longer than 64 bytes");
+    }
+    if !uid.bytes().all(|b| b.is_ascii_alphanumeric() || b" _.@-'".contains(&b)) {
+        return invalid("it has a character other than letters, digits, space and _.@-'");
+    }
+    if uid.trim() != uid {
+        return invalid("it starts or ends with a space");
+    }
+    if uid == "." || uid == ".." {
+        return invalid("it is a dot path");
+    }
+    Ok(())
+}
+
+/// Unix seconds in decimal, without sign or leading zero, so that each
+/// instant has exactly one spelling.
+fn parse_timestamp(text: &str) -> Result<u64, IdentityError> {
+    let malformed =
+        |reason| Err(IdentityError::MalformedHeader { header: HEADER_TIMESTAMP, reason });
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return malformed("not unix seconds in decimal digits");
+    }
+    if text.len() > 1 && text.starts_with('0') {
+        return malformed("has a leading zero");
+    }
+    match text.parse() {
+        Ok(timestamp) => Ok(timestamp),
+        Err(_) => malformed("out of range"),
+    }
+}
+
+/// Exactly 64 lowercase hex digits: one spelling per signature, so a
+/// recased signature is not a second valid one.
+fn parse_signature(text: &str) -> Result<[u8; 32], IdentityError> {
+    let malformed = Err(IdentityError::MalformedHeader {
+        header: HEADER_SIGNATURE,
+        reason: "not 64 lowercase hex digits",
+    });
+    let bytes = text.as_bytes();
+    if bytes.len() != 64 {
+        return malformed;
+    }
+    let mut signature = [0u8; 32];
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        match (hex_digit(pair[0]), hex_digit(pair[1])) {
+            (Some(high), Some(low)) => signature[i] = high << 4 | low,
+            _ => return malformed,
+        }
+    }
+    Ok(signature)
+}
+
+fn check_request_id(request_id: &str) -> Result<(), IdentityError> {
+    let ok = !request_id.is_empty()
+        && request_id.len() <= REQUEST_ID_BYTES_MAX
+        && request_id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.@+=/:".contains(&b));
+    if !ok {
+        return Err(IdentityError::MalformedHeader {
+            header: HEADER_REQUEST_ID,
+            reason: "not 1 to 200 letters, digits or -_.@+=/:",
+        });
+    }
+    Ok(())
+}
+
+fn parse_access_token(text: &str) -> Result<AccessToken, IdentityError> {
+    let ok = !text.is_empty()
+        && text.len() <= ACCESS_TOKEN_BYTES_MAX
+        && text.bytes().all(|b| b.is_ascii_graphic());
+    if !ok {
+        return Err(IdentityError::MalformedHeader {
+            header: HEADER_ACCESS_TOKEN,
+            reason: "not 1 to 16384 visible ASCII characters without spaces",
+        });
+    }
+    Ok(AccessToken(text.to_owned()))
+}
+
+/// Every orchestrator endpoint takes JSON, so a non-empty body that is not
+/// JSON cannot be checked for a uid and is refused. A `uid` key at any depth
+/// is refused too.
+fn check_body(body: &[u8]) -> Result<(), IdentityError> {
+    if body.is_empty() {
+        return Ok(());
+    }
+    // serde_json refuses nesting deeper than 128, which bounds the walk below.
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|_| IdentityError::BodyNotJson)?;
+    if json_names_uid(&value) {
+        return Err(IdentityError::BodyNamesUid);
+    }
+    Ok(())
+}
+
+fn json_names_uid(value: &serde_json::Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            serde_json::Value::Object(object) => {
+                if object.contains_key("uid") {
+                    return true;
+                }
+                stack.extend(object.values());
+            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn hex_digit(byte: u8) -> Option<u8> {
+    match byte {
+        b'0'..=b'9' => Some(byte - b'0'),
+        b'a'..=b'f' => Some(byte - b'a' + 10),
+        _ => None,
+    }
+}
+
+fn hex_lower(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        text.push(DIGITS[usize::from(byte >> 4)] as char);
+        text.push(DIGITS[usize::from(byte & 0xf)] as char);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,398 @@
+//! Tests of the signed identity: the documented vectors, each refusal and its
+//! status, and a property that any changed byte is refused.
+
+use http::{HeaderMap, HeaderValue, StatusCode};
+use proptest::prelude::*;
+
+use super::*;
+
+const SECRET: &[u8] = b"tamebi-unit-test-secret-0123456789abcdef";
+const NOW: u64 = 1_767_225_600;
+
+/// A request as the Nextcloud app would send it; tests edit it, then sign or not.
+#[derive(Clone, Debug)]
+struct Request {
+    uid: String,
+    timestamp: String,
+    body: Vec<u8>,
+    access_token: Option<String>,
+    request_id: String,
+}
+
+impl Request {
+    fn new(body: &str) -> Request {
+        Request {
+            uid: "alice".to_owned(),
+            timestamp: NOW.to_string(),
+            body: body.as_bytes().to_vec(),
+            access_token: Some("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln".to_owned()),
+            request_id: "aB3dE5fG7hJ9kL1mN3pQ".to_owned(),
+        }
+    }
+
+    fn signature(&self) -> String {
+        sign(SECRET, &self.uid, &self.timestamp, &self.body)
+    }
+
+    fn headers(&self, signature: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let mut put = |name: &'static str, value: &str| {
+            headers.insert(name, HeaderValue::from_str(value).unwrap());
+        };
+        put(HEADER_UID, &self.uid);
+        put(HEADER_TIMESTAMP, &self.timestamp);
+        put(HEADER_SIGNATURE, signature);
+        put(HEADER_REQUEST_ID, &self.request_id);
+        if let Some(token) = &self.access_token {
+            put(HEADER_ACCESS_TOKEN, token);
+        }
+        headers
+    }
+}
+
+fn verifier() -> Verifier {
+    Verifier::new(SECRET).unwrap()
+}
+
+/// Signs `request` and verifies it with a fresh verifier at `NOW`.
+fn check(request: &Request) -> Result<Identity, IdentityError> {
+    verify(&request.headers(&request.signature()), &request.body, &verifier(), NOW)
+}
+
+fn check_refused(request: &Request, status: StatusCode, expected: IdentityError) {
+    let error = check(request).unwrap_err();
+    assert_eq!(error, expected);
+    assert_eq!(error.status(), status, "{error}");
+}
+
+#[test]
+fn the_documented_vectors_are_what_the_code_computes() {
+    let doc_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/identity.md");
+    let doc = std::fs::read_to_string(doc_path).unwrap();
+    let vectors = documented_vectors(&doc);
+    assert_eq!(vectors.len(), 3, "docs/identity.md has three vectors");
+    let mut empty_bodies = 0;
+    for vector in &vectors {
+        let field = |name: &str| vector.get(name).unwrap_or_else(|| panic!("no {name}")).as_str();
+        let (secret, uid, timestamp, body) =
+            (field("secret"), field("uid"), field("timestamp"), field("body"));
+        empty_bodies += usize::from(body.is_empty());
+        assert_eq!(hex_lower(&Sha256::digest(body)), field("sha256"), "{uid}");
+        assert_eq!(canonical_string(uid, timestamp, body.as_bytes()), field("canonical"), "{uid}");
+        assert_eq!(sign(secret.as_bytes(), uid, timestamp, body.as_bytes()), field("signature"));
+
+        let request = Request {
+            uid: uid.to_owned(),
+            timestamp: timestamp.to_owned(),
+            body: body.as_bytes().to_vec(),
+            access_token: None,
+            request_id: "vector".to_owned(),
+        };
+        let now = timestamp.parse().unwrap();
+        let verifier = Verifier::new(secret).unwrap();
+        let identity =
+            verify(&request.headers(field("signature")), &request.body, &verifier, now).unwrap();
+        assert_eq!(identity.uid, uid);
+    }
+    assert_eq!(empty_bodies, 1, "one vector pins the hash of an empty body");
+}
+
+/// The `text` blocks of docs/identity.md that hold `name: value` lines.
+fn documented_vectors(doc: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut vectors = Vec::new();
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        if line != "```text" {
+            continue;
+        }
+        let mut vector = std::collections::BTreeMap::new();
+        for line in lines.by_ref().take_while(|line| *line != "```") {
+            let Some((name, value)) = line.split_once(':') else { continue };
+            let value = value.trim_start_matches(' ');
+            let value = if name == "canonical" { value.replace("\\n", "\n") } else { value.into() };
+            vector.insert(name.to_owned(), value);
+        }
+        if vector.contains_key("signature") {
+            vectors.push(vector);
+        }
+    }
+    vectors
+}
+
+#[test]
+fn a_signed_request_yields_the_identity() {
+    let identity = check(&Request::new(r#"{"messages":[]}"#)).unwrap();
+    assert_eq!(identity.uid, "alice");
+    assert_eq!(identity.request_id, "aB3dE5fG7hJ9kL1mN3pQ");
+    let token = identity.access_token.as_ref().unwrap();
+    assert_eq!(token.expose(), "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln");
+    let debug = format!("{identity:?}");
+    assert!(!debug.contains("eyJ"), "the token never reaches a log: {debug}");
+    assert!(debug.contains("alice"));
+}
+
+#[test]
+fn the_access_token_is_optional() {
+    let mut request = Request::new("");
+    request.access_token = None;
+    assert_eq!(check(&request).unwrap().access_token, None);
+}
+
+#[test]
+fn missing_headers_are_unauthenticated() {
+    let request = Request::new("");
+    for name in [HEADER_UID, HEADER_TIMESTAMP, HEADER_SIGNATURE, HEADER_REQUEST_ID] {
+        let mut headers = request.headers(&request.signature());
+        headers.remove(name);
+        let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
+        assert_eq!(error, IdentityError::MissingHeader(name));
+        assert_eq!(error.status(), StatusCode::UNAUTHORIZED);
+    }
+}
+
+#[test]
+fn a_repeated_header_is_malformed() {
+    let request = Request::new("");
+    let mut headers = request.headers(&request.signature());
+    headers.append(HEADER_UID, HeaderValue::from_static("bob"));
+    let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
+    assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        error,
+        IdentityError::MalformedHeader { header: HEADER_UID, reason: "sent more than once" }
+    );
+}
+
+#[test]
+fn garbled_headers_are_malformed() {
+    type Garble = fn(&mut Request);
+    let garble: [(&str, Garble); 6] = [
+        (HEADER_TIMESTAMP, |r| r.timestamp = "0".to_owned() + &r.timestamp),
+        (HEADER_TIMESTAMP, |r| r.timestamp = "+".to_owned() + &r.timestamp),
+        (HEADER_TIMESTAMP, |r| r.timestamp = "1767225600.5".to_owned()),
+        (HEADER_TIMESTAMP, |r| r.timestamp = "99999999999999999999999".to_owned()),
+        (HEADER_REQUEST_ID, |r| r.request_id = "a b".to_owned()),
+        (HEADER_ACCESS_TOKEN, |r| r.access_token = Some("Bearer x".to_owned())),
+    ];
+    for (header, garble) in garble {
+        let mut request = Request::new("");
+        garble(&mut request);
+        let error = check(&request).unwrap_err();
+        assert!(
+            matches!(error, IdentityError::MalformedHeader { header: h, .. } if h == header),
+            "{header}: {error:?}"
+        );
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+    }
+}
+
+#[test]
+fn a_signature_must_be_64_lowercase_hex_digits() {
+    let request = Request::new("");
+    let good = request.signature();
+    for signature in
+        [good.to_uppercase(), good[..62].to_owned(), format!("{good}00"), "zz".repeat(32)]
+    {
+        let error =
+            verify(&request.headers(&signature), &request.body, &verifier(), NOW).unwrap_err();
+        assert_eq!(
+            error,
+            IdentityError::MalformedHeader {
+                header: HEADER_SIGNATURE,
+                reason: "not 64 lowercase hex digits"
+            }
+        );
+    }
+}
+
+#[test]
+fn uids_follow_nextclouds_rule() {
+    for uid in ["alice", "Bob Stone", "jane.o'neil@example.com", "a-b_c", "...", &"x".repeat(64)] {
+        let mut request = Request::new("");
+        request.uid = uid.to_owned();
+        assert!(check(&request).is_ok(), "{uid:?} is a Nextcloud uid");
+    }
+    let refused = [
+        ("", "it is empty"),
+        ("   ", "it is empty"),
+        (" alice", "it starts or ends with a space"),
+        ("alice ", "it starts or ends with a space"),
+        (".", "it is a dot path"),
+        ("..", "it is a dot path"),
+        ("alice/bob", "it has a character other than letters, digits, space and _.@-'"),
+        ("alice\tbob", "it has a character other than letters, digits, space and _.@-'"),
+        ("alice\"", "it has a character other than letters, digits, space and _.@-'"),
+    ];
+    for (uid, reason) in refused {
+        let mut request = Request::new("");
+        request.uid = uid.to_owned();
+        check_refused(&request, StatusCode::BAD_REQUEST, IdentityError::InvalidUid { reason });
+    }
+    let mut request = Request::new("");
+    request.uid = "x".repeat(65);
+    let reason = "it is longer than 64 bytes";
+    check_refused(&request, StatusCode::BAD_REQUEST, IdentityError::InvalidUid { reason });
+}
+
+#[test]
+fn a_uid_that_is_not_ascii_is_refused() {
+    let request = Request::new("");
+    let mut headers = request.headers(&request.signature());
+    headers.insert(HEADER_UID, HeaderValue::from_bytes("zoë".as_bytes()).unwrap());
+    let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
+    assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+}
+
+#[test]
+fn the_timestamp_window_is_sixty_seconds_either_way() {
+    assert_eq!(TIMESTAMP_WINDOW_S, 60);
+    for (offset, accepted) in [(-61, false), (-60, true), (0, true), (60, true), (61, false)] {
+        let mut request = Request::new("");
+        request.timestamp = NOW.checked_add_signed(offset).unwrap().to_string();
+        match check(&request) {
+            Ok(_) => assert!(accepted, "{offset}"),
+            Err(error) => {
+                assert!(!accepted, "{offset}");
+                assert_eq!(error, IdentityError::StaleTimestamp { skew_s: 61 });
+                assert_eq!(error.status(), StatusCode::UNAUTHORIZED);
+                assert!(error.to_string().contains("61 s away"), "{error}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_wrong_signature_is_refused_without_revealing_the_right_one() {
+    let request = Request::new(r#"{"a":1}"#);
+    let good = request.signature();
+    let wrong = sign(
+        b"another-secret-of-at-least-32-bytes!!",
+        &request.uid,
+        &request.timestamp,
+        &request.body,
+    );
+    let error = verify(&request.headers(&wrong), &request.body, &verifier(), NOW).unwrap_err();
+    assert_eq!(error, IdentityError::BadSignature);
+    assert_eq!(error.status(), StatusCode::UNAUTHORIZED);
+    let shown = format!("{error} {error:?}");
+    assert!(!shown.contains(&good), "{shown}");
+    assert!(!shown.contains(std::str::from_utf8(SECRET).unwrap()), "{shown}");
+}
+
+#[test]
+fn a_signed_request_is_accepted_once() {
+    let verifier = verifier();
+    let request = Request::new(r#"{"messages":[]}"#);
+    let headers = request.headers(&request.signature());
+    assert!(verify(&headers, &request.body, &verifier, NOW).is_ok());
+    let again = verify(&headers, &request.body, &verifier, NOW + 30).unwrap_err();
+    assert_eq!(again, IdentityError::Replayed);
+    assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
+    // Past the window the timestamp check refuses it, whatever the replay set remembers.
+    let later = verify(&headers, &request.body, &verifier, NOW + 61).unwrap_err();
+    assert_eq!(later, IdentityError::StaleTimestamp { skew_s: 61 });
+}
+
+#[test]
+fn a_refused_request_does_not_use_up_its_signature() {
+    let verifier = verifier();
+    let request = Request::new("");
+    let headers = request.headers(&request.signature());
+    assert!(verify(&headers, &request.body, &verifier, NOW + 61).is_err());
+    assert!(verify(&headers, &request.body, &verifier, NOW).is_ok());
+}
+
+#[test]
+fn a_full_replay_set_refuses_with_503() {
+    let verifier = Verifier::with_replay_entries_max(SECRET, 1).unwrap();
+    let first = Request::new("");
+    assert!(verify(&first.headers(&first.signature()), &first.body, &verifier, NOW).is_ok());
+    let mut second = Request::new("");
+    second.timestamp = (NOW + 1).to_string();
+    let headers = second.headers(&second.signature());
+    let error = verify(&headers, &second.body, &verifier, NOW).unwrap_err();
+    assert_eq!(error, IdentityError::ReplayCapacity);
+    assert_eq!(error.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // Once the first entry leaves the window the second request gets in.
+    assert!(verify(&headers, &second.body, &verifier, NOW + 61).is_ok());
+}
+
+#[test]
+fn a_body_that_names_a_uid_is_refused_at_any_depth() {
+    for body in [
+        r#"{"uid":"bob"}"#,
+        r#"{"messages":[{"parts":[{"metadata":{"uid":"bob"}}]}]}"#,
+        r#"[[[{"x":{"uid":null}}]]]"#,
+    ] {
+        check_refused(&Request::new(body), StatusCode::BAD_REQUEST, IdentityError::BodyNamesUid);
+    }
+    for body in [r#"{"text":"uid"}"#, r#"["uid"]"#, r#"{"uids":1,"UID":2}"#, "", "null"] {
+        assert!(check(&Request::new(body)).is_ok(), "{body}");
+    }
+}
+
+#[test]
+fn a_body_that_is_not_json_is_refused() {
+    for body in ["uid=bob", "{", &format!("{}{}", "[".repeat(200), "]".repeat(200))] {
+        check_refused(&Request::new(body), StatusCode::BAD_REQUEST, IdentityError::BodyNotJson);
+    }
+}
+
+#[test]
+fn a_short_secret_is_refused() {
+    assert!(Verifier::new(vec![7; SECRET_BYTES_MIN]).is_ok());
+    assert_eq!(Verifier::new(vec![7; SECRET_BYTES_MIN - 1]).unwrap_err(), SecretTooShort);
+    let debug = format!("{:?}", verifier());
+    assert!(!debug.contains("tamebi-unit-test"), "{debug}");
+}
+
+fn arb_request() -> impl Strategy<Value = Request> {
+    let uid = "[a-zA-Z0-9][a-zA-Z0-9 _.@'-]{0,30}[a-zA-Z0-9]";
+    let text = "[ -~éàü]{0,40}";
+    (uid, -60i64..=60, text).prop_map(|(uid, offset, text)| {
+        let body = serde_json::json!({"messages": [{"text": text}]}).to_string();
+        let mut request = Request::new(&body);
+        request.uid = uid;
+        request.timestamp = NOW.checked_add_signed(offset).unwrap().to_string();
+        request
+    })
+}
+
+const PART_NAMES: [&str; 4] = ["uid", "timestamp", "body", "signature"];
+
+proptest! {
+    #[test]
+    fn any_changed_byte_is_refused(
+        request in arb_request(),
+        part in 0..PART_NAMES.len(),
+        position in any::<prop::sample::Index>(),
+        replacement in any::<u8>(),
+    ) {
+        let signature = request.signature();
+        let headers = request.headers(&signature);
+        prop_assert!(
+            verify(&headers, &request.body, &verifier(), NOW).is_ok(),
+            "the unchanged request is accepted"
+        );
+
+        let mut parts = [
+            request.uid.clone().into_bytes(),
+            request.timestamp.clone().into_bytes(),
+            request.body.clone(),
+            signature.into_bytes(),
+        ];
+        let bytes = &mut parts[part];
+        let index = position.index(bytes.len());
+        prop_assume!(bytes[index] != replacement);
+        bytes[index] = replacement;
+
+        let mut headers = headers;
+        for (name, value) in [(HEADER_UID, &parts[0]), (HEADER_TIMESTAMP, &parts[1]), (HEADER_SIGNATURE, &parts[3])] {
+            // A byte a header cannot carry never reaches `verify`: HTTP refuses it.
+            let Ok(value) = HeaderValue::from_bytes(value) else { return Ok(()) };
+            headers.insert(name, value);
+        }
+        let result = verify(&headers, &parts[2], &verifier(), NOW);
+        prop_assert!(result.is_err(), "{} changed at byte {index} was accepted", PART_NAMES[part]);
+    }
+}
