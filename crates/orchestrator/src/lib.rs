@@ -5,7 +5,9 @@
 //! talk to Nextcloud (checked by the workspace's crate-graph test in
 //! `crates/system/tests/crate_graph.rs`). Who the user is arrives signed by
 //! the Nextcloud app ([`identity`]); what the model says arrives through an
-//! OpenAI-compatible client of our own ([`model`]).
+//! OpenAI-compatible client of our own ([`model`]); what must outlive a
+//! request lives in three SQLite files ([`store`]).
 
 pub mod identity;
 pub mod model;
+pub mod store;
