@@ -11,4 +11,5 @@
 pub mod context;
 pub mod identity;
 pub mod model;
+pub mod prompt;
 pub mod store;

@@ -1,0 +1,155 @@
+//! The system prompt: five sections, each its own file under `prompts/` so
+//! editing prose never touches code — `identity`, `environment`,
+//! `instructions`, `data_handling`, `examples`. What is deliberately not in
+//! it: the tool list, argument schemas and per-tool rules; those arrive
+//! through the protocol or live in a tool's description and error messages,
+//! paid for only when they matter.
+//!
+//! The environment block is the one section built per turn, and it keeps
+//! two facts apart that were once conflated, with the worst failure this
+//! design has seen: the agent answered confidently while every tool call
+//! failed, because it read "you have tools" as "you can reach the
+//! workspace". Here each capability says both whether its tools were
+//! listed and whether the workspace answered this turn.
+
+const IDENTITY: &str = include_str!("../prompts/identity.md");
+const INSTRUCTIONS: &str = include_str!("../prompts/instructions.md");
+const DATA_HANDLING: &str = include_str!("../prompts/data_handling.md");
+const EXAMPLES: &str = include_str!("../prompts/examples.md");
+
+/// Memory facts shown per turn.
+pub const MEMORY_FACTS_SHOWN_MAX: usize = 5;
+
+/// What one MCP server (or local capability) offers this turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capability {
+    /// What it covers, in the user's terms: "files, calendar, contacts and Deck".
+    pub covers: String,
+    pub tools: usize,
+    pub reach: Reach,
+}
+
+/// Whether the workspace behind a capability answered this turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Its tools were listed with the user's credential.
+    Reachable,
+    /// The server did not answer: no tools from it this turn.
+    ServerUnreachable,
+    /// The server answered but refused the user's sign-in (expired or
+    /// missing token): its tools would all fail.
+    SignInRefused,
+}
+
+/// The per-turn facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Environment {
+    pub uid: String,
+    pub display_name: String,
+    /// Local date and time, e.g. "Thursday 2026-03-12 14:05".
+    pub local_time: String,
+    pub time_zone: String,
+    pub capabilities: Vec<Capability>,
+    /// (fact, source) newest first; at most [`MEMORY_FACTS_SHOWN_MAX`] shown.
+    pub memory: Vec<(String, String)>,
+}
+
+/// The whole system prompt for a turn.
+pub fn system_prompt(environment: &Environment) -> String {
+    [
+        section("identity", IDENTITY),
+        section("environment", &render_environment(environment)),
+        section("instructions", INSTRUCTIONS),
+        section("data_handling", DATA_HANDLING),
+        section("examples", EXAMPLES),
+    ]
+    .join("\n\n")
+}
+
+fn section(name: &str, body: &str) -> String {
+    format!("<{name}>\n{}\n</{name}>", body.trim())
+}
+
+/// The environment block.
+pub fn render_environment(environment: &Environment) -> String {
+    let mut lines = vec![
+        format!("User: {} (uid {})", environment.display_name, environment.uid),
+        format!("Now: {} ({})", environment.local_time, environment.time_zone),
+    ];
+    let reachable: Vec<&Capability> =
+        environment.capabilities.iter().filter(|c| c.reach == Reach::Reachable).collect();
+    lines.push(if environment.capabilities.is_empty() {
+        "Workspace: NO tools this turn. You cannot look anything up or change anything; say so if the user asks about their workspace.".to_string()
+    } else if reachable.is_empty() {
+        "Workspace: NOT REACHABLE this turn. Do not answer questions about the user's files, calendar, contacts, Deck or mail as if you had looked: tell the user the workspace cannot be reached right now and to try again shortly.".to_string()
+    } else {
+        "Workspace: reachable for what is marked reachable below; anything else cannot be looked up this turn.".to_string()
+    });
+    for capability in &environment.capabilities {
+        let state = match capability.reach {
+            Reach::Reachable => format!("reachable, {} tools", capability.tools),
+            Reach::ServerUnreachable => "NOT reachable (the service did not answer)".to_string(),
+            Reach::SignInRefused => {
+                "NOT reachable (the user's sign-in was refused; reloading the page signs in again)"
+                    .to_string()
+            }
+        };
+        lines.push(format!("- {}: {state}", capability.covers));
+    }
+    if !environment.memory.is_empty() {
+        lines.push("Remembered (from earlier conversations; the source says who said it):".into());
+        for (fact, source) in environment.memory.iter().take(MEMORY_FACTS_SHOWN_MAX) {
+            lines.push(format!("- {fact} (source: {source})"));
+        }
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn environment(reach: Reach) -> Environment {
+        Environment {
+            uid: "alice".into(),
+            display_name: "Alice Martin".into(),
+            local_time: "Thursday 2026-03-12 14:05".into(),
+            time_zone: "Europe/Paris".into(),
+            capabilities: vec![Capability {
+                covers: "files, calendar, contacts and Deck".into(),
+                tools: 11,
+                reach,
+            }],
+            memory: (0..7).map(|n| (format!("fact {n}"), "user".to_string())).collect(),
+        }
+    }
+
+    #[test]
+    fn five_sections_in_order_and_no_tool_schemas() {
+        let prompt = system_prompt(&environment(Reach::Reachable));
+        let order: Vec<usize> =
+            ["<identity>", "<environment>", "<instructions>", "<data_handling>", "<examples>"]
+                .iter()
+                .map(|tag| prompt.find(tag).unwrap_or_else(|| panic!("{tag} missing")))
+                .collect();
+        assert!(order.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(!prompt.contains("\"parameters\"") && !prompt.contains("inputSchema"));
+        assert!(prompt.contains("- files, calendar, contacts and Deck: reachable, 11 tools"));
+        assert_eq!(prompt.matches("(source: user)").count(), MEMORY_FACTS_SHOWN_MAX);
+    }
+
+    #[test]
+    fn having_tools_is_not_reaching_the_workspace() {
+        let down = render_environment(&environment(Reach::ServerUnreachable));
+        assert!(down.contains("Workspace: NOT REACHABLE this turn"), "{down}");
+        let refused = render_environment(&environment(Reach::SignInRefused));
+        assert!(refused.contains("NOT REACHABLE") && refused.contains("sign-in was refused"));
+        let up = render_environment(&environment(Reach::Reachable));
+        assert!(!up.contains("NOT REACHABLE"), "{up}");
+        let none = render_environment(&Environment {
+            capabilities: vec![],
+            ..environment(Reach::Reachable)
+        });
+        assert!(none.contains("NO tools this turn"));
+    }
+}
