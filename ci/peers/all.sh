@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs every peer check against a freshly built `tamebi` and prints one
-# summary line. Each check starts its own fake Nextcloud on free loopback
-# ports (see lib.sh) so they cannot disturb each other.
+# summary line. Each check starts its own fakes (Nextcloud, model) on free
+# loopback ports (see lib.sh) so they cannot disturb each other.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --locked -p system --quiet
 passed=0
 failed=0
 failures=()
-for check in litmus caldav nc_py_api oidc mcp mcp_apps; do
+for check in litmus caldav nc_py_api oidc mcp mcp_apps fake_model; do
     printf '\n--- peer check: %s\n' "$check"
     if bash "ci/peers/$check.sh"; then
         passed=$((passed + 1))

@@ -35,6 +35,9 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:8083")]
         converter_listen: SocketAddr,
     },
+    /// Run the scripted OpenAI-compatible model server (tests, scenarios,
+    /// and the demo without a real model).
+    FakeModel(FakeModelArgs),
     /// Run the MCP server for files, calendar, contacts and Deck.
     McpNextcloud(Box<McpNextcloudArgs>),
     /// Set up Nextcloud's webhooks toward mcp-nextcloud's index.
@@ -181,6 +184,26 @@ struct McpNextcloudArgs {
     lend_url: Option<String>,
 }
 
+#[derive(Debug, clap::Args)]
+struct FakeModelArgs {
+    /// Address to listen on; the API is under /v1.
+    #[arg(long, env = "TAMEBI_FAKE_MODEL_LISTEN", default_value = "127.0.0.1:8090")]
+    listen: SocketAddr,
+    /// What each turn returns (TOML; see docs/fake-model.md). Without it,
+    /// every request gets a text saying no rule matched (or, with --demo,
+    /// the demo's answer).
+    #[arg(long)]
+    script: Option<PathBuf>,
+    /// Answer requests no script rule matches like a minimal assistant:
+    /// search with files_grep, then quote the passages found.
+    #[arg(long)]
+    demo: bool,
+    /// Require this bearer key on /v1 (prefer the environment variable:
+    /// flags show in `ps`).
+    #[arg(long, env = "TAMEBI_FAKE_MODEL_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+}
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum UpstreamMode {
     SecondToken,
@@ -215,6 +238,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::FakeNextcloud { fixture, listen, converter_listen } => {
             fake_nextcloud_command(fixture, listen, converter_listen).await
         }
+        Command::FakeModel(args) => fake_model_command(args).await,
         Command::McpNextcloud(args) => mcp_nextcloud_command(*args).await,
         Command::Webhooks { command: WebhooksCommand::Register(args) } => {
             webhooks_register_command(args).await
@@ -268,6 +292,60 @@ async fn fake_nextcloud_command(
             user.app_passwords.first().map(String::as_str).unwrap_or("-")
         );
     }
+    println!("Press Ctrl-C to stop.");
+    tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
+    fake.shutdown().await;
+    Ok(())
+}
+
+async fn fake_model_command(args: FakeModelArgs) -> anyhow::Result<()> {
+    let script = match &args.script {
+        Some(path) => fake_model::Script::load(path)?,
+        None => fake_model::Script::default(),
+    };
+    let rule_count = script.rule_count();
+    // An empty variable (`TAMEBI_FAKE_MODEL_API_KEY=` in a Compose file)
+    // means no key.
+    let api_key = args.api_key.filter(|key| !key.trim().is_empty());
+    let config = fake_model::Config {
+        listen: args.listen,
+        script,
+        demo: args.demo,
+        api_key: api_key.clone(),
+        ..fake_model::Config::default()
+    };
+    let fake = match fake_model::FakeModel::start(config).await {
+        Ok(fake) => fake,
+        Err(fake_model::StartError::Listen { address, source })
+            if source.kind() == std::io::ErrorKind::AddrInUse =>
+        {
+            anyhow::bail!("{address} is already in use: choose another address with --listen");
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let script_state = match &args.script {
+        Some(path) => format!(
+            "{} ({rule_count} rule{})",
+            path.display(),
+            if rule_count == 1 { "" } else { "s" }
+        ),
+        None => "none".to_string(),
+    };
+    let unmatched = if args.demo {
+        "the demo answers (files_grep, then quotes with citations)"
+    } else {
+        "a text saying no script rule matched"
+    };
+    println!("Fake model is running.");
+    println!("  API base:    {}", fake.api_base());
+    println!("  Model:       {}", fake_model::MODEL_DEFAULT);
+    println!("  Script:      {script_state}");
+    println!("  Unmatched:   {unmatched}");
+    println!(
+        "  API key:     {}",
+        if api_key.is_some() { "required (Authorization: Bearer)" } else { "none" }
+    );
+    println!("  Admin:       {}/__fake/ (script, faults, requests)", fake.url());
     println!("Press Ctrl-C to stop.");
     tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
     fake.shutdown().await;
