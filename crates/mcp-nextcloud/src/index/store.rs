@@ -13,12 +13,12 @@
 //!   permission boundary, or vocabulary.
 //!
 //! Every function here is synchronous and takes a connection; [`Store`]
-//! runs them on a blocking thread so no connection is held across `.await`.
-//! Migrations are numbered by `PRAGMA user_version`.
+//! (a `sqlite-db` database) runs them on a blocking thread so no connection
+//! is held across `.await`. Migrations are numbered by `PRAGMA user_version`.
 
 use rusqlite::{Connection, OptionalExtension, params};
+use sqlite_db::Database;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 /// Passages per file are numbered below this; it bounds a file's text to
 /// about 1.5 GB of passages, far past [`extract::TEXT_LENGTH_MAX`].
@@ -65,100 +65,33 @@ CREATE TABLE queries (
 CREATE INDEX queries_at ON queries (at);
 "#];
 
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("index database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error(
-        "index database {path}: schema version {found}, this program knows {known} (a newer program wrote it, or the server has not started on it yet)"
-    )]
-    TooNew { path: String, found: i64, known: i64 },
-    #[error("index database worker stopped")]
-    Stopped,
-}
+pub use sqlite_db::DbError as StoreError;
 
-/// The database, shared by the server's tasks.
+/// The database, shared by the server's tasks: a [`sqlite_db::Database`]
+/// with this schema (its `run` and `run_blocking` are what callers use).
 #[derive(Clone)]
-pub struct Store {
-    connection: Arc<Mutex<Connection>>,
-}
+pub struct Store(Database);
 
 impl Store {
     /// Opens (creating and migrating) `path`; `None` is an in-memory
     /// database, for tests and for servers run without a data volume.
     pub fn open(path: Option<&Path>) -> Result<Store, StoreError> {
-        let connection = match path {
-            Some(path) => {
-                if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty())
-                {
-                    let _ = std::fs::create_dir_all(parent);
-                }
-                Connection::open(path)?
-            }
-            None => Connection::open_in_memory()?,
-        };
-        connection.busy_timeout(std::time::Duration::from_secs(5))?;
-        connection.pragma_update(None, "journal_mode", "WAL")?;
-        connection.pragma_update(None, "synchronous", "NORMAL")?;
-        migrate(&connection, &path.map(|path| path.display().to_string()).unwrap_or_default())?;
-        Ok(Store { connection: Arc::new(Mutex::new(connection)) })
+        Database::open(path, MIGRATIONS).map(Store)
     }
 
     /// Opens an existing `path` read-only, for operators looking at a live
-    /// server's index: nothing is created, migrated or written. A schema the
-    /// program does not know yet is refused.
+    /// server's index: nothing is created, migrated or written.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        let connection = Connection::open_with_flags(
-            path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        connection.busy_timeout(std::time::Duration::from_secs(5))?;
-        let found: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
-        let known = MIGRATIONS.len() as i64;
-        if found != known {
-            return Err(StoreError::TooNew { path: path.display().to_string(), found, known });
-        }
-        Ok(Store { connection: Arc::new(Mutex::new(connection)) })
-    }
-
-    /// Runs `work` on a blocking thread with the connection.
-    pub async fn run<T, F>(&self, work: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
-    {
-        let connection = self.connection.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut connection = connection.lock().unwrap_or_else(|poison| poison.into_inner());
-            work(&mut connection)
-        })
-        .await
-        .map_err(|_| StoreError::Stopped)?
-    }
-
-    /// Runs `work` on the calling thread (commands and tests).
-    pub fn run_blocking<T>(
-        &self,
-        work: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        let mut connection = self.connection.lock().unwrap_or_else(|poison| poison.into_inner());
-        work(&mut connection)
+        Database::open_read_only(path, MIGRATIONS).map(Store)
     }
 }
 
-fn migrate(connection: &Connection, path: &str) -> Result<(), StoreError> {
-    let found: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let known = MIGRATIONS.len() as i64;
-    if found > known {
-        return Err(StoreError::TooNew { path: path.to_string(), found, known });
+impl std::ops::Deref for Store {
+    type Target = Database;
+
+    fn deref(&self) -> &Database {
+        &self.0
     }
-    for (version, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        connection.execute_batch(&format!(
-            "BEGIN; {migration}; PRAGMA user_version = {}; COMMIT;",
-            version + 1
-        ))?;
-    }
-    Ok(())
 }
 
 /// A file as discovery (or a permission check) sees it.

@@ -1,0 +1,160 @@
+//! One SQLite file, the way every Tamebi service keeps one: behind a mutex,
+//! used only inside `spawn_blocking` (never across `.await`), in WAL mode
+//! with a busy timeout, its schema a numbered list of migrations applied by
+//! `PRAGMA user_version`. A database written by a newer program is refused
+//! rather than damaged.
+//!
+//! We rejected rusqlite's async, pool and migration helpers: they lag
+//! behind rusqlite's releases, and one connection per file is all a
+//! service of this size needs.
+
+use rusqlite::Connection;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "database {path}: schema version {found}, this program knows {known} (a newer program wrote it, or it was never opened by its server)"
+    )]
+    TooNew { path: String, found: i64, known: i64 },
+    #[error("database worker stopped")]
+    Stopped,
+}
+
+/// One SQLite file (or an in-memory database).
+#[derive(Clone)]
+pub struct Database {
+    connection: Arc<Mutex<Connection>>,
+}
+
+impl Database {
+    /// Opens `path` (`None`: in memory), creating its folder, and applies
+    /// the `migrations` it has not seen: entry `n` moves `user_version`
+    /// from `n` to `n + 1`, in one transaction.
+    pub fn open(path: Option<&Path>, migrations: &[&str]) -> Result<Database, DbError> {
+        let connection = match path {
+            Some(path) => {
+                if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty())
+                {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                Connection::open(path)?
+            }
+            None => Connection::open_in_memory()?,
+        };
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        connection.pragma_update(None, "foreign_keys", "ON")?;
+        let found = user_version(&connection)?;
+        let known = migrations.len() as i64;
+        if found > known {
+            return Err(DbError::TooNew { path: display(path), found, known });
+        }
+        for (version, migration) in migrations.iter().enumerate().skip(found as usize) {
+            connection.execute_batch(&format!(
+                "BEGIN; {migration}; PRAGMA user_version = {}; COMMIT;",
+                version + 1
+            ))?;
+        }
+        Ok(Database::from(connection))
+    }
+
+    /// Opens an existing file read-only, for operators looking at a live
+    /// service's database: nothing is created, migrated or written, and a
+    /// schema other than the one `migrations` ends at is refused.
+    pub fn open_read_only(path: &Path, migrations: &[&str]) -> Result<Database, DbError> {
+        let connection = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        let found = user_version(&connection)?;
+        let known = migrations.len() as i64;
+        if found != known {
+            return Err(DbError::TooNew { path: display(Some(path)), found, known });
+        }
+        Ok(Database::from(connection))
+    }
+
+    /// Runs `work` with the connection on a blocking thread.
+    pub async fn run<T, F>(&self, work: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        let connection = self.connection.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut connection = connection.lock().unwrap_or_else(|poison| poison.into_inner());
+            work(&mut connection)
+        })
+        .await
+        .map_err(|_| DbError::Stopped)?
+    }
+
+    /// Runs `work` on the calling thread (commands and tests).
+    pub fn run_blocking<T>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        let mut connection = self.connection.lock().unwrap_or_else(|poison| poison.into_inner());
+        work(&mut connection)
+    }
+}
+
+impl From<Connection> for Database {
+    fn from(connection: Connection) -> Database {
+        Database { connection: Arc::new(Mutex::new(connection)) }
+    }
+}
+
+fn user_version(connection: &Connection) -> Result<i64, DbError> {
+    Ok(connection.pragma_query_value(None, "user_version", |row| row.get(0))?)
+}
+
+fn display(path: Option<&Path>) -> String {
+    path.map(|path| path.display().to_string()).unwrap_or_else(|| ":memory:".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIGRATIONS: &[&str] = &["CREATE TABLE a (x INTEGER)", "ALTER TABLE a ADD COLUMN y TEXT"];
+
+    #[tokio::test]
+    async fn migrations_apply_once_and_newer_or_older_schemas_are_refused_where_they_must_be() {
+        let directory =
+            std::env::temp_dir().join(format!("tamebi-sqlite-db-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&directory);
+        let path = directory.join("nested/test.db");
+        let first = Database::open(Some(&path), &MIGRATIONS[..1]).unwrap();
+        first
+            .run(|c| c.execute("INSERT INTO a (x) VALUES (1)", []).map_err(DbError::from))
+            .await
+            .unwrap();
+        assert!(matches!(
+            Database::open_read_only(&path, MIGRATIONS),
+            Err(DbError::TooNew { found: 1, known: 2, .. })
+        ));
+        let second = Database::open(Some(&path), MIGRATIONS).unwrap();
+        let y: Option<String> = second
+            .run_blocking(|c| {
+                c.query_row("SELECT y FROM a", [], |row| row.get(0)).map_err(DbError::from)
+            })
+            .unwrap();
+        assert_eq!(y, None, "the old row survived the second migration");
+        let read_only = Database::open_read_only(&path, MIGRATIONS).unwrap();
+        let written = read_only
+            .run_blocking(|c| c.execute("INSERT INTO a (x) VALUES (2)", []).map_err(DbError::from));
+        assert!(written.is_err(), "read-only means read-only");
+        assert!(matches!(
+            Database::open(Some(&path), &MIGRATIONS[..1]),
+            Err(DbError::TooNew { found: 2, known: 1, .. })
+        ));
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+}
