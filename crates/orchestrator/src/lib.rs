@@ -10,6 +10,7 @@
 
 pub mod context;
 pub mod identity;
+pub mod mcp;
 pub mod model;
 pub mod prompt;
 pub mod store;

@@ -1,0 +1,97 @@
+//! The orchestrator's MCP client against the real mcp-nextcloud in front of
+//! the fake Nextcloud: it lists and calls tools with the user's own tokens,
+//! and tells "unreachable" from "sign-in refused". (This test lives here
+//! because the orchestrator itself may not depend on mcp-nextcloud.)
+
+use access_token::{Audience, Claims};
+use fake_nextcloud::{FakeNextcloud, Fixture};
+use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
+use orchestrator::mcp::{self, Credential, McpError, ServerConfig};
+
+const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
+
+fn token(fake: &FakeNextcloud, uid: &str, audience: &str) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+        as i64;
+    fake.shared.signer.sign_access_token(&Claims {
+        iss: fake.base_url().to_string(),
+        sub: uid.to_string(),
+        aud: Audience::One(audience.to_string()),
+        exp: now + 900,
+        iat: now,
+        nbf: None,
+        jti: format!("jti-{uid}-{audience}"),
+        client_id: "tamebi-mcp-nextcloud".to_string(),
+        azp: None,
+        preferred_username: Some(uid.to_string()),
+        scope: Some("openid profile".to_string()),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_listed_and_called_as_the_user_and_failures_are_told_apart() {
+    let fixture = Fixture::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/fixtures/demo.toml"),
+    )
+    .unwrap();
+    let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
+    let server = McpNextcloud::start(Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        canonical_url: MCP_AUDIENCE.to_string(),
+        issuer: fake.base_url().to_string(),
+        jwks_url: None,
+        nextcloud_url: fake.base_url().to_string(),
+        upstream: UpstreamAuth::SecondToken { nextcloud_audience: "nextcloud".into() },
+        allowed_hosts: vec!["127.0.0.1".into()],
+        index: Default::default(),
+        converter: None,
+    })
+    .await
+    .unwrap();
+    let config = ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", server.url()) };
+    let credential = Credential {
+        bearer: token(&fake, "alice", MCP_AUDIENCE),
+        headers: vec![(
+            mcp_nextcloud::config::NEXTCLOUD_TOKEN_HEADER.to_string(),
+            token(&fake, "alice", "nextcloud"),
+        )],
+    };
+    let http = reqwest::Client::new();
+    let connection = mcp::connect(&config, http.clone(), &credential).await.unwrap();
+    let tools = connection.tools().await.unwrap();
+    assert_eq!(tools.len(), 11, "{:?}", tools.iter().map(|tool| &tool.name).collect::<Vec<_>>());
+    let read_only = |name: &str| {
+        tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .and_then(|tool| tool.annotations.as_ref())
+            .and_then(|annotations| annotations.read_only_hint)
+    };
+    assert_eq!(read_only("files_grep"), Some(true));
+    assert_eq!(read_only("files_write"), Some(false));
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("name".into(), "notes".into());
+    let result = connection.call("files_search", arguments).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let text = format!("{:?}", result.content);
+    assert!(text.contains("Documents/notes-reunion.md"), "{text}");
+    connection.close().await;
+
+    // A token the server cannot verify: sign-in refused, not "down".
+    let refused = mcp::connect(
+        &config,
+        http.clone(),
+        &Credential { bearer: "garbage".into(), headers: vec![] },
+    )
+    .await
+    .err()
+    .expect("a garbage token is refused");
+    assert_eq!(refused, McpError::SignInRefused { server: "nextcloud".into() });
+
+    let closed = ServerConfig { name: "mail".into(), url: "http://127.0.0.1:9/mcp".into() };
+    let down =
+        mcp::connect(&closed, http, &credential).await.err().expect("nothing listens on port 9");
+    assert_eq!(down, McpError::Unreachable { server: "mail".into() });
+    server.shutdown().await;
+}
