@@ -641,3 +641,21 @@ fn a_configuration_that_cannot_work_is_refused_and_the_key_never_shows() {
     assert!(!debug.contains(API_KEY), "{debug}");
     assert!(debug.contains("ApiKey([redacted])"), "{debug}");
 }
+
+/// OpenAI and most hosted providers are https: the client must speak TLS.
+/// Without a TLS backend reqwest refuses the scheme in its connector ("scheme
+/// is not http"); with one, a closed port is a refused TCP connection.
+#[tokio::test]
+async fn https_providers_are_reachable_in_principle() {
+    let error =
+        reqwest::Client::new().get("https://127.0.0.1:9/v1/models").send().await.unwrap_err();
+    let mut chain = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(inner) = source {
+        chain.push_str(" / ");
+        chain.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    assert!(!chain.contains("scheme is not http"), "no TLS backend: {chain}");
+    assert!(chain.contains("tcp connect error"), "{chain}");
+}
