@@ -76,6 +76,27 @@ impl Shared {
     pub fn now(&self) -> i64 {
         self.clock.now()
     }
+
+    /// An RFC 9068 access token for `uid` addressed to `audience`, signed
+    /// with the provider's key and valid for 15 minutes from the fake's
+    /// clock: what the token endpoint would issue after a login, without
+    /// the login (tests, benchmarks).
+    pub fn mint_access_token(&self, uid: &str, audience: &str) -> String {
+        let now = self.now();
+        self.signer.sign_access_token(&access_token::Claims {
+            iss: self.base_url.clone(),
+            sub: uid.to_string(),
+            aud: access_token::Audience::One(audience.to_string()),
+            exp: now + 900,
+            iat: now,
+            nbf: None,
+            jti: format!("jti-{uid}-{audience}"),
+            client_id: "tamebi-mcp-nextcloud".to_string(),
+            azp: None,
+            preferred_username: Some(uid.to_string()),
+            scope: Some("openid profile".to_string()),
+        })
+    }
 }
 
 /// Where to listen.

@@ -36,7 +36,6 @@
 //!
 //! Any failed request aborts the run: a benchmark of errors measures nothing.
 
-use access_token::{Audience, Claims};
 use fake_nextcloud::{FakeNextcloud, Fixture};
 use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
 use serde_json::json;
@@ -177,23 +176,7 @@ async fn main() {
 }
 
 fn token(fake: &FakeNextcloud, uid: &str, audience: &str) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs() as i64;
-    fake.shared.signer.sign_access_token(&Claims {
-        iss: fake.base_url().to_string(),
-        sub: uid.to_string(),
-        aud: Audience::One(audience.to_string()),
-        exp: now + 900,
-        iat: now,
-        nbf: None,
-        jti: format!("bench-{uid}-{audience}"),
-        client_id: "tamebi-mcp-nextcloud".to_string(),
-        azp: None,
-        preferred_username: Some(uid.to_string()),
-        scope: Some("openid profile".to_string()),
-    })
+    fake.shared.mint_access_token(uid, audience)
 }
 
 /// What files_search sends for `name: "notes"`.

@@ -3,7 +3,6 @@
 //! and tells "unreachable" from "sign-in refused". (This test lives here
 //! because the orchestrator itself may not depend on mcp-nextcloud.)
 
-use access_token::{Audience, Claims};
 use fake_nextcloud::{FakeNextcloud, Fixture};
 use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
 use orchestrator::mcp::{self, Credential, McpError, ServerConfig};
@@ -11,21 +10,7 @@ use orchestrator::mcp::{self, Credential, McpError, ServerConfig};
 const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 
 fn token(fake: &FakeNextcloud, uid: &str, audience: &str) -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-        as i64;
-    fake.shared.signer.sign_access_token(&Claims {
-        iss: fake.base_url().to_string(),
-        sub: uid.to_string(),
-        aud: Audience::One(audience.to_string()),
-        exp: now + 900,
-        iat: now,
-        nbf: None,
-        jti: format!("jti-{uid}-{audience}"),
-        client_id: "tamebi-mcp-nextcloud".to_string(),
-        azp: None,
-        preferred_username: Some(uid.to_string()),
-        scope: Some("openid profile".to_string()),
-    })
+    fake.shared.mint_access_token(uid, audience)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -172,15 +172,6 @@ impl Index {
         });
     }
 
-    /// Runs a pass for the caller and waits for it (tests, `index` commands).
-    pub async fn pass_now(&self, nextcloud: &crate::nextcloud::Nextcloud) {
-        self.idle().await;
-        if self.begin_pass(&nextcloud.uid) {
-            let outcome = fill::pass(self, nextcloud).await;
-            self.end_pass(&nextcloud.uid, outcome);
-        }
-    }
-
     /// Waits until no pass runs.
     pub async fn idle(&self) {
         let mut running = self.inner.running.subscribe();
