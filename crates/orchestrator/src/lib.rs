@@ -14,3 +14,4 @@ pub mod mcp;
 pub mod model;
 pub mod prompt;
 pub mod store;
+pub mod transcript;
