@@ -8,6 +8,7 @@
 //! OpenAI-compatible client of our own ([`model`]); what must outlive a
 //! request lives in three SQLite files ([`store`]).
 
+pub mod agent;
 pub mod context;
 pub mod identity;
 pub mod mcp;

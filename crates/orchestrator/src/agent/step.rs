@@ -1,0 +1,111 @@
+//! One step of the loop: ask the model, stream its text, then run the data
+//! calls it made and hold its action calls for the user.
+
+use super::{Agent, AgentEvent, Ending, Out, ToolKind, ToolSpec};
+use crate::model::{ChatRequest, Message, ModelEvent, ToolChoice};
+use futures_util::StreamExt as _;
+
+/// What the model says when the last step would still call tools.
+pub const STEP_LIMIT_TEXT: &str = "I stopped after the maximum number of steps for one request \
+without finishing. Ask me to continue and I will pick up from here.";
+
+/// Runs one step; `None` means "go on to the next step".
+pub(super) async fn run(
+    agent: &Agent<'_>,
+    messages: &mut Vec<Message>,
+    last: bool,
+    out: &mut Out<'_>,
+) -> Option<Ending> {
+    out.send(AgentEvent::StepStart).await;
+    let specs = agent.tools.specs();
+    let request = ChatRequest {
+        messages: messages.clone(),
+        tools: specs.iter().map(|spec| spec.definition.clone()).collect(),
+        tool_choice: (last && !specs.is_empty()).then_some(ToolChoice::None),
+    };
+    let mut stream = match agent.model.answer(request).await {
+        Ok(stream) => stream,
+        Err(error) => {
+            out.send(AgentEvent::StepFinish).await;
+            return Some(Ending::ModelFailed(error));
+        }
+    };
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(ModelEvent::TextDelta(delta)) => {
+                text.push_str(&delta);
+                out.send(AgentEvent::TextDelta(delta)).await;
+            }
+            Ok(ModelEvent::ToolCall(call)) => calls.push(call),
+            Ok(ModelEvent::Finish { .. } | ModelEvent::Usage { .. }) => {}
+            Err(error) => {
+                // What the user already saw is kept; the calls of a cut
+                // answer are not run.
+                if !text.is_empty() {
+                    let said = Message::Assistant { text, tool_calls: vec![] };
+                    out.send(AgentEvent::Message(said)).await;
+                }
+                out.send(AgentEvent::StepFinish).await;
+                return Some(Ending::ModelFailed(error));
+            }
+        }
+    }
+    if last && !calls.is_empty() {
+        calls.clear();
+        if text.is_empty() {
+            text = STEP_LIMIT_TEXT.to_string();
+            out.send(AgentEvent::TextDelta(text.clone())).await;
+        }
+    }
+    let assistant = Message::Assistant { text, tool_calls: calls.clone() };
+    messages.push(assistant.clone());
+    out.send(AgentEvent::Message(assistant)).await;
+    if calls.is_empty() {
+        out.send(AgentEvent::StepFinish).await;
+        return Some(Ending::Answered);
+    }
+
+    let mut held = Vec::new();
+    let mut runs = Vec::new();
+    for call in calls {
+        let spec = agent.spec(&call.name);
+        let input = serde_json::from_str::<serde_json::Value>(&call.arguments)
+            .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
+        let input_is_object = input.is_object();
+        out.send(AgentEvent::ToolInput {
+            call: call.clone(),
+            input,
+            dynamic: spec.is_none_or(|spec| spec.dynamic),
+        })
+        .await;
+        // An action whose arguments are not even an object cannot be shown
+        // to the user as a proposal: it goes to the tool set, which
+        // answers the model with what is wrong, and nothing happens.
+        match spec {
+            Some(ToolSpec { kind: ToolKind::Action, .. }) if input_is_object => held.push(call),
+            _ => runs.push(call),
+        }
+    }
+    let results =
+        futures_util::future::join_all(runs.iter().map(|call| agent.tools.call(call))).await;
+    for (call, result) in runs.iter().zip(results) {
+        let message = Message::Tool { tool_call_id: call.id.clone(), content: result.text.clone() };
+        messages.push(message.clone());
+        out.send(AgentEvent::Message(message)).await;
+        out.send(AgentEvent::ToolOutput {
+            tool_call_id: call.id.clone(),
+            tool: call.name.clone(),
+            result,
+            dynamic: agent.spec(&call.name).is_none_or(|spec| spec.dynamic),
+        })
+        .await;
+    }
+    for call in &held {
+        out.send(AgentEvent::ApprovalRequest { call: call.clone() }).await;
+    }
+    out.send(AgentEvent::StepFinish).await;
+    (!held.is_empty()).then_some(Ending::AwaitingApproval)
+}
+
