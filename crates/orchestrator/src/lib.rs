@@ -10,9 +10,11 @@
 
 pub mod agent;
 pub mod context;
+pub mod flows;
 pub mod identity;
 pub mod mcp;
 pub mod model;
 pub mod prompt;
 pub mod store;
+pub mod tools;
 pub mod transcript;

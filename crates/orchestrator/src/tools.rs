@@ -1,0 +1,302 @@
+//! The tool set of one turn: the MCP servers' tools listed with the user's
+//! own tokens, the local memory tools and the registered flows, behind the
+//! agent's [`ToolSet`]. Every call is routed by name and lands in the audit
+//! with how it ended.
+//!
+//! A server that does not answer, or refuses the user's sign-in, drops its
+//! tools for the turn; what happened is kept as a [`Capability`] so the
+//! environment block can tell "has tools" from "can reach the workspace".
+//! Policy comes from the tools' own annotations: only `readOnlyHint: true`
+//! is data; anything else — unannotated tools included — is an action and
+//! waits for the user.
+
+pub mod memory;
+
+use crate::agent::{ToolKind, ToolResult, ToolSet, ToolSpec};
+use crate::flows::Flow;
+use crate::mcp::{self, Connection, Credential, McpError, ServerConfig};
+use crate::model::{ToolCall, ToolDefinition};
+use crate::prompt::{Capability, Reach};
+use crate::store::{Database, arguments_hash, audit, now_ms};
+use futures_util::future::BoxFuture;
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// The `_meta` key under which MCP servers say how a failed call failed.
+pub const FAILURE_KIND_META_KEY: &str = "tamebi/failureKind";
+
+/// Who is calling, for the audit.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub uid: String,
+    pub conversation_id: String,
+}
+
+enum Route {
+    Mcp(usize),
+    Memory,
+    Flow(usize),
+}
+
+/// The tools of one turn.
+pub struct TurnTools {
+    specs: Vec<ToolSpec>,
+    routes: HashMap<String, Route>,
+    connections: Vec<Connection>,
+    memory: memory::MemoryTools,
+    flows: Vec<Box<dyn Flow>>,
+    audit: Database,
+    caller: Caller,
+}
+
+/// Connects to every server at once as the user and lists their tools.
+/// Returns the tool set and what each server offered.
+pub async fn assemble(
+    servers: &[(ServerConfig, Credential)],
+    http: &reqwest::Client,
+    memory: memory::MemoryTools,
+    flows: Vec<Box<dyn Flow>>,
+    audit: Database,
+    caller: Caller,
+) -> (TurnTools, Vec<Capability>) {
+    let listed = futures_util::future::join_all(servers.iter().map(|(server, credential)| {
+        let http = http.clone();
+        async move {
+            let connection = mcp::connect(server, http, credential).await?;
+            match connection.tools().await {
+                Ok(tools) => Ok((connection, tools)),
+                Err(error) => {
+                    connection.close().await;
+                    Err(error)
+                }
+            }
+        }
+    }))
+    .await;
+    let mut set = TurnTools {
+        specs: Vec::new(),
+        routes: HashMap::new(),
+        connections: Vec::new(),
+        memory,
+        flows: Vec::new(),
+        audit,
+        caller,
+    };
+    let mut capabilities = Vec::new();
+    for ((server, _), outcome) in servers.iter().zip(listed) {
+        let covers = covers(&server.name);
+        match outcome {
+            Ok((connection, tools)) => {
+                let index = set.connections.len();
+                set.connections.push(connection);
+                let mut offered = 0;
+                for tool in tools {
+                    if set.add(spec_of(&tool), Route::Mcp(index)) {
+                        offered += 1;
+                    }
+                }
+                capabilities.push(Capability { covers, tools: offered, reach: Reach::Reachable });
+            }
+            Err(error) => {
+                let reach = match error {
+                    McpError::SignInRefused { .. } => Reach::SignInRefused,
+                    McpError::Unreachable { .. } | McpError::Protocol { .. } => {
+                        Reach::ServerUnreachable
+                    }
+                };
+                capabilities.push(Capability { covers, tools: 0, reach });
+            }
+        }
+    }
+    for spec in memory::specs() {
+        set.add(spec, Route::Memory);
+    }
+    capabilities.push(Capability {
+        covers: "memory (facts the user asked you to keep)".into(),
+        tools: memory::specs().len(),
+        reach: Reach::Reachable,
+    });
+    for flow in flows {
+        let index = set.flows.len();
+        if set.add(flow.spec(), Route::Flow(index)) {
+            set.flows.push(flow);
+        }
+    }
+    (set, capabilities)
+}
+
+/// What a server covers, in the user's words.
+fn covers(server: &str) -> String {
+    match server {
+        "nextcloud" => "files, calendar, contacts and Deck".into(),
+        "mail" => "mail".into(),
+        other => other.into(),
+    }
+}
+
+fn spec_of(tool: &Tool) -> ToolSpec {
+    let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+    ToolSpec {
+        definition: ToolDefinition {
+            name: tool.name.to_string(),
+            description: tool.description.as_deref().unwrap_or_default().to_string(),
+            parameters: Value::Object((*tool.input_schema).clone()),
+        },
+        kind: if read_only { ToolKind::Data } else { ToolKind::Action },
+        dynamic: true,
+    }
+}
+
+impl TurnTools {
+    /// Adds a tool unless its name is taken (the first one keeps it).
+    fn add(&mut self, spec: ToolSpec, route: Route) -> bool {
+        let name = spec.definition.name.clone();
+        if self.routes.contains_key(&name) {
+            tracing::warn!(tool = %name, "two tools share a name; the second is not offered");
+            return false;
+        }
+        self.routes.insert(name, route);
+        self.specs.push(spec);
+        true
+    }
+
+    /// Closes the turn's MCP connections.
+    pub async fn close(self) {
+        for connection in self.connections {
+            connection.close().await;
+        }
+    }
+
+    async fn route(&self, call: &ToolCall) -> (ToolResult, audit::Outcome) {
+        let Some(route) = self.routes.get(&call.name) else {
+            let text = format!(
+                "There is no tool named {:?} this turn. Use one of the tools you were given.",
+                call.name
+            );
+            return (failure(text), audit::Outcome::ModelMisuse);
+        };
+        let arguments = match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(Value::Object(arguments)) => arguments,
+            _ => {
+                let text = format!(
+                    "The arguments for {} were not a JSON object. Call it again with a JSON object matching its parameters.",
+                    call.name
+                );
+                return (failure(text), audit::Outcome::ModelMisuse);
+            }
+        };
+        match route {
+            Route::Mcp(index) => {
+                let connection = &self.connections[*index];
+                match connection.call(&call.name, arguments).await {
+                    Ok(result) => mcp_result(result),
+                    Err(error) => mcp_failure(&error),
+                }
+            }
+            Route::Memory => self.memory.call(&call.name, &arguments).await,
+            Route::Flow(index) => {
+                let result = self.flows[*index].run(self, call).await;
+                let outcome =
+                    if result.is_error { audit::Outcome::ModelMisuse } else { audit::Outcome::Ok };
+                (result, outcome)
+            }
+        }
+    }
+
+    async fn record(&self, call: &ToolCall, outcome: audit::Outcome, duration_ms: i64) {
+        let record = audit::ToolCallRecord {
+            at: now_ms(),
+            uid: self.caller.uid.clone(),
+            conversation_id: self.caller.conversation_id.clone(),
+            tool: call.name.clone(),
+            arguments_hash: arguments_hash(&call.arguments),
+            duration_ms,
+            outcome: outcome.as_str().into(),
+        };
+        if let Err(error) = self.audit.run(move |c| audit::record(c, &record)).await {
+            tracing::error!(%error, "a tool call could not be written to the audit");
+        }
+    }
+}
+
+impl ToolSet for TurnTools {
+    fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let (result, outcome) = self.route(call).await;
+            self.record(call, outcome, started.elapsed().as_millis() as i64).await;
+            result
+        })
+    }
+}
+
+/// Records a call the user denied: it never ran.
+pub async fn record_denied(audit: &Database, caller: &Caller, call: &ToolCall) {
+    let record = audit::ToolCallRecord {
+        at: now_ms(),
+        uid: caller.uid.clone(),
+        conversation_id: caller.conversation_id.clone(),
+        tool: call.name.clone(),
+        arguments_hash: arguments_hash(&call.arguments),
+        duration_ms: 0,
+        outcome: audit::Outcome::DeniedByUser.as_str().into(),
+    };
+    if let Err(error) = audit.run(move |c| audit::record(c, &record)).await {
+        tracing::error!(%error, "a denied call could not be written to the audit");
+    }
+}
+
+pub(crate) fn failure(text: String) -> ToolResult {
+    ToolResult { output: Value::String(text.clone()), text, is_error: true }
+}
+
+fn mcp_result(result: CallToolResult) -> (ToolResult, audit::Outcome) {
+    let text: Vec<&str> =
+        result.content.iter().filter_map(|block| block.as_text()).map(|t| t.text.as_str()).collect();
+    let text = text.join("\n");
+    let is_error = result.is_error == Some(true);
+    let outcome = if is_error {
+        let kind = result
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(FAILURE_KIND_META_KEY))
+            .and_then(Value::as_str);
+        // A failure without a kind: the tool said it failed, nothing more.
+        audit::Outcome::from_failure_kind(Some(kind.unwrap_or("unspecified")))
+    } else {
+        audit::Outcome::Ok
+    };
+    let output = match result.structured_content {
+        Some(structured) if !is_error => structured,
+        _ => Value::String(text.clone()),
+    };
+    (ToolResult { text, output, is_error }, outcome)
+}
+
+fn mcp_failure(error: &McpError) -> (ToolResult, audit::Outcome) {
+    match error {
+        McpError::SignInRefused { .. } => (
+            failure(
+                "The workspace refused the user's sign-in for this call. Tell the user their session needs renewing (reloading the page signs in again); do not answer from memory."
+                    .into(),
+            ),
+            audit::Outcome::RefusedByNextcloud,
+        ),
+        McpError::Unreachable { .. } | McpError::Protocol { .. } => (
+            failure(
+                "The workspace could not be reached for this call. Tell the user it cannot be reached right now and to try again shortly; do not guess what it would have returned."
+                    .into(),
+            ),
+            audit::Outcome::Unreachable,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

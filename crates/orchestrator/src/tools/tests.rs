@@ -1,0 +1,108 @@
+//! Routing, policy and audit of the turn's tools, with no MCP server
+//! (those are exercised against the real mcp-nextcloud in the system crate).
+
+use super::*;
+use crate::store::memory as memory_store;
+
+struct Echo;
+
+impl Flow for Echo {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            definition: ToolDefinition {
+                name: "flow_echo".into(),
+                description: "Echo through memory_search.".into(),
+                parameters: serde_json::json!({"type": "object"}),
+            },
+            kind: ToolKind::Data,
+            dynamic: false,
+        }
+    }
+
+    fn run<'a>(&'a self, tools: &'a dyn ToolSet, _call: &'a ToolCall) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let inner = ToolCall {
+                id: "inner".into(),
+                name: memory::SEARCH.into(),
+                arguments: r#"{"query":"tea"}"#.into(),
+            };
+            tools.call(&inner).await
+        })
+    }
+}
+
+async fn set(flows: Vec<Box<dyn Flow>>) -> (TurnTools, Vec<Capability>, Database, Database) {
+    let memory_db = memory_store::open(None).unwrap();
+    let audit_db = audit::open(None).unwrap();
+    let caller = Caller { uid: "alice".into(), conversation_id: "c1".into() };
+    let unreachable = ServerConfig { name: "nextcloud".into(), url: "http://127.0.0.1:9/mcp".into() };
+    let (tools, capabilities) = assemble(
+        &[(unreachable, Credential::default())],
+        &reqwest::Client::new(),
+        memory::MemoryTools::new(memory_db.clone(), "alice"),
+        flows,
+        audit_db.clone(),
+        caller,
+    )
+    .await;
+    (tools, capabilities, memory_db, audit_db)
+}
+
+fn call(name: &str, arguments: &str) -> ToolCall {
+    ToolCall { id: "c".into(), name: name.into(), arguments: arguments.into() }
+}
+
+fn outcomes(audit_db: &Database) -> Vec<(String, String)> {
+    audit_db
+        .run_blocking(|c| audit::calls_of(c, "alice"))
+        .unwrap()
+        .into_iter()
+        .map(|record| (record.tool, record.outcome))
+        .collect()
+}
+
+#[tokio::test]
+async fn memory_write_is_an_action_and_search_finds_what_it_wrote() {
+    let (tools, capabilities, memory_db, audit_db) = set(vec![]).await;
+    assert_eq!(capabilities[0].reach, Reach::ServerUnreachable, "{capabilities:?}");
+    let kind =
+        |name: &str| tools.specs().iter().find(|s| s.definition.name == name).map(|s| s.kind);
+    assert_eq!(kind(memory::WRITE), Some(ToolKind::Action));
+    assert_eq!(kind(memory::SEARCH), Some(ToolKind::Data));
+
+    let written =
+        tools.call(&call(memory::WRITE, r#"{"fact":"Prefers green tea","source":"user"}"#)).await;
+    assert!(!written.is_error, "{written:?}");
+    let facts = memory_db.run_blocking(|c| memory_store::list(c, "alice", 10)).unwrap();
+    assert_eq!((facts[0].text.as_str(), facts[0].source.as_str()), ("Prefers green tea", "user"));
+    let found = tools.call(&call(memory::SEARCH, r#"{"query":"TEA"}"#)).await;
+    assert!(found.text.contains("Prefers green tea (source: user)"), "{found:?}");
+    assert_eq!(
+        outcomes(&audit_db),
+        [("memory_write".into(), "ok".into()), ("memory_search".into(), "ok".into())]
+    );
+}
+
+#[tokio::test]
+async fn misuse_is_answered_with_what_to_do_and_audited_as_misuse() {
+    let (tools, _, _, audit_db) = set(vec![]).await;
+    let unknown = tools.call(&call("files_delete_everything", "{}")).await;
+    assert!(unknown.is_error && unknown.text.contains("no tool named"));
+    let bad = tools.call(&call(memory::SEARCH, "[1]")).await;
+    assert!(bad.is_error && bad.text.contains("JSON object"));
+    let empty = tools.call(&call(memory::WRITE, r#"{"fact":"  "}"#)).await;
+    assert!(empty.is_error);
+    assert!(outcomes(&audit_db).iter().all(|(_, outcome)| outcome == "model_misuse"));
+}
+
+#[tokio::test]
+async fn a_flow_is_one_registration_and_runs_the_turns_other_tools() {
+    let (tools, _, memory_db, _) = set(vec![Box::new(Echo)]).await;
+    memory_db
+        .run_blocking(|c| memory_store::write(c, "alice", "Likes tea", memory_store::Source::User, 1))
+        .unwrap();
+    assert!(tools.specs().iter().any(|spec| spec.definition.name == "flow_echo"));
+    let result = tools.call(&call("flow_echo", "{}")).await;
+    assert!(result.text.contains("Likes tea"), "{result:?}");
+    assert!(crate::flows::all().is_empty(), "no flow until a real task needs one");
+}
