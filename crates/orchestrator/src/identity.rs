@@ -16,6 +16,7 @@
 
 mod replay;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
 
@@ -28,7 +29,17 @@ use replay::{ReplaySet, Seen};
 pub const HEADER_UID: &str = "x-tamebi-uid";
 pub const HEADER_TIMESTAMP: &str = "x-tamebi-timestamp";
 pub const HEADER_SIGNATURE: &str = "x-tamebi-signature";
-pub const HEADER_ACCESS_TOKEN: &str = "x-tamebi-access-token";
+/// Each of the user's access tokens comes in its own header, named for its
+/// audience: `x-tamebi-token-mcp-nextcloud`, `x-tamebi-token-mcp-mail`,
+/// `x-tamebi-token-nextcloud` — one token per audience, so no service is
+/// ever handed a token minted for another.
+pub const HEADER_TOKEN_PREFIX: &str = "x-tamebi-token-";
+/// How [`IdentityError::MalformedHeader`] names a token header.
+pub const HEADER_TOKEN_PATTERN: &str = "x-tamebi-token-*";
+/// Token headers in one request.
+pub const TOKENS_MAX: usize = 8;
+/// Bytes of an audience name in a token header.
+pub const AUDIENCE_NAME_BYTES_MAX: usize = 40;
 pub const HEADER_REQUEST_ID: &str = "x-request-id";
 
 /// How far a request's timestamp may be from the orchestrator's clock, either way.
@@ -47,9 +58,10 @@ pub const ACCESS_TOKEN_BYTES_MAX: usize = 16 * 1024;
 pub struct Identity {
     /// The Nextcloud user id, exactly as signed.
     pub uid: String,
-    /// The user's OIDC access token for the MCP servers, when the app sent one.
-    /// Without it the agent has no workspace tools this turn.
-    pub access_token: Option<AccessToken>,
+    /// The user's OIDC access tokens by audience name (`mcp-nextcloud`,
+    /// `nextcloud`, ...), as the app sent them. Without them the agent has
+    /// no workspace tools this turn.
+    pub tokens: BTreeMap<String, AccessToken>,
     /// Nextcloud's request id: one string joins the UI, nextcloud.log and our logs.
     pub request_id: String,
 }
@@ -114,10 +126,7 @@ pub fn verify(
     let signature = parse_signature(header(headers, HEADER_SIGNATURE)?)?;
     let request_id = header(headers, HEADER_REQUEST_ID)?;
     check_request_id(request_id)?;
-    let access_token = match headers.get(HEADER_ACCESS_TOKEN) {
-        None => None,
-        Some(_) => Some(parse_access_token(header(headers, HEADER_ACCESS_TOKEN)?)?),
-    };
+    let tokens = parse_tokens(headers)?;
 
     let skew_s = now_unix_s.abs_diff(timestamp);
     if skew_s > TIMESTAMP_WINDOW_S {
@@ -145,7 +154,7 @@ pub fn verify(
 
     check_body(body)?;
 
-    Ok(Identity { uid: uid.to_owned(), access_token, request_id: request_id.to_owned() })
+    Ok(Identity { uid: uid.to_owned(), tokens, request_id: request_id.to_owned() })
 }
 
 /// The string the app signs: `uid`, the timestamp as sent, and the lowercase
@@ -228,7 +237,7 @@ impl fmt::Debug for Identity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Identity")
             .field("uid", &self.uid)
-            .field("access_token", &self.access_token)
+            .field("tokens", &self.tokens)
             .field("request_id", &self.request_id)
             .finish()
     }
@@ -319,13 +328,41 @@ fn check_request_id(request_id: &str) -> Result<(), IdentityError> {
     Ok(())
 }
 
+/// The `x-tamebi-token-<audience>` headers: each audience at most once, a
+/// name of lowercase letters, digits and `-`, at most [`TOKENS_MAX`].
+fn parse_tokens(headers: &HeaderMap) -> Result<BTreeMap<String, AccessToken>, IdentityError> {
+    let malformed = |reason| IdentityError::MalformedHeader { header: HEADER_TOKEN_PATTERN, reason };
+    let mut tokens = BTreeMap::new();
+    for name in headers.keys() {
+        let Some(audience) = name.as_str().strip_prefix(HEADER_TOKEN_PREFIX) else {
+            continue;
+        };
+        let valid_name = !audience.is_empty()
+            && audience.len() <= AUDIENCE_NAME_BYTES_MAX
+            && audience.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !valid_name {
+            return Err(malformed("the audience is not 1 to 40 letters, digits or -"));
+        }
+        let mut values = headers.get_all(name).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            return Err(malformed("sent more than once"));
+        };
+        let text = value.to_str().map_err(|_| malformed("not visible ASCII"))?;
+        tokens.insert(audience.to_owned(), parse_access_token(text)?);
+        if tokens.len() > TOKENS_MAX {
+            return Err(malformed("more than 8 tokens"));
+        }
+    }
+    Ok(tokens)
+}
+
 fn parse_access_token(text: &str) -> Result<AccessToken, IdentityError> {
     let ok = !text.is_empty()
         && text.len() <= ACCESS_TOKEN_BYTES_MAX
         && text.bytes().all(|b| b.is_ascii_graphic());
     if !ok {
         return Err(IdentityError::MalformedHeader {
-            header: HEADER_ACCESS_TOKEN,
+            header: HEADER_TOKEN_PATTERN,
             reason: "not 1 to 16384 visible ASCII characters without spaces",
         });
     }

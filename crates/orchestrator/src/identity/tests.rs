@@ -44,7 +44,7 @@ impl Request {
         put(HEADER_SIGNATURE, signature);
         put(HEADER_REQUEST_ID, &self.request_id);
         if let Some(token) = &self.access_token {
-            put(HEADER_ACCESS_TOKEN, token);
+            headers.insert("x-tamebi-token-mcp-nextcloud", HeaderValue::from_str(token).unwrap());
         }
         headers
     }
@@ -124,7 +124,7 @@ fn a_signed_request_yields_the_identity() {
     let identity = check(&Request::new(r#"{"messages":[]}"#)).unwrap();
     assert_eq!(identity.uid, "alice");
     assert_eq!(identity.request_id, "aB3dE5fG7hJ9kL1mN3pQ");
-    let token = identity.access_token.as_ref().unwrap();
+    let token = &identity.tokens["mcp-nextcloud"];
     assert_eq!(token.expose(), "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln");
     let debug = format!("{identity:?}");
     assert!(!debug.contains("eyJ"), "the token never reaches a log: {debug}");
@@ -135,7 +135,31 @@ fn a_signed_request_yields_the_identity() {
 fn the_access_token_is_optional() {
     let mut request = Request::new("");
     request.access_token = None;
-    assert_eq!(check(&request).unwrap().access_token, None);
+    assert!(check(&request).unwrap().tokens.is_empty());
+}
+
+#[test]
+fn each_audience_has_its_own_token_header() {
+    let request = Request::new("");
+    let mut headers = request.headers(&request.signature());
+    headers.insert("x-tamebi-token-nextcloud", HeaderValue::from_static("nc.token"));
+    let identity = verify(&headers, &request.body, &verifier(), NOW).unwrap();
+    assert_eq!(identity.tokens.keys().collect::<Vec<_>>(), ["mcp-nextcloud", "nextcloud"]);
+    assert_eq!(identity.tokens["nextcloud"].expose(), "nc.token");
+
+    for (name, value) in [
+        ("x-tamebi-token-", "t"),
+        ("x-tamebi-token-mcp_nextcloud", "t"),
+        ("x-tamebi-token-nextcloud", "Bearer t"),
+    ] {
+        let mut headers = request.headers(&request.signature());
+        headers.insert(http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+        let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST, "{name}: {error}");
+    }
+    let mut repeated = request.headers(&request.signature());
+    repeated.append("x-tamebi-token-mcp-nextcloud", HeaderValue::from_static("again"));
+    assert!(verify(&repeated, &request.body, &verifier(), NOW).is_err());
 }
 
 #[test]
@@ -172,7 +196,7 @@ fn garbled_headers_are_malformed() {
         (HEADER_TIMESTAMP, |r| r.timestamp = "1767225600.5".to_owned()),
         (HEADER_TIMESTAMP, |r| r.timestamp = "99999999999999999999999".to_owned()),
         (HEADER_REQUEST_ID, |r| r.request_id = "a b".to_owned()),
-        (HEADER_ACCESS_TOKEN, |r| r.access_token = Some("Bearer x".to_owned())),
+        (HEADER_TOKEN_PATTERN, |r| r.access_token = Some("Bearer x".to_owned())),
     ];
     for (header, garble) in garble {
         let mut request = Request::new("");
