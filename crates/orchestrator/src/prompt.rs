@@ -39,6 +39,11 @@ pub enum Reach {
     /// The server answered but refused the user's sign-in (expired or
     /// missing token): its tools would all fail.
     SignInRefused,
+    /// Its tools were listed, but the calls made this turn show the
+    /// workspace behind them is not answering (or not accepting the
+    /// user): the environment is re-rendered every step, so the model
+    /// learns it before it answers.
+    FailingThisTurn,
 }
 
 /// The per-turn facts.
@@ -91,6 +96,10 @@ pub fn render_environment(environment: &Environment) -> String {
             Reach::ServerUnreachable => "NOT reachable (the service did not answer)".to_string(),
             Reach::SignInRefused => {
                 "NOT reachable (the user's sign-in was refused; reloading the page signs in again)"
+                    .to_string()
+            }
+            Reach::FailingThisTurn => {
+                "NOT reachable (its tools are listed, but every call this turn failed; nothing was looked up)"
                     .to_string()
             }
         };

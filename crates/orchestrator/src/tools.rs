@@ -40,30 +40,45 @@ enum Route {
     Flow(usize),
 }
 
+/// How one server's calls went this turn.
+#[derive(Debug, Default, Clone, Copy)]
+struct Health {
+    calls: u32,
+    unreachable: u32,
+    refused: u32,
+}
+
 /// The tools of one turn.
 pub struct TurnTools {
     specs: Vec<ToolSpec>,
     routes: HashMap<String, Route>,
     connections: Vec<Connection>,
+    /// Per capability: what listing found, and the connection behind it.
+    capabilities: Vec<(Capability, Option<usize>)>,
+    health: std::sync::Mutex<Vec<Health>>,
     memory: memory::MemoryTools,
     flows: Vec<Box<dyn Flow>>,
     audit: Database,
     caller: Caller,
 }
 
-/// Connects to every server at once as the user and lists their tools.
-/// Returns the tool set and what each server offered.
+/// Connects to every server at once as the user and lists their tools. A
+/// server without a credential (the app sent no token for it) is not
+/// called: its sign-in is missing.
 pub async fn assemble(
-    servers: &[(ServerConfig, Credential)],
+    servers: &[(ServerConfig, Option<Credential>)],
     http: &reqwest::Client,
     memory: memory::MemoryTools,
     flows: Vec<Box<dyn Flow>>,
     audit: Database,
     caller: Caller,
-) -> (TurnTools, Vec<Capability>) {
+) -> TurnTools {
     let listed = futures_util::future::join_all(servers.iter().map(|(server, credential)| {
         let http = http.clone();
         async move {
+            let Some(credential) = credential else {
+                return Err(McpError::SignInRefused { server: server.name.clone() });
+            };
             let connection = mcp::connect(server, http, credential).await?;
             match connection.tools().await {
                 Ok(tools) => Ok((connection, tools)),
@@ -80,11 +95,12 @@ pub async fn assemble(
         routes: HashMap::new(),
         connections: Vec::new(),
         memory,
+        capabilities: Vec::new(),
+        health: std::sync::Mutex::new(Vec::new()),
         flows: Vec::new(),
         audit,
         caller,
     };
-    let mut capabilities = Vec::new();
     for ((server, _), outcome) in servers.iter().zip(listed) {
         let covers = covers(&server.name);
         match outcome {
@@ -97,7 +113,8 @@ pub async fn assemble(
                         offered += 1;
                     }
                 }
-                capabilities.push(Capability { covers, tools: offered, reach: Reach::Reachable });
+                let capability = Capability { covers, tools: offered, reach: Reach::Reachable };
+                set.capabilities.push((capability, Some(index)));
             }
             Err(error) => {
                 let reach = match error {
@@ -106,25 +123,22 @@ pub async fn assemble(
                         Reach::ServerUnreachable
                     }
                 };
-                capabilities.push(Capability { covers, tools: 0, reach });
+                set.capabilities.push((Capability { covers, tools: 0, reach }, None));
             }
         }
     }
+    *set.health.get_mut().unwrap_or_else(|p| p.into_inner()) =
+        vec![Health::default(); set.connections.len()];
     for spec in memory::specs() {
         set.add(spec, Route::Memory);
     }
-    capabilities.push(Capability {
-        covers: "memory (facts the user asked you to keep)".into(),
-        tools: memory::specs().len(),
-        reach: Reach::Reachable,
-    });
     for flow in flows {
         let index = set.flows.len();
         if set.add(flow.spec(), Route::Flow(index)) {
             set.flows.push(flow);
         }
     }
-    (set, capabilities)
+    set
 }
 
 /// What a server covers, in the user's words.
@@ -162,6 +176,41 @@ impl TurnTools {
         true
     }
 
+    /// What each server offers now: as listed at the start of the turn,
+    /// unless its calls since have shown the workspace behind it is not
+    /// there — any call that found it unreachable, or two or more calls
+    /// all refused (one refusal is a permission boundary working; every
+    /// call refused is a sign-in the workspace does not accept).
+    pub fn capabilities(&self) -> Vec<Capability> {
+        let health = self.health.lock().unwrap_or_else(|p| p.into_inner());
+        self.capabilities
+            .iter()
+            .map(|(capability, connection)| {
+                let mut capability = capability.clone();
+                if let Some(health) = connection.and_then(|index| health.get(index)) {
+                    let failing = health.unreachable > 0
+                        || (health.calls >= 2 && health.refused == health.calls);
+                    if failing && capability.reach == Reach::Reachable {
+                        capability.reach = Reach::FailingThisTurn;
+                    }
+                }
+                capability
+            })
+            .collect()
+    }
+
+    fn note_health(&self, index: usize, outcome: audit::Outcome) {
+        let mut health = self.health.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(health) = health.get_mut(index) {
+            health.calls += 1;
+            match outcome {
+                audit::Outcome::Unreachable => health.unreachable += 1,
+                audit::Outcome::RefusedByNextcloud => health.refused += 1,
+                _ => {}
+            }
+        }
+    }
+
     /// Closes the turn's MCP connections.
     pub async fn close(self) {
         for connection in self.connections {
@@ -190,10 +239,12 @@ impl TurnTools {
         match route {
             Route::Mcp(index) => {
                 let connection = &self.connections[*index];
-                match connection.call(&call.name, arguments).await {
+                let (result, outcome) = match connection.call(&call.name, arguments).await {
                     Ok(result) => mcp_result(result),
                     Err(error) => mcp_failure(&error),
-                }
+                };
+                self.note_health(*index, outcome);
+                (result, outcome)
             }
             Route::Memory => self.memory.call(&call.name, &arguments).await,
             Route::Flow(index) => {

@@ -460,3 +460,19 @@ mod tests {
         assert_eq!(redact(text, Some(&key)), "Incorrect API key provided: [redacted].");
     }
 }
+
+/// The agent's view of a model: the client answers its requests.
+impl crate::agent::Model for ModelClient {
+    fn answer(
+        &self,
+        request: ChatRequest,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<futures_util::stream::BoxStream<'static, Result<ModelEvent, ModelError>>, ModelError>,
+    > {
+        Box::pin(async move {
+            let stream = self.chat(&request).await?;
+            Ok(Box::pin(stream) as futures_util::stream::BoxStream<'static, _>)
+        })
+    }
+}

@@ -87,7 +87,7 @@ pub enum Decision {
 }
 
 impl Decision {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Decision::Approved => "approved",
             Decision::Denied => "denied",
@@ -290,6 +290,35 @@ pub fn request_approval(
     Ok(())
 }
 
+/// The approvals of one of the user's conversations, oldest first.
+pub fn approvals(
+    connection: &Connection,
+    uid: &str,
+    conversation_id: &str,
+) -> Result<Vec<Approval>, StoreError> {
+    let mut statement = connection.prepare(
+        "SELECT a.approval_id, a.conversation_id, a.tool_call_id, a.tool, a.arguments,
+                a.arguments_hash, a.decision
+         FROM approvals a JOIN conversations c ON c.id = a.conversation_id
+         WHERE a.conversation_id = ?1 AND c.uid = ?2
+         ORDER BY a.created, a.rowid",
+    )?;
+    let rows = statement.query_map(params![conversation_id, uid], approval_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn approval_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
+    Ok(Approval {
+        approval_id: row.get(0)?,
+        conversation_id: row.get(1)?,
+        tool_call_id: row.get(2)?,
+        tool: row.get(3)?,
+        arguments: row.get(4)?,
+        arguments_hash: row.get(5)?,
+        decision: row.get::<_, Option<String>>(6)?.as_deref().and_then(Decision::parse),
+    })
+}
+
 /// Records the user's decision on an approval of theirs, once.
 pub fn decide(
     connection: &mut Connection,
@@ -305,17 +334,7 @@ pub fn decide(
              FROM approvals a JOIN conversations c ON c.id = a.conversation_id
              WHERE a.approval_id = ?1 AND c.uid = ?2",
             params![approval_id, uid],
-            |row| {
-                Ok(Approval {
-                    approval_id: row.get(0)?,
-                    conversation_id: row.get(1)?,
-                    tool_call_id: row.get(2)?,
-                    tool: row.get(3)?,
-                    arguments: row.get(4)?,
-                    arguments_hash: row.get(5)?,
-                    decision: row.get::<_, Option<String>>(6)?.as_deref().and_then(Decision::parse),
-                })
-            },
+            approval_row,
         )
         .optional()?;
     let Some(mut approval) = found else {

@@ -36,8 +36,8 @@ async fn set(flows: Vec<Box<dyn Flow>>) -> (TurnTools, Vec<Capability>, Database
     let audit_db = audit::open(None).unwrap();
     let caller = Caller { uid: "alice".into(), conversation_id: "c1".into() };
     let unreachable = ServerConfig { name: "nextcloud".into(), url: "http://127.0.0.1:9/mcp".into() };
-    let (tools, capabilities) = assemble(
-        &[(unreachable, Credential::default())],
+    let tools = assemble(
+        &[(unreachable, Some(Credential::default()))],
         &reqwest::Client::new(),
         memory::MemoryTools::new(memory_db.clone(), "alice"),
         flows,
@@ -45,6 +45,7 @@ async fn set(flows: Vec<Box<dyn Flow>>) -> (TurnTools, Vec<Capability>, Database
         caller,
     )
     .await;
+    let capabilities = tools.capabilities();
     (tools, capabilities, memory_db, audit_db)
 }
 
