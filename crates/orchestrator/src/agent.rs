@@ -105,7 +105,7 @@ pub enum AgentEvent {
     /// An action call waiting for the user; nothing ran.
     ApprovalRequest { call: ToolCall },
     ToolOutput { tool_call_id: String, tool: String, result: ToolResult, dynamic: bool },
-    ToolDenied { tool_call_id: String, tool: String },
+    ToolDenied { call: ToolCall },
     /// A complete message to keep: an assistant step (text and calls), or
     /// a tool's result. Emitted before anything that depends on it.
     Message(Message),
@@ -180,7 +180,7 @@ impl Agent<'_> {
             let message =
                 Message::Tool { tool_call_id: call.id.clone(), content: DENIED_TEXT.to_string() };
             out.send(AgentEvent::Message(message.clone())).await;
-            out.send(AgentEvent::ToolDenied { tool_call_id: call.id, tool: call.name }).await;
+            out.send(AgentEvent::ToolDenied { call }).await;
             message
         };
         message

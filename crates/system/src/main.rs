@@ -38,6 +38,9 @@ enum Command {
     /// Run the scripted OpenAI-compatible model server (tests, scenarios,
     /// and the demo without a real model).
     FakeModel(FakeModelArgs),
+    /// Run the orchestrator: the agent loop, the model client and the chat,
+    /// audit and memory stores, behind the API the Nextcloud app signs for.
+    Orchestrator(Box<OrchestratorArgs>),
     /// Run the MCP server for files, calendar, contacts and Deck.
     McpNextcloud(Box<McpNextcloudArgs>),
     /// Set up Nextcloud's webhooks toward mcp-nextcloud's index.
@@ -204,6 +207,46 @@ struct FakeModelArgs {
     api_key: Option<String>,
 }
 
+#[derive(Debug, clap::Args)]
+struct OrchestratorArgs {
+    /// Address to listen on (only the Nextcloud app should reach it).
+    #[arg(long, env = "TAMEBI_ORCHESTRATOR_LISTEN", default_value = "127.0.0.1:9100")]
+    listen: SocketAddr,
+    /// The secret shared with the Nextcloud app, at least 32 bytes (prefer
+    /// the environment variable or --secret-file: flags show in `ps`).
+    #[arg(long, env = "TAMEBI_SHARED_SECRET", hide_env_values = true)]
+    secret: Option<String>,
+    /// A file holding the shared secret (trailing newline ignored).
+    #[arg(long, env = "TAMEBI_SHARED_SECRET_FILE")]
+    secret_file: Option<PathBuf>,
+    /// The model API root including its version (OpenAI-compatible).
+    #[arg(long, env = "TAMEBI_MODEL_URL", default_value = "http://127.0.0.1:8090/v1")]
+    model_url: String,
+    /// The model name sent to the provider.
+    #[arg(long, env = "TAMEBI_MODEL", default_value = "fake-model")]
+    model: String,
+    /// The provider's API key, if it needs one (environment variable only
+    /// in production: flags show in `ps`).
+    #[arg(long, env = "TAMEBI_MODEL_API_KEY", hide_env_values = true)]
+    model_api_key: Option<String>,
+    /// The model's context window in tokens; conversations are summarised
+    /// at about half of it.
+    #[arg(long, env = "TAMEBI_MODEL_WINDOW", default_value_t = orchestrator::service::WINDOW_TOKENS_DEFAULT)]
+    model_window: usize,
+    /// MCP servers as name=URL, repeatable or comma-separated. Each gets the
+    /// user's token for audience `mcp-<name>`.
+    #[arg(
+        long = "mcp",
+        env = "TAMEBI_MCP_SERVERS",
+        value_delimiter = ',',
+        default_value = "nextcloud=http://127.0.0.1:9101/mcp"
+    )]
+    mcp: Vec<String>,
+    /// Where chat.db, audit.db and memory.db are kept.
+    #[arg(long, env = "TAMEBI_DATA_DIR", default_value = "data/orchestrator")]
+    data_dir: PathBuf,
+}
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum UpstreamMode {
     SecondToken,
@@ -239,6 +282,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             fake_nextcloud_command(fixture, listen, converter_listen).await
         }
         Command::FakeModel(args) => fake_model_command(args).await,
+        Command::Orchestrator(args) => orchestrator_command(*args).await,
         Command::McpNextcloud(args) => mcp_nextcloud_command(*args).await,
         Command::Webhooks { command: WebhooksCommand::Register(args) } => {
             webhooks_register_command(args).await
@@ -349,6 +393,53 @@ async fn fake_model_command(args: FakeModelArgs) -> anyhow::Result<()> {
     println!("Press Ctrl-C to stop.");
     tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
     fake.shutdown().await;
+    Ok(())
+}
+
+async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
+    let secret = match (&args.secret, &args.secret_file) {
+        (Some(secret), None) => secret.clone(),
+        (None, Some(path)) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the shared secret from {}", path.display()))?
+            .trim_end_matches(['\r', '\n'])
+            .to_string(),
+        (Some(_), Some(_)) => anyhow::bail!("give the shared secret once: --secret or --secret-file"),
+        (None, None) => anyhow::bail!(
+            "the orchestrator needs the secret it shares with the Nextcloud app: set TAMEBI_SHARED_SECRET (at least 32 bytes, e.g. `openssl rand -hex 32`) or --secret-file"
+        ),
+    };
+    let mut servers = Vec::new();
+    for entry in args.mcp.iter().map(|entry| entry.trim()).filter(|entry| !entry.is_empty()) {
+        let Some((name, url)) = entry.split_once('=') else {
+            anyhow::bail!("--mcp {entry:?}: expected name=URL, e.g. nextcloud=http://127.0.0.1:9101/mcp");
+        };
+        servers.push(orchestrator::mcp::ServerConfig { name: name.trim().into(), url: url.trim().into() });
+    }
+    let mut model = orchestrator::model::ModelConfig::new(&args.model_url, &args.model);
+    model.api_key = args
+        .model_api_key
+        .filter(|key| !key.trim().is_empty())
+        .map(orchestrator::model::ApiKey::new);
+    let config = orchestrator::service::Config {
+        listen: args.listen,
+        secret: secret.into_bytes(),
+        model,
+        window_tokens: args.model_window,
+        servers: servers.clone(),
+        data_dir: Some(args.data_dir.clone()),
+    };
+    let service = orchestrator::service::Orchestrator::start(config).await?;
+    println!("Orchestrator is running.");
+    println!("  API:         {}/api/chat (signed by the Nextcloud app)", service.url());
+    println!("  Health:      {}/health", service.url());
+    println!("  Model:       {} at {}", args.model, args.model_url);
+    for server in &servers {
+        println!("  MCP:         {} at {} (token audience mcp-{})", server.name, server.url, server.name);
+    }
+    println!("  Data:        {}", args.data_dir.display());
+    println!("Press Ctrl-C to stop.");
+    tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
+    service.shutdown().await;
     Ok(())
 }
 

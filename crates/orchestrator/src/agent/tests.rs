@@ -232,7 +232,7 @@ async fn approved_calls_run_as_stored_and_denied_ones_are_reported_to_the_model(
     );
     assert!(events.iter().any(|event| matches!(
         event,
-        AgentEvent::ToolDenied { tool_call_id, .. } if tool_call_id == "c3"
+        AgentEvent::ToolDenied { call } if call.id == "c3"
     )));
 }
 

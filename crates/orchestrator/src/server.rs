@@ -1,0 +1,325 @@
+//! The orchestrator's HTTP API, which only the Nextcloud app calls: every
+//! route but `/health` carries the app's signed identity, checked before
+//! anything else (the body included) is looked at.
+//!
+//! - `POST /api/chat` — one turn, answered as a UI message stream v1, each
+//!   frame flushed as it is made.
+//! - `GET /api/conversations`, `GET|DELETE /api/conversations/{id}` — the
+//!   user's conversations; a conversation comes back as the UI messages the
+//!   page holds, pending approvals included.
+//! - `GET /api/memory`, `DELETE /api/memory/{id}` — what is remembered about
+//!   the user, with its source.
+//! - `GET /health` — unsigned; says whether the stores answer.
+//!
+//! Every error is the envelope `{"error": {"message", "requestId"}}`: a
+//! sentence saying what happened and what to do, and the request id the
+//! app sent, never internal detail.
+
+use crate::identity::{self, Identity, IdentityError, Verifier};
+use crate::store::{self, chat, memory};
+use crate::turn::{self, Services, Turn, TurnError};
+use crate::ui_stream;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use std::sync::Arc;
+
+/// Bytes of one request body.
+pub const BODY_BYTES_MAX: usize = 4 * 1024 * 1024;
+
+/// The display name header (percent-encoded UTF-8) and the time zone header.
+pub const HEADER_DISPLAY_NAME: &str = "x-tamebi-display-name";
+pub const HEADER_TIME_ZONE: &str = "x-tamebi-time-zone";
+
+/// What the handlers share.
+pub struct Api {
+    pub services: Arc<Services>,
+    pub verifier: Verifier,
+}
+
+pub fn router(api: Arc<Api>) -> Router {
+    Router::new()
+        .route("/api/chat", post(chat_post))
+        .route("/api/conversations", get(conversations))
+        .route("/api/conversations/{id}", get(conversation).delete(delete_conversation))
+        .route("/api/memory", get(memory_list))
+        .route("/api/memory/{id}", axum::routing::delete(memory_delete))
+        .route("/health", get(health))
+        .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
+        .with_state(api)
+}
+
+/// An error as the browser receives it.
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    request_id: String,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = turn::envelope(&self.message, &self.request_id);
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>, request_id: &str) -> ApiError {
+        ApiError { status, message: message.into(), request_id: request_id.to_string() }
+    }
+
+    fn store(error: store::StoreError, request_id: &str) -> ApiError {
+        tracing::error!(%request_id, %error, "store failed");
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The assistant's storage is unavailable right now. Try again in a moment.",
+            request_id,
+        )
+    }
+}
+
+/// The request id the app sent, if it is one, for the envelope of an
+/// error raised before the identity was checked.
+fn claimed_request_id(headers: &HeaderMap) -> String {
+    headers
+        .get(identity::HEADER_REQUEST_ID)
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| {
+            !id.is_empty()
+                && id.len() <= identity::REQUEST_ID_BYTES_MAX
+                && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.@+=/:".contains(&b))
+        })
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn authenticate(api: &Api, headers: &HeaderMap, body: &[u8]) -> Result<Identity, ApiError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs())
+        .unwrap_or(0);
+    identity::verify(headers, body, &api.verifier, now).map_err(|error| {
+        let request_id = claimed_request_id(headers);
+        tracing::warn!(%request_id, %error, "identity refused");
+        ApiError::new(error.status(), refusal(&error), &request_id)
+    })
+}
+
+fn refusal(error: &IdentityError) -> String {
+    match error {
+        IdentityError::BodyNamesUid => {
+            "The request names a user; the assistant acts only for the signed-in user. Reload the page and try again.".into()
+        }
+        IdentityError::ReplayCapacity => {
+            "The assistant is busy. Try again in a moment.".into()
+        }
+        IdentityError::BodyNotJson => "The request was not understood. Reload the page and try again.".into(),
+        _ => "Your session could not be verified. Reload the page and try again.".into(),
+    }
+}
+
+async fn chat_post(State(api): State<Arc<Api>>, headers: HeaderMap, body: Bytes) -> Response {
+    match chat_stream(&api, &headers, &body).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn chat_stream(api: &Api, headers: &HeaderMap, body: &[u8]) -> Result<Response, ApiError> {
+    let identity = authenticate(api, headers, body)?;
+    let request_id = identity.request_id.clone();
+    let post = ui_stream::parse_chat_post(body)
+        .map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, error.to_string(), &request_id))?;
+    let turn = Turn {
+        display_name: display_name(headers).unwrap_or_else(|| identity.uid.clone()),
+        time_zone: time_zone(headers),
+        identity,
+        post,
+    };
+    let frames = turn::start(api.services.clone(), turn).await.map_err(|error| {
+        if let TurnError::Store(store) = &error {
+            tracing::error!(%request_id, error = %store, "store failed");
+        }
+        ApiError::new(error.status(), error.to_string(), &request_id)
+    })?;
+    let stream = futures_util::stream::unfold(frames, |mut frames| async move {
+        frames.recv().await.map(|frame| (Ok::<_, std::convert::Infallible>(frame), frames))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    for (name, value) in ui_stream::RESPONSE_HEADERS {
+        response.headers_mut().insert(*name, HeaderValue::from_static(value));
+    }
+    Ok(response)
+}
+
+fn display_name(headers: &HeaderMap) -> Option<String> {
+    let raw = headers.get(HEADER_DISPLAY_NAME)?.to_str().ok()?;
+    let decoded = percent_encoding::percent_decode_str(raw).decode_utf8().ok()?;
+    let name: String = decoded.chars().filter(|c| !c.is_control()).take(100).collect();
+    (!name.trim().is_empty()).then(|| name.trim().to_string())
+}
+
+fn time_zone(headers: &HeaderMap) -> chrono_tz::Tz {
+    headers
+        .get(HEADER_TIME_ZONE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|name| name.parse().ok())
+        .unwrap_or(chrono_tz::UTC)
+}
+
+async fn conversations(
+    State(api): State<Arc<Api>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let identity = authenticate(&api, &headers, &body)?;
+    let uid = identity.uid.clone();
+    let listed = api
+        .services
+        .chat
+        .run(move |c| chat::conversations(c, &uid))
+        .await
+        .map_err(|error| ApiError::store(error, &identity.request_id))?;
+    let body: Vec<_> = listed
+        .into_iter()
+        .map(|c| {
+            serde_json::json!({"id": c.id, "title": c.title, "created": c.created, "updated": c.updated})
+        })
+        .collect();
+    Ok(axum::Json(serde_json::json!({ "conversations": body })).into_response())
+}
+
+async fn conversation(
+    State(api): State<Arc<Api>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let identity = authenticate(&api, &headers, &body)?;
+    let request_id = identity.request_id.clone();
+    let (uid, conversation_id) = (identity.uid.clone(), id.clone());
+    let found = api
+        .services
+        .chat
+        .run(move |c| {
+            let owned = chat::conversations(c, &uid)?.into_iter().find(|c| c.id == conversation_id);
+            let Some(conversation) = owned else { return Ok(None) };
+            let approvals = chat::approvals(c, &uid, &conversation_id)?;
+            Ok(Some((conversation, approvals)))
+        })
+        .await
+        .map_err(|error| ApiError::store(error, &request_id))?;
+    let Some((conversation, approvals)) = found else {
+        return Err(not_found(&request_id));
+    };
+    let entries = turn::load(&api.services.chat, &identity.uid, &id)
+        .await
+        .map_err(|error| ApiError::store(error, &request_id))?;
+    Ok(axum::Json(serde_json::json!({
+        "id": conversation.id,
+        "title": conversation.title,
+        "messages": ui_stream::ui_messages(&entries, &approvals),
+    }))
+    .into_response())
+}
+
+fn not_found(request_id: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "This conversation does not exist (it may have been deleted). Start a new one.",
+        request_id,
+    )
+}
+
+async fn delete_conversation(
+    State(api): State<Arc<Api>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let identity = authenticate(&api, &headers, &body)?;
+    let uid = identity.uid.clone();
+    let deleted = api
+        .services
+        .chat
+        .run(move |c| chat::delete_conversation(c, &uid, &id))
+        .await
+        .map_err(|error| ApiError::store(error, &identity.request_id))?;
+    if !deleted {
+        return Err(not_found(&identity.request_id));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn memory_list(
+    State(api): State<Arc<Api>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let identity = authenticate(&api, &headers, &body)?;
+    let uid = identity.uid.clone();
+    let facts = api
+        .services
+        .memory
+        .run(move |c| memory::list(c, &uid, 1000))
+        .await
+        .map_err(|error| ApiError::store(error, &identity.request_id))?;
+    let facts: Vec<_> = facts
+        .into_iter()
+        .map(|f| serde_json::json!({"id": f.id, "text": f.text, "source": f.source, "created": f.created}))
+        .collect();
+    Ok(axum::Json(serde_json::json!({ "facts": facts })).into_response())
+}
+
+async fn memory_delete(
+    State(api): State<Arc<Api>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let identity = authenticate(&api, &headers, &body)?;
+    let missing = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "This fact is not remembered (it may have been deleted already).",
+            &identity.request_id,
+        )
+    };
+    let id: i64 = id.parse().map_err(|_| missing())?;
+    let uid = identity.uid.clone();
+    let deleted = api
+        .services
+        .memory
+        .run(move |c| memory::delete(c, &uid, id))
+        .await
+        .map_err(|error| ApiError::store(error, &identity.request_id))?;
+    if !deleted {
+        return Err(missing());
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn health(State(api): State<Arc<Api>>) -> Response {
+    let check = |db: &store::Database| {
+        let db = db.clone();
+        async move {
+            db.run(|c| Ok(c.query_row("SELECT 1", [], |row| row.get::<_, i64>(0))?)).await.is_ok()
+        }
+    };
+    let services = &api.services;
+    let stores = [
+        ("chat", check(&services.chat).await),
+        ("audit", check(&services.audit).await),
+        ("memory", check(&services.memory).await),
+    ];
+    let healthy = stores.iter().all(|(_, ok)| *ok);
+    let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let body = serde_json::json!({
+        "status": if healthy { "ok" } else { "degraded" },
+        "stores": stores.iter().map(|(name, ok)| (name.to_string(), serde_json::Value::Bool(*ok))).collect::<serde_json::Map<_, _>>(),
+    });
+    (status, axum::Json(body)).into_response()
+}

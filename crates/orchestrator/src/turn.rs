@@ -1,0 +1,419 @@
+//! One chat request, from a signed post to the last frame of its stream.
+//!
+//! The driver is where the agent's values are built and its events land:
+//! it records what the post decides (the user's message, or the user's
+//! decisions on the stored calls) before anything runs, assembles the
+//! turn's tools with the user's tokens, renders the prompt, reloads or
+//! makes the conversation's summary, runs the loop, and for every event
+//! first stores what must outlive the request and then writes the frame.
+//! Nothing reaches the browser that was not stored first, and the turn
+//! runs to its end even when the browser goes away, so a reload finds
+//! everything that was acknowledged.
+
+mod decide;
+mod frames;
+
+use crate::agent::{Agent, AgentEvent, Context, Ending, Model, Resolution, ToolKind};
+use crate::context::{prune, summary};
+use crate::identity::Identity;
+use crate::mcp::{Credential, ServerConfig};
+use crate::model::{ChatRequest, Message, ModelEvent};
+use crate::prompt::{self, Environment};
+use crate::store::{Database, StoreError, chat, memory, now_ms};
+use crate::tools::{self, Caller, TurnTools};
+use crate::transcript::{Entry, ToolEntry, ToolState};
+use crate::ui_stream::{ChatPost, Chunk, FinishReason};
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+pub use decide::TurnError;
+pub use frames::envelope;
+use frames::Frames;
+
+/// The header under which each MCP server receives the user's
+/// Nextcloud-audience token, to spend upstream.
+pub const NEXTCLOUD_TOKEN_HEADER: &str = "x-tamebi-nextcloud-token";
+/// The audience name of the token the MCP servers spend upstream.
+pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
+
+/// What every turn shares.
+pub struct Services {
+    pub model: Arc<dyn Model>,
+    pub chat: Database,
+    pub audit: Database,
+    pub memory: Database,
+    pub servers: Vec<ServerConfig>,
+    pub http: reqwest::Client,
+    /// The model's context window in tokens; the conversation is summarised
+    /// at about half of it.
+    pub window_tokens: usize,
+}
+
+/// One signed chat post.
+pub struct Turn {
+    pub identity: Identity,
+    pub display_name: String,
+    pub time_zone: chrono_tz::Tz,
+    pub post: ChatPost,
+}
+
+/// Starts the turn: what the post decides is stored before this returns,
+/// so an error here is an HTTP status and nothing ran. The frames of the
+/// stream arrive on the receiver.
+pub async fn start(services: Arc<Services>, turn: Turn) -> Result<mpsc::Receiver<Bytes>, TurnError> {
+    let resolutions = decide::record(&services, &turn).await?;
+    let (sender, receiver) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let request_id = turn.identity.request_id.clone();
+        let mut frames = Frames::new(sender, request_id);
+        run(&services, &turn, resolutions, &mut frames).await;
+        frames.done().await;
+    });
+    Ok(receiver)
+}
+
+async fn run(services: &Services, turn: &Turn, resolutions: Vec<Resolution>, frames: &mut Frames) {
+    let identity = &turn.identity;
+    let conversation_id = turn.post.conversation_id.clone();
+    frames.chunk(Chunk::Start { message_id: Some(format!("a-{}", uuid::Uuid::new_v4())) }).await;
+    let caller = Caller { uid: identity.uid.clone(), conversation_id: conversation_id.clone() };
+    let servers: Vec<(ServerConfig, Option<Credential>)> = services
+        .servers
+        .iter()
+        .map(|server| (server.clone(), credential(server, identity)))
+        .collect();
+    let tools = tools::assemble(
+        &servers,
+        &services.http,
+        tools::memory::MemoryTools::new(services.memory.clone(), identity.uid.clone()),
+        crate::flows::all(),
+        services.audit.clone(),
+        caller.clone(),
+    )
+    .await;
+    let result = converse(services, turn, &tools, resolutions, frames).await;
+    if let Err(error) = result {
+        tracing::error!(request_id = %identity.request_id, %error, "turn failed");
+        frames.error(&error.to_string()).await;
+    }
+    tools.close().await;
+}
+
+/// Why a turn stopped before its end.
+#[derive(Debug, thiserror::Error)]
+enum Stopped {
+    #[error("The conversation could not be saved, so the assistant stopped. Try again in a moment.")]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Model(String),
+}
+
+async fn converse(
+    services: &Services,
+    turn: &Turn,
+    tools: &TurnTools,
+    resolutions: Vec<Resolution>,
+    frames: &mut Frames,
+) -> Result<(), Stopped> {
+    let uid = turn.identity.uid.clone();
+    let conversation_id = turn.post.conversation_id.clone();
+    let environment = environment(services, turn, tools).await?;
+    let system = prompt::system_prompt(&environment);
+
+    let entries = load(&services.chat, &uid, &conversation_id).await?;
+    let stored = {
+        let conversation_id = conversation_id.clone();
+        services.chat.run(move |c| chat::latest_summary(c, &conversation_id)).await?
+    };
+    let summary = summarise_if_due(services, tools, &conversation_id, &entries, stored, &system)
+        .await?;
+    let mut messages = vec![Message::System(system)];
+    messages.extend(summary::history(&entries, summary.as_ref().map(|(seq, text)| (*seq, text.as_str()))));
+
+    let context = StepContext { environment, tools };
+    let agent = Agent { model: services.model.as_ref(), tools, context: &context };
+    let (sender, mut events) = mpsc::channel(64);
+    let running = async move { agent.run(messages, resolutions, &sender).await };
+    let recording = async {
+        let mut recorder = Recorder::new(services, &uid, &conversation_id);
+        while let Some(event) = events.recv().await {
+            if let Err(error) = recorder.record(event, frames).await {
+                // Dropping the receiver stops the loop at its next event.
+                drop(events);
+                return Err(error);
+            }
+        }
+        frames.close_text().await;
+        Ok(())
+    };
+    let (ending, recorded) = tokio::join!(running, recording);
+    recorded?;
+    match ending {
+        Ending::Answered => frames.finish(FinishReason::Stop).await,
+        Ending::AwaitingApproval => frames.finish(FinishReason::ToolCalls).await,
+        Ending::ModelFailed(error) => {
+            tracing::warn!(request_id = %turn.identity.request_id, detail = error.detail(), "model failed");
+            return Err(Stopped::Model(format!("{error}. Send your message again in a moment.")));
+        }
+        Ending::Abandoned => {}
+    }
+    Ok(())
+}
+
+/// The bearer for `server` is the token minted for `mcp-<name>`; the
+/// Nextcloud-audience token rides along for the server to spend upstream.
+fn credential(server: &ServerConfig, identity: &Identity) -> Option<Credential> {
+    let bearer = identity.tokens.get(&format!("mcp-{}", server.name))?;
+    let headers = identity
+        .tokens
+        .get(NEXTCLOUD_AUDIENCE)
+        .map(|token| vec![(NEXTCLOUD_TOKEN_HEADER.to_string(), token.expose().to_string())])
+        .unwrap_or_default();
+    Some(Credential { bearer: bearer.expose().to_string(), headers })
+}
+
+async fn environment(
+    services: &Services,
+    turn: &Turn,
+    tools: &TurnTools,
+) -> Result<Environment, StoreError> {
+    let uid = turn.identity.uid.clone();
+    let facts = services
+        .memory
+        .run(move |c| memory::list(c, &uid, prompt::MEMORY_FACTS_SHOWN_MAX))
+        .await?;
+    let now = chrono::Utc::now().with_timezone(&turn.time_zone);
+    Ok(Environment {
+        uid: turn.identity.uid.clone(),
+        display_name: turn.display_name.clone(),
+        local_time: now.format("%A %Y-%m-%d %H:%M").to_string(),
+        time_zone: turn.time_zone.name().to_string(),
+        capabilities: tools.capabilities(),
+        memory: facts.into_iter().map(|fact| (fact.text, fact.source)).collect(),
+    })
+}
+
+/// The stored conversation with its sequence numbers.
+pub(crate) async fn load(
+    chat_db: &Database,
+    uid: &str,
+    conversation_id: &str,
+) -> Result<Vec<(i64, Entry)>, StoreError> {
+    let (uid, conversation_id) = (uid.to_string(), conversation_id.to_string());
+    let stored =
+        chat_db.run(move |c| chat::messages(c, &uid, &conversation_id)).await?.unwrap_or_default();
+    Ok(stored
+        .into_iter()
+        .filter_map(|message| match Entry::from_json(&message.content) {
+            Ok(entry) => Some((message.seq, entry)),
+            Err(error) => {
+                tracing::error!(seq = message.seq, %error, "skipping an unreadable stored message");
+                None
+            }
+        })
+        .collect())
+}
+
+/// Rung 2: the stored summary, or a new one when the conversation has grown
+/// past about half the window (made once, stored, reloaded later).
+async fn summarise_if_due(
+    services: &Services,
+    tools: &TurnTools,
+    conversation_id: &str,
+    entries: &[(i64, Entry)],
+    stored: Option<(i64, String)>,
+    system: &str,
+) -> Result<Option<(i64, String)>, Stopped> {
+    let definitions: Vec<_> = crate::agent::ToolSet::specs(tools)
+        .iter()
+        .map(|spec| spec.definition.clone())
+        .collect();
+    let tool_tokens = serde_json::to_string(
+        &definitions.iter().map(|d| (&d.name, &d.description, &d.parameters)).collect::<Vec<_>>(),
+    )
+    .map(|text| text.len() / 4)
+    .unwrap_or(0);
+    let system_tokens = summary::estimate_tokens(&[Message::System(system.to_string())]) + tool_tokens;
+    let kinds = kinds(tools);
+    let is_action = |name: &str| kinds.get(name).map(|kind| *kind == ToolKind::Action);
+    let previous = stored.as_ref().map(|(seq, text)| (*seq, text.as_str()));
+    let Some(plan) =
+        summary::plan(entries, previous, system_tokens, services.window_tokens, is_action)
+    else {
+        return Ok(stored);
+    };
+    let text = answer_text(services.model.as_ref(), plan.request).await;
+    let text = match text {
+        Ok(text) if !text.trim().is_empty() => text,
+        Ok(_) | Err(_) => {
+            // Without a summary the turn goes on with the whole history:
+            // longer, not wrong.
+            tracing::warn!("the conversation could not be summarised this turn");
+            return Ok(stored);
+        }
+    };
+    let (id, upto) = (conversation_id.to_string(), plan.upto_seq);
+    let stored_text = text.clone();
+    services.chat.run(move |c| chat::store_summary(c, &id, upto, &stored_text, now_ms())).await?;
+    Ok(Some((plan.upto_seq, text)))
+}
+
+async fn answer_text(model: &dyn Model, request: ChatRequest) -> Result<String, Stopped> {
+    let mut stream = model.answer(request).await.map_err(|e| Stopped::Model(e.to_string()))?;
+    let mut text = String::new();
+    while let Some(event) = stream.next().await {
+        match event.map_err(|e| Stopped::Model(e.to_string()))? {
+            ModelEvent::TextDelta(delta) => text.push_str(&delta),
+            _ => {}
+        }
+    }
+    Ok(text)
+}
+
+fn kinds(tools: &TurnTools) -> HashMap<String, ToolKind> {
+    crate::agent::ToolSet::specs(tools)
+        .iter()
+        .map(|spec| (spec.definition.name.clone(), spec.kind))
+        .collect()
+}
+
+/// The context engine of a turn: every step, the environment is rendered
+/// again (a workspace whose calls all failed shows as not reachable before
+/// the model answers) and stale data results are cleared (rung 1).
+struct StepContext<'a> {
+    environment: Environment,
+    tools: &'a TurnTools,
+}
+
+impl Context for StepContext<'_> {
+    fn for_step(&self, messages: &[Message]) -> Vec<Message> {
+        let kinds = kinds(self.tools);
+        let mut pruned =
+            prune::prune(messages, |name| kinds.get(name).map(|kind| *kind == ToolKind::Action));
+        if let Some(Message::System(system)) = pruned.first_mut() {
+            let environment =
+                Environment { capabilities: self.tools.capabilities(), ..self.environment.clone() };
+            *system = prompt::system_prompt(&environment);
+        }
+        pruned
+    }
+}
+
+/// Stores the agent's events, then writes their frames.
+struct Recorder<'a> {
+    services: &'a Services,
+    uid: &'a str,
+    conversation_id: &'a str,
+    caller: Caller,
+}
+
+impl<'a> Recorder<'a> {
+    fn new(
+        services: &'a Services,
+        uid: &'a str,
+        conversation_id: &'a str,
+    ) -> Recorder<'a> {
+        let caller = Caller { uid: uid.to_string(), conversation_id: conversation_id.to_string() };
+        Recorder { services, uid, conversation_id, caller }
+    }
+
+    async fn record(&mut self, event: AgentEvent, frames: &mut Frames) -> Result<(), Stopped> {
+        match event {
+            AgentEvent::StepStart => frames.chunk(Chunk::StartStep).await,
+            AgentEvent::TextDelta(delta) => frames.text(delta).await,
+            AgentEvent::ToolInput { call, input, dynamic } => {
+                frames.close_text().await;
+                frames
+                    .chunk(Chunk::ToolInputAvailable {
+                        tool_call_id: call.id,
+                        tool_name: call.name,
+                        input,
+                        dynamic: dynamic.then_some(true),
+                    })
+                    .await;
+            }
+            AgentEvent::ApprovalRequest { call } => {
+                let approval = chat::Approval {
+                    approval_id: format!("apr-{}", uuid::Uuid::new_v4()),
+                    conversation_id: self.conversation_id.to_string(),
+                    tool_call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    arguments_hash: crate::store::arguments_hash(&call.arguments),
+                    arguments: call.arguments,
+                    decision: None,
+                };
+                let chunk = Chunk::ToolApprovalRequest {
+                    approval_id: approval.approval_id.clone(),
+                    tool_call_id: approval.tool_call_id.clone(),
+                };
+                self.services.chat.run(move |c| chat::request_approval(c, &approval, now_ms())).await?;
+                frames.chunk(chunk).await;
+            }
+            AgentEvent::Message(message) => {
+                // Tool results are stored with their output, below.
+                if let Message::Assistant { text, tool_calls } = message {
+                    frames.close_text().await;
+                    self.append(Entry::Assistant { text, tool_calls }).await?;
+                }
+            }
+            AgentEvent::ToolOutput { tool_call_id, tool, result, dynamic } => {
+                let state = if result.is_error { ToolState::Error } else { ToolState::Output };
+                let entry = ToolEntry {
+                    tool_call_id: tool_call_id.clone(),
+                    tool,
+                    content: result.text.clone(),
+                    output: result.output.clone(),
+                    state,
+                };
+                self.append(Entry::Tool(entry)).await?;
+                let dynamic = dynamic.then_some(true);
+                let chunk = if result.is_error {
+                    Chunk::ToolOutputError { tool_call_id, error_text: result.text, dynamic }
+                } else {
+                    Chunk::ToolOutputAvailable { tool_call_id, output: result.output, dynamic }
+                };
+                frames.chunk(chunk).await;
+            }
+            AgentEvent::ToolDenied { call } => {
+                tools::record_denied(&self.services.audit, &self.caller, &call).await;
+                let tool_call_id = call.id.clone();
+                self.append(Entry::Tool(ToolEntry {
+                    tool_call_id: tool_call_id.clone(),
+                    tool: call.name,
+                    content: crate::agent::DENIED_TEXT.to_string(),
+                    output: serde_json::Value::Null,
+                    state: ToolState::Denied,
+                }))
+                .await?;
+                frames.chunk(Chunk::ToolOutputDenied { tool_call_id }).await;
+            }
+            AgentEvent::StepFinish => {
+                frames.close_text().await;
+                frames.chunk(Chunk::FinishStep).await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn append(&self, entry: Entry) -> Result<(), StoreError> {
+        append(&self.services.chat, self.uid, self.conversation_id, entry).await
+    }
+}
+
+pub(crate) async fn append(
+    chat_db: &Database,
+    uid: &str,
+    conversation_id: &str,
+    entry: Entry,
+) -> Result<(), StoreError> {
+    let (uid, conversation_id) = (uid.to_string(), conversation_id.to_string());
+    chat_db
+        .run(move |c| {
+            chat::append_message(c, &uid, &conversation_id, entry.role(), &entry.to_json(), now_ms())
+        })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! What the orchestrator costs on top of its model: time to first token and
+//! per-step overhead through the signed chat API, against the fake model's
+//! own time measured in the same run; idle and loaded RSS of the
+//! orchestrator process; 100 conversations streaming at once.
+//!
+//! ```text
+//! cargo build --release --bin tamebi
+//! cargo run --release -p system --example orchestrator_bench
+//! BENCH_REQUESTS=500 BENCH_CONCURRENT=100 cargo run --release -p system --example orchestrator_bench
+//! ```
+//!
+//! The fake model runs in this process; the orchestrator runs as its own
+//! process (`target/release/tamebi orchestrator`, no MCP server, fresh data
+//! directory) so its RSS is its own. See docs/benchmarks.md.
+
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const SECRET: &str = "orchestrator-bench-secret-0123456789abcdef";
+
+const SCRIPT: &str = r#"
+[[rules]]
+name = "look up"
+when = { last_role = "user", last_user_contains = "steps" }
+tool_calls = [{ name = "memory_search", arguments = { query = "tea" } }]
+
+[[rules]]
+name = "look again"
+when = { last_role = "tool", turn = 1 }
+tool_calls = [{ name = "memory_search", arguments = { query = "coffee" } }]
+
+[[rules]]
+name = "answer"
+when = { last_role = "tool" }
+text = "Nothing remembered about tea or coffee yet, so I cannot say which you prefer."
+
+[[rules]]
+name = "hello"
+when = { last_role = "user" }
+text = "Hello! How can I help you with your files, calendar, contacts or Deck today?"
+"#;
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> anyhow::Result<()> {
+    let requests: usize = env_or("BENCH_REQUESTS", 200);
+    let concurrent: usize = env_or("BENCH_CONCURRENT", 100);
+    let model = fake_model::FakeModel::start(fake_model::Config {
+        listen: "127.0.0.1:0".parse()?,
+        script: fake_model::Script::from_toml(SCRIPT)?,
+        ..fake_model::Config::default()
+    })
+    .await?;
+    let orchestrator = Process::start(&model.api_base()).await?;
+    let http = reqwest::Client::new();
+    let idle_rss = orchestrator.rss_kib();
+
+    // Warm up both paths.
+    for n in 0..20 {
+        model_alone(&http, &model.api_base(), "hello").await?;
+        chat(&http, &orchestrator.url, &format!("warm-{n}"), "hello").await?;
+    }
+
+    let mut alone = Vec::new();
+    let mut through = Vec::new();
+    for n in 0..requests {
+        alone.push(model_alone(&http, &model.api_base(), "hello").await?);
+        through.push(chat(&http, &orchestrator.url, &format!("one-{n}"), "hello").await?);
+    }
+    let mut steps = Vec::new();
+    for n in 0..requests {
+        steps.push(chat(&http, &orchestrator.url, &format!("three-{n}"), "three steps").await?);
+    }
+
+    println!("orchestrator bench: {requests} requests per row, sequential");
+    println!("{:<44} {:>9} {:>9} {:>9}", "row", "p50 ms", "p99 ms", "× model");
+    let model_ttft = percentile(&alone.iter().map(|t| t.first).collect::<Vec<_>>(), 50.0);
+    let model_total = percentile(&alone.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
+    row("fake model alone: first token", &alone, |t| t.first, model_ttft);
+    row("fake model alone: whole answer", &alone, |t| t.total, model_total);
+    row("through the orchestrator: first token", &through, |t| t.first, model_ttft);
+    row("through the orchestrator: whole answer", &through, |t| t.total, model_total);
+    row("3 steps (2 tool calls): whole answer", &steps, |t| t.total, model_total * 3.0);
+    let one = percentile(&through.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
+    let three = percentile(&steps.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
+    println!(
+        "per-step overhead (p50): {:.2} ms a request ({:.2} ms over the model), {:.2} ms each further step ({:.2} ms over the model)",
+        one,
+        one - model_total,
+        (three - one) / 2.0,
+        (three - one) / 2.0 - model_total
+    );
+
+    // Many at once: the model streams slowly, like a real one.
+    model.set_faults(fake_model::Faults { delta_delay_ms: Some(20), ..Default::default() });
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..concurrent)
+        .map(|n| {
+            let http = http.clone();
+            let url = orchestrator.url.clone();
+            tokio::spawn(async move { chat(&http, &url, &format!("many-{n}"), "hello").await })
+        })
+        .collect();
+    let mut peak = 0;
+    let mut results = Vec::new();
+    for task in tasks {
+        peak = peak.max(orchestrator.rss_kib());
+        results.push(task.await?);
+    }
+    let wall = started.elapsed();
+    let errors = results.iter().filter(|r| r.is_err()).count();
+    let timings: Vec<Timing> = results.into_iter().filter_map(Result::ok).collect();
+    model.set_faults(fake_model::Faults::default());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = orchestrator.rss_kib();
+    println!(
+        "{concurrent} concurrent streaming conversations (20 ms per token): wall {:.0} ms, errors {errors}, first token p50 {:.1} ms p99 {:.1} ms, whole answer p50 {:.0} ms p99 {:.0} ms",
+        wall.as_secs_f64() * 1000.0,
+        percentile(&timings.iter().map(|t| t.first).collect::<Vec<_>>(), 50.0),
+        percentile(&timings.iter().map(|t| t.first).collect::<Vec<_>>(), 99.0),
+        percentile(&timings.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0),
+        percentile(&timings.iter().map(|t| t.total).collect::<Vec<_>>(), 99.0),
+    );
+    println!(
+        "orchestrator RSS: idle {} MiB, peak during the concurrent run {} MiB, after {} MiB",
+        idle_rss / 1024,
+        peak / 1024,
+        after / 1024
+    );
+    orchestrator.stop();
+    Ok(())
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+#[derive(Clone, Copy)]
+struct Timing {
+    first: f64,
+    total: f64,
+}
+
+fn row(name: &str, timings: &[Timing], pick: impl Fn(&Timing) -> f64, baseline: f64) {
+    let values: Vec<f64> = timings.iter().map(pick).collect();
+    let p50 = percentile(&values, 50.0);
+    println!(
+        "{name:<44} {p50:>9.2} {:>9.2} {:>9.2}",
+        percentile(&values, 99.0),
+        p50 / baseline
+    );
+}
+
+fn percentile(values: &[f64], at: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let index = ((at / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[index]
+}
+
+/// One streamed request straight to the fake model.
+async fn model_alone(http: &reqwest::Client, base: &str, text: &str) -> anyhow::Result<Timing> {
+    let body = json!({
+        "model": "fake-model", "stream": true,
+        "messages": [{"role": "system", "content": "bench"}, {"role": "user", "content": text}],
+    });
+    let started = Instant::now();
+    let response = http.post(format!("{base}/chat/completions")).json(&body).send().await?;
+    anyhow::ensure!(response.status().is_success(), "model answered {}", response.status());
+    read_stream(response, started, "\"content\":\"").await
+}
+
+/// One signed chat request to the orchestrator.
+async fn chat(http: &reqwest::Client, url: &str, conversation: &str, text: &str) -> anyhow::Result<Timing> {
+    let body = serde_json::to_vec(&json!({
+        "id": conversation, "trigger": "submit-message",
+        "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]},
+    }))?;
+    let timestamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs().to_string();
+    let signature = orchestrator::identity::sign(SECRET.as_bytes(), "alice", &timestamp, &body);
+    let started = Instant::now();
+    let response = http
+        .post(format!("{url}/api/chat"))
+        .header("x-tamebi-uid", "alice")
+        .header("x-tamebi-timestamp", timestamp)
+        .header("x-tamebi-signature", signature)
+        .header("x-request-id", format!("bench-{conversation}"))
+        .body(body)
+        .send()
+        .await?;
+    anyhow::ensure!(response.status().is_success(), "orchestrator answered {}", response.status());
+    read_stream(response, started, "\"type\":\"text-delta\"").await
+}
+
+/// Reads a stream to its end; `first` is when `marker` first arrived.
+async fn read_stream(mut response: reqwest::Response, started: Instant, marker: &str) -> anyhow::Result<Timing> {
+    let mut first = None;
+    let mut seen = String::new();
+    while let Some(chunk) = response.chunk().await? {
+        if first.is_none() {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains(marker) {
+                first = Some(started.elapsed());
+            }
+        }
+    }
+    let total = started.elapsed();
+    anyhow::ensure!(first.is_some(), "no text in the answer: {seen}");
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    Ok(Timing { first: ms(first.unwrap_or(total)), total: ms(total) })
+}
+
+/// The orchestrator as its own process.
+struct Process {
+    child: std::process::Child,
+    url: String,
+    _data: PathBufGuard,
+}
+
+struct PathBufGuard(std::path::PathBuf);
+
+impl Drop for PathBufGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Process {
+    async fn start(model_base: &str) -> anyhow::Result<Process> {
+        let binary = std::env::current_exe()?
+            .parent()
+            .and_then(|examples| examples.parent())
+            .map(|release| release.join("tamebi"))
+            .filter(|path| path.exists())
+            .ok_or_else(|| anyhow::anyhow!("build the binary first: cargo build --release --bin tamebi"))?;
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+            listener.local_addr()?.port()
+        };
+        let data = std::env::temp_dir().join(format!("tamebi-orchestrator-bench-{}", std::process::id()));
+        let child = std::process::Command::new(binary)
+            .args(["orchestrator", "--listen", &format!("127.0.0.1:{port}"), "--model-url", model_base])
+            .args(["--mcp", "", "--data-dir"])
+            .arg(&data)
+            .env("TAMEBI_SHARED_SECRET", SECRET)
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .spawn()?;
+        let url = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        for _ in 0..100 {
+            if http.get(format!("{url}/health")).send().await.is_ok_and(|r| r.status().is_success()) {
+                return Ok(Process { child, url, _data: PathBufGuard(data) });
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        anyhow::bail!("the orchestrator did not come up")
+    }
+
+    fn rss_kib(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .ok()
+            .and_then(|status| {
+                status.lines().find_map(|line| {
+                    line.strip_prefix("VmRSS:")
+                        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+                })
+            })
+            .unwrap_or(0)
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
