@@ -6,7 +6,10 @@
 //! left out when there are no tools (some refuse an empty list);
 //! `stream_options` is sent only with `stream: true` (OpenAI refuses it
 //! otherwise); an assistant message that only calls tools has `content:
-//! null`, not `""`.
+//! null`, not `""`; consecutive user messages are joined into one (chat
+//! templates that insist roles alternate — Mistral's in vLLM, several in LM
+//! Studio — refuse two in a row, and a conversation can hold two: the
+//! summary before the kept turns, or a question whose answer failed).
 
 use serde_json::{Value, json};
 
@@ -15,7 +18,7 @@ use super::{ChatRequest, Message, ToolChoice};
 pub(super) fn request_body(model: &str, request: &ChatRequest, stream: bool) -> Value {
     let mut body = json!({
         "model": model,
-        "messages": request.messages.iter().map(message).collect::<Vec<_>>(),
+        "messages": alternating(&request.messages).iter().map(message).collect::<Vec<_>>(),
         "stream": stream,
     });
     if stream {
@@ -45,6 +48,21 @@ pub(super) fn request_body(model: &str, request: &ChatRequest, stream: bool) -> 
         }
     }
     body
+}
+
+/// The messages with each run of user messages joined into one.
+fn alternating(messages: &[Message]) -> Vec<Message> {
+    let mut joined: Vec<Message> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match (joined.last_mut(), message) {
+            (Some(Message::User(previous)), Message::User(text)) => {
+                previous.push_str("\n\n");
+                previous.push_str(text);
+            }
+            _ => joined.push(message.clone()),
+        }
+    }
+    joined
 }
 
 fn message(message: &Message) -> Value {
@@ -116,6 +134,28 @@ mod tests {
             "tool_choice": {"type": "function", "function": {"name": "files_search"}},
         });
         assert_eq!(request_body("m", &request, true), expected);
+    }
+
+    #[test]
+    fn consecutive_user_messages_are_sent_as_one() {
+        let request = ChatRequest {
+            messages: vec![
+                Message::System("s".into()),
+                Message::User("<conversation_summary>x</conversation_summary>".into()),
+                Message::User("next".into()),
+                Message::Assistant { text: "ok".into(), tool_calls: vec![] },
+                Message::User("again".into()),
+            ],
+            ..ChatRequest::default()
+        };
+        let body = request_body("m", &request, false);
+        let roles: Vec<&str> =
+            body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "user"]);
+        assert_eq!(
+            body["messages"][1]["content"],
+            "<conversation_summary>x</conversation_summary>\n\nnext"
+        );
     }
 
     #[test]
