@@ -16,13 +16,8 @@ use serde_json::{Value, json};
 /// One stored message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
-    User {
-        text: String,
-    },
-    Assistant {
-        text: String,
-        tool_calls: Vec<ToolCall>,
-    },
+    User { text: String },
+    Assistant { text: String, tool_calls: Vec<ToolCall> },
     Tool(ToolEntry),
 }
 
@@ -123,8 +118,7 @@ impl Entry {
             Some("user") => Ok(Entry::User { text: field("text")? }),
             Some("assistant") => {
                 let mut tool_calls = Vec::new();
-                for call in value.get("toolCalls").and_then(Value::as_array).into_iter().flatten()
-                {
+                for call in value.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
                     let part = |name: &str| {
                         call.get(name)
                             .and_then(Value::as_str)
@@ -177,9 +171,9 @@ pub fn unanswered_calls(entries: &[Entry]) -> Vec<ToolCall> {
     tool_calls
         .iter()
         .filter(|call| {
-            !entries[last_assistant..].iter().any(
-                |entry| matches!(entry, Entry::Tool(tool) if tool.tool_call_id == call.id),
-            )
+            !entries[last_assistant..]
+                .iter()
+                .any(|entry| matches!(entry, Entry::Tool(tool) if tool.tool_call_id == call.id))
         })
         .cloned()
         .collect()
