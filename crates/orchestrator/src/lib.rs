@@ -15,3 +15,4 @@ pub mod model;
 pub mod prompt;
 pub mod store;
 pub mod transcript;
+pub mod ui_stream;
