@@ -21,3 +21,4 @@ pub mod store;
 pub mod tools;
 pub mod transcript;
 pub mod turn;
+pub mod ui_stream;
