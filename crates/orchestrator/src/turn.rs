@@ -78,7 +78,6 @@ pub async fn start(services: Arc<Services>, turn: Turn) -> Result<mpsc::Receiver
 async fn run(services: &Services, turn: &Turn, resolutions: Vec<Resolution>, frames: &mut Frames) {
     let identity = &turn.identity;
     let conversation_id = turn.post.conversation_id.clone();
-    frames.chunk(Chunk::Start { message_id: Some(format!("a-{}", uuid::Uuid::new_v4())) }).await;
     let caller = Caller { uid: identity.uid.clone(), conversation_id: conversation_id.clone() };
     let servers: Vec<(ServerConfig, Option<Credential>)> = services
         .servers
@@ -124,6 +123,7 @@ async fn converse(
     let system = prompt::system_prompt(&environment);
 
     let entries = load(&services.chat, &uid, &conversation_id).await?;
+    frames.chunk(Chunk::Start { message_id: Some(answer_message_id(&entries)) }).await;
     let stored = {
         let conversation_id = conversation_id.clone();
         services.chat.run(move |c| chat::latest_summary(c, &conversation_id)).await?
@@ -161,6 +161,18 @@ async fn converse(
         Ending::Abandoned => {}
     }
     Ok(())
+}
+
+/// The id of the assistant message this turn writes to, as the page holds
+/// it (`ui_stream::ui_messages` names a message after the sequence number
+/// of its first entry): the message after the last question — the one a
+/// continuation after an approval extends, which the client requires to
+/// keep its id — or the entry about to be written.
+fn answer_message_id(entries: &[(i64, Entry)]) -> String {
+    let last_question = entries.iter().rposition(|(_, entry)| matches!(entry, Entry::User { .. }));
+    let first_answer = last_question.and_then(|at| entries.get(at + 1)).map(|(seq, _)| *seq);
+    let next = entries.last().map_or(1, |(seq, _)| seq + 1);
+    format!("m{}", first_answer.unwrap_or(next))
 }
 
 /// The bearer for `server` is the token minted for `mcp-<name>`; the

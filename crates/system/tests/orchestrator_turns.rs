@@ -326,9 +326,10 @@ async fn an_approved_action_runs_exactly_as_stored_and_a_denied_one_never_runs()
     assert_eq!(text_of(&approved), "Done as you decided.");
     assert_eq!(stack.audit("alice"), [("calendar_create_event".into(), "ok".into())]);
 
-    // The same decision again is refused: it was decided once.
+    // The same decision again (a new request, not a replayed signature) is
+    // refused: it was decided once.
     let replay = json!({
-        "id": "c-plan", "trigger": "submit-message",
+        "id": "c-plan", "trigger": "submit-message", "messageId": "again",
         "message": {"id": "a", "role": "assistant", "parts": [{
             "type": "dynamic-tool", "toolCallId": requests[0]["toolCallId"],
             "state": "approval-responded", "approval": {"id": requests[0]["approvalId"], "approved": true}}]},
