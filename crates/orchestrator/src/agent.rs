@@ -101,11 +101,24 @@ pub enum AgentEvent {
     StepStart,
     TextDelta(String),
     /// A call the model made, with its arguments parsed when they parse.
-    ToolInput { call: ToolCall, input: serde_json::Value, dynamic: bool },
+    ToolInput {
+        call: ToolCall,
+        input: serde_json::Value,
+        dynamic: bool,
+    },
     /// An action call waiting for the user; nothing ran.
-    ApprovalRequest { call: ToolCall },
-    ToolOutput { tool_call_id: String, tool: String, result: ToolResult, dynamic: bool },
-    ToolDenied { call: ToolCall },
+    ApprovalRequest {
+        call: ToolCall,
+    },
+    ToolOutput {
+        tool_call_id: String,
+        tool: String,
+        result: ToolResult,
+        dynamic: bool,
+    },
+    ToolDenied {
+        call: ToolCall,
+    },
     /// A complete message to keep: an assistant step (text and calls), or
     /// a tool's result. Emitted before anything that depends on it.
     Message(Message),
@@ -163,7 +176,7 @@ impl Agent<'_> {
     async fn resolve(&self, resolution: Resolution, out: &mut Out<'_>) -> Message {
         let call = resolution.call;
         let dynamic = self.spec(&call.name).is_none_or(|spec| spec.dynamic);
-        let message = if resolution.approved {
+        if resolution.approved {
             let result = self.tools.call(&call).await;
             let message =
                 Message::Tool { tool_call_id: call.id.clone(), content: result.text.clone() };
@@ -182,8 +195,7 @@ impl Agent<'_> {
             out.send(AgentEvent::Message(message.clone())).await;
             out.send(AgentEvent::ToolDenied { call }).await;
             message
-        };
-        message
+        }
     }
 
     fn spec(&self, name: &str) -> Option<&ToolSpec> {

@@ -331,7 +331,8 @@ fn check_request_id(request_id: &str) -> Result<(), IdentityError> {
 /// The `x-tamebi-token-<audience>` headers: each audience at most once, a
 /// name of lowercase letters, digits and `-`, at most [`TOKENS_MAX`].
 fn parse_tokens(headers: &HeaderMap) -> Result<BTreeMap<String, AccessToken>, IdentityError> {
-    let malformed = |reason| IdentityError::MalformedHeader { header: HEADER_TOKEN_PATTERN, reason };
+    let malformed =
+        |reason| IdentityError::MalformedHeader { header: HEADER_TOKEN_PATTERN, reason };
     let mut tokens = BTreeMap::new();
     for name in headers.keys() {
         let Some(audience) = name.as_str().strip_prefix(HEADER_TOKEN_PREFIX) else {

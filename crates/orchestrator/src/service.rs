@@ -88,7 +88,12 @@ impl Orchestrator {
             }
         });
         tracing::info!(%address, "orchestrator listening");
-        Ok(Orchestrator { url: format!("http://{address}"), shutdown: Some(shutdown), task, services })
+        Ok(Orchestrator {
+            url: format!("http://{address}"),
+            shutdown: Some(shutdown),
+            task,
+            services,
+        })
     }
 
     /// `http://127.0.0.1:PORT`

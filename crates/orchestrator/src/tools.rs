@@ -308,8 +308,12 @@ pub(crate) fn failure(text: String) -> ToolResult {
 }
 
 fn mcp_result(result: CallToolResult) -> (ToolResult, audit::Outcome) {
-    let text: Vec<&str> =
-        result.content.iter().filter_map(|block| block.as_text()).map(|t| t.text.as_str()).collect();
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text())
+        .map(|t| t.text.as_str())
+        .collect();
     let text = text.join("\n");
     let is_error = result.is_error == Some(true);
     let outcome = if is_error {

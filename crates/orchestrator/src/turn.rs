@@ -30,8 +30,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 pub use decide::TurnError;
-pub use frames::envelope;
 use frames::Frames;
+pub use frames::envelope;
 
 /// The header under which each MCP server receives the user's
 /// Nextcloud-audience token, to spend upstream.
@@ -63,7 +63,10 @@ pub struct Turn {
 /// Starts the turn: what the post decides is stored before this returns,
 /// so an error here is an HTTP status and nothing ran. The frames of the
 /// stream arrive on the receiver.
-pub async fn start(services: Arc<Services>, turn: Turn) -> Result<mpsc::Receiver<Bytes>, TurnError> {
+pub async fn start(
+    services: Arc<Services>,
+    turn: Turn,
+) -> Result<mpsc::Receiver<Bytes>, TurnError> {
     let resolutions = decide::record(&services, &turn).await?;
     let (sender, receiver) = mpsc::channel(64);
     tokio::spawn(async move {
@@ -104,7 +107,9 @@ async fn run(services: &Services, turn: &Turn, resolutions: Vec<Resolution>, fra
 /// Why a turn stopped before its end.
 #[derive(Debug, thiserror::Error)]
 enum Stopped {
-    #[error("The conversation could not be saved, so the assistant stopped. Try again in a moment.")]
+    #[error(
+        "The conversation could not be saved, so the assistant stopped. Try again in a moment."
+    )]
     Store(#[from] StoreError),
     #[error("{0}")]
     Model(String),
@@ -128,10 +133,13 @@ async fn converse(
         let conversation_id = conversation_id.clone();
         services.chat.run(move |c| chat::latest_summary(c, &conversation_id)).await?
     };
-    let summary = summarise_if_due(services, tools, &conversation_id, &entries, stored, &system)
-        .await?;
+    let summary =
+        summarise_if_due(services, tools, &conversation_id, &entries, stored, &system).await?;
     let mut messages = vec![Message::System(system)];
-    messages.extend(summary::history(&entries, summary.as_ref().map(|(seq, text)| (*seq, text.as_str()))));
+    messages.extend(summary::history(
+        &entries,
+        summary.as_ref().map(|(seq, text)| (*seq, text.as_str())),
+    ));
 
     let context = StepContext { environment, tools };
     let agent = Agent { model: services.model.as_ref(), tools, context: &context };
@@ -193,10 +201,8 @@ async fn environment(
     tools: &TurnTools,
 ) -> Result<Environment, StoreError> {
     let uid = turn.identity.uid.clone();
-    let facts = services
-        .memory
-        .run(move |c| memory::list(c, &uid, prompt::MEMORY_FACTS_SHOWN_MAX))
-        .await?;
+    let facts =
+        services.memory.run(move |c| memory::list(c, &uid, prompt::MEMORY_FACTS_SHOWN_MAX)).await?;
     let now = chrono::Utc::now().with_timezone(&turn.time_zone);
     Ok(Environment {
         uid: turn.identity.uid.clone(),
@@ -239,16 +245,15 @@ async fn summarise_if_due(
     stored: Option<(i64, String)>,
     system: &str,
 ) -> Result<Option<(i64, String)>, Stopped> {
-    let definitions: Vec<_> = crate::agent::ToolSet::specs(tools)
-        .iter()
-        .map(|spec| spec.definition.clone())
-        .collect();
+    let definitions: Vec<_> =
+        crate::agent::ToolSet::specs(tools).iter().map(|spec| spec.definition.clone()).collect();
     let tool_tokens = serde_json::to_string(
         &definitions.iter().map(|d| (&d.name, &d.description, &d.parameters)).collect::<Vec<_>>(),
     )
     .map(|text| text.len() / 4)
     .unwrap_or(0);
-    let system_tokens = summary::estimate_tokens(&[Message::System(system.to_string())]) + tool_tokens;
+    let system_tokens =
+        summary::estimate_tokens(&[Message::System(system.to_string())]) + tool_tokens;
     let kinds = kinds(tools);
     let is_action = |name: &str| kinds.get(name).map(|kind| *kind == ToolKind::Action);
     let previous = stored.as_ref().map(|(seq, text)| (*seq, text.as_str()));
@@ -277,9 +282,8 @@ async fn answer_text(model: &dyn Model, request: ChatRequest) -> Result<String, 
     let mut stream = model.answer(request).await.map_err(|e| Stopped::Model(e.to_string()))?;
     let mut text = String::new();
     while let Some(event) = stream.next().await {
-        match event.map_err(|e| Stopped::Model(e.to_string()))? {
-            ModelEvent::TextDelta(delta) => text.push_str(&delta),
-            _ => {}
+        if let ModelEvent::TextDelta(delta) = event.map_err(|e| Stopped::Model(e.to_string()))? {
+            text.push_str(&delta);
         }
     }
     Ok(text)
@@ -323,11 +327,7 @@ struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    fn new(
-        services: &'a Services,
-        uid: &'a str,
-        conversation_id: &'a str,
-    ) -> Recorder<'a> {
+    fn new(services: &'a Services, uid: &'a str, conversation_id: &'a str) -> Recorder<'a> {
         let caller = Caller { uid: uid.to_string(), conversation_id: conversation_id.to_string() };
         Recorder { services, uid, conversation_id, caller }
     }
@@ -361,7 +361,10 @@ impl<'a> Recorder<'a> {
                     approval_id: approval.approval_id.clone(),
                     tool_call_id: approval.tool_call_id.clone(),
                 };
-                self.services.chat.run(move |c| chat::request_approval(c, &approval, now_ms())).await?;
+                self.services
+                    .chat
+                    .run(move |c| chat::request_approval(c, &approval, now_ms()))
+                    .await?;
                 frames.chunk(chunk).await;
             }
             AgentEvent::Message(message) => {
@@ -424,7 +427,14 @@ pub(crate) async fn append(
     let (uid, conversation_id) = (uid.to_string(), conversation_id.to_string());
     chat_db
         .run(move |c| {
-            chat::append_message(c, &uid, &conversation_id, entry.role(), &entry.to_json(), now_ms())
+            chat::append_message(
+                c,
+                &uid,
+                &conversation_id,
+                entry.role(),
+                &entry.to_json(),
+                now_ms(),
+            )
         })
         .await?;
     Ok(())

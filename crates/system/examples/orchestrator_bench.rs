@@ -13,7 +13,7 @@
 //! process (`target/release/tamebi orchestrator`, no MCP server, fresh data
 //! directory) so its RSS is its own. See docs/benchmarks.md.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "orchestrator-bench-secret-0123456789abcdef";
@@ -143,11 +143,7 @@ struct Timing {
 fn row(name: &str, timings: &[Timing], pick: impl Fn(&Timing) -> f64, baseline: f64) {
     let values: Vec<f64> = timings.iter().map(pick).collect();
     let p50 = percentile(&values, 50.0);
-    println!(
-        "{name:<44} {p50:>9.2} {:>9.2} {:>9.2}",
-        percentile(&values, 99.0),
-        p50 / baseline
-    );
+    println!("{name:<44} {p50:>9.2} {:>9.2} {:>9.2}", percentile(&values, 99.0), p50 / baseline);
 }
 
 fn percentile(values: &[f64], at: f64) -> f64 {
@@ -173,12 +169,18 @@ async fn model_alone(http: &reqwest::Client, base: &str, text: &str) -> anyhow::
 }
 
 /// One signed chat request to the orchestrator.
-async fn chat(http: &reqwest::Client, url: &str, conversation: &str, text: &str) -> anyhow::Result<Timing> {
+async fn chat(
+    http: &reqwest::Client,
+    url: &str,
+    conversation: &str,
+    text: &str,
+) -> anyhow::Result<Timing> {
     let body = serde_json::to_vec(&json!({
         "id": conversation, "trigger": "submit-message",
         "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]},
     }))?;
-    let timestamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs().to_string();
+    let timestamp =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs().to_string();
     let signature = orchestrator::identity::sign(SECRET.as_bytes(), "alice", &timestamp, &body);
     let started = Instant::now();
     let response = http
@@ -195,7 +197,11 @@ async fn chat(http: &reqwest::Client, url: &str, conversation: &str, text: &str)
 }
 
 /// Reads a stream to its end; `first` is when `marker` first arrived.
-async fn read_stream(mut response: reqwest::Response, started: Instant, marker: &str) -> anyhow::Result<Timing> {
+async fn read_stream(
+    mut response: reqwest::Response,
+    started: Instant,
+    marker: &str,
+) -> anyhow::Result<Timing> {
     let mut first = None;
     let mut seen = String::new();
     while let Some(chunk) = response.chunk().await? {
@@ -234,14 +240,23 @@ impl Process {
             .and_then(|examples| examples.parent())
             .map(|release| release.join("tamebi"))
             .filter(|path| path.exists())
-            .ok_or_else(|| anyhow::anyhow!("build the binary first: cargo build --release --bin tamebi"))?;
+            .ok_or_else(|| {
+                anyhow::anyhow!("build the binary first: cargo build --release --bin tamebi")
+            })?;
         let port = {
             let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
             listener.local_addr()?.port()
         };
-        let data = std::env::temp_dir().join(format!("tamebi-orchestrator-bench-{}", std::process::id()));
+        let data =
+            std::env::temp_dir().join(format!("tamebi-orchestrator-bench-{}", std::process::id()));
         let child = std::process::Command::new(binary)
-            .args(["orchestrator", "--listen", &format!("127.0.0.1:{port}"), "--model-url", model_base])
+            .args([
+                "orchestrator",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--model-url",
+                model_base,
+            ])
             .args(["--mcp", "", "--data-dir"])
             .arg(&data)
             .env("TAMEBI_SHARED_SECRET", SECRET)
@@ -251,7 +266,8 @@ impl Process {
         let url = format!("http://127.0.0.1:{port}");
         let http = reqwest::Client::new();
         for _ in 0..100 {
-            if http.get(format!("{url}/health")).send().await.is_ok_and(|r| r.status().is_success()) {
+            if http.get(format!("{url}/health")).send().await.is_ok_and(|r| r.status().is_success())
+            {
                 return Ok(Process { child, url, _data: PathBufGuard(data) });
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

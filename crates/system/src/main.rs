@@ -403,7 +403,9 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot read the shared secret from {}", path.display()))?
             .trim_end_matches(['\r', '\n'])
             .to_string(),
-        (Some(_), Some(_)) => anyhow::bail!("give the shared secret once: --secret or --secret-file"),
+        (Some(_), Some(_)) => {
+            anyhow::bail!("give the shared secret once: --secret or --secret-file")
+        }
         (None, None) => anyhow::bail!(
             "the orchestrator needs the secret it shares with the Nextcloud app: set TAMEBI_SHARED_SECRET (at least 32 bytes, e.g. `openssl rand -hex 32`) or --secret-file"
         ),
@@ -411,9 +413,14 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
     let mut servers = Vec::new();
     for entry in args.mcp.iter().map(|entry| entry.trim()).filter(|entry| !entry.is_empty()) {
         let Some((name, url)) = entry.split_once('=') else {
-            anyhow::bail!("--mcp {entry:?}: expected name=URL, e.g. nextcloud=http://127.0.0.1:9101/mcp");
+            anyhow::bail!(
+                "--mcp {entry:?}: expected name=URL, e.g. nextcloud=http://127.0.0.1:9101/mcp"
+            );
         };
-        servers.push(orchestrator::mcp::ServerConfig { name: name.trim().into(), url: url.trim().into() });
+        servers.push(orchestrator::mcp::ServerConfig {
+            name: name.trim().into(),
+            url: url.trim().into(),
+        });
     }
     let mut model = orchestrator::model::ModelConfig::new(&args.model_url, &args.model);
     model.api_key = args
@@ -434,7 +441,10 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
     println!("  Health:      {}/health", service.url());
     println!("  Model:       {} at {}", args.model, args.model_url);
     for server in &servers {
-        println!("  MCP:         {} at {} (token audience mcp-{})", server.name, server.url, server.name);
+        println!(
+            "  MCP:         {} at {} (token audience mcp-{})",
+            server.name, server.url, server.name
+        );
     }
     println!("  Data:        {}", args.data_dir.display());
     println!("Press Ctrl-C to stop.");

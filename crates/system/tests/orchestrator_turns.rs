@@ -43,14 +43,16 @@ impl Default for Options {
 
 fn fixture() -> Fixture {
     Fixture::load(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml"),
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/fixtures/demo.toml"),
     )
     .unwrap()
 }
 
 impl Stack {
     async fn start(script: &str, options: Options) -> Stack {
-        let fake = FakeNextcloud::start(&fixture(), fake_nextcloud::Config::default()).await.unwrap();
+        let fake =
+            FakeNextcloud::start(&fixture(), fake_nextcloud::Config::default()).await.unwrap();
         let mcp = McpNextcloud::start(Config {
             listen: "127.0.0.1:0".parse().unwrap(),
             canonical_url: MCP_AUDIENCE.to_string(),
@@ -86,7 +88,13 @@ impl Stack {
         old.shutdown().await;
     }
 
-    fn signed(&self, method: reqwest::Method, path: &str, uid: &str, body: &[u8]) -> reqwest::RequestBuilder {
+    fn signed(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        uid: &str,
+        body: &[u8],
+    ) -> reqwest::RequestBuilder {
         let timestamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
@@ -99,8 +107,14 @@ impl Stack {
             .header(identity::HEADER_TIMESTAMP, timestamp)
             .header(identity::HEADER_SIGNATURE, signature)
             .header(identity::HEADER_REQUEST_ID, format!("req-{}", uuid_ish()))
-            .header("x-tamebi-token-mcp-nextcloud", self.fake.shared.mint_access_token(uid, MCP_AUDIENCE))
-            .header("x-tamebi-token-nextcloud", self.fake.shared.mint_access_token(uid, "nextcloud"))
+            .header(
+                "x-tamebi-token-mcp-nextcloud",
+                self.fake.shared.mint_access_token(uid, MCP_AUDIENCE),
+            )
+            .header(
+                "x-tamebi-token-nextcloud",
+                self.fake.shared.mint_access_token(uid, "nextcloud"),
+            )
             .header("x-tamebi-display-name", "Alice%20Martin")
             .header("x-tamebi-time-zone", "Europe/Paris")
             .body(body.to_vec())
@@ -141,7 +155,12 @@ impl Stack {
 
     /// Answers approval requests the way the page does: the last message
     /// only, trimmed to the decision.
-    async fn decide(&self, uid: &str, conversation: &str, decisions: &[(&Value, bool)]) -> Vec<Value> {
+    async fn decide(
+        &self,
+        uid: &str,
+        conversation: &str,
+        decisions: &[(&Value, bool)],
+    ) -> Vec<Value> {
         let parts: Vec<Value> = decisions
             .iter()
             .map(|(request, approved)| {
@@ -268,8 +287,12 @@ text = "The meeting was in room Écluse (Documents/notes-reunion.md)."
     assert!(system.contains("User: Alice Martin (uid alice)"), "{system}");
     assert!(system.contains("(Europe/Paris)"));
     assert!(system.contains("files, calendar, contacts and Deck: reachable, 11 tools"), "{system}");
-    let offered: Vec<&str> =
-        shown[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    let offered: Vec<&str> = shown[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
     assert!(offered.contains(&"files_grep") && offered.contains(&"memory_write"), "{offered:?}");
     assert_eq!(contents(&shown[2], "tool").len(), 2, "both results reach the last step");
 
@@ -393,8 +416,12 @@ text = "I cannot reach your workspace right now, so I have not looked at your fi
     let system = system_prompt(&shown[0]);
     assert!(system.contains("Workspace: NOT REACHABLE this turn"), "{system}");
     assert!(system.contains("NOT reachable (the service did not answer)"), "{system}");
-    let offered: Vec<&str> =
-        shown[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    let offered: Vec<&str> = shown[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(offered, ["memory_search", "memory_write"]);
 }
 
@@ -425,7 +452,10 @@ text = "I could not reach your files, so I cannot tell."
     assert!(second.contains("every call this turn failed"), "{second}");
     assert_eq!(
         stack.audit("alice"),
-        [("files_search".into(), "unreachable".into()), ("files_search".into(), "unreachable".into())]
+        [
+            ("files_search".into(), "unreachable".into()),
+            ("files_search".into(), "unreachable".into())
+        ]
     );
 }
 
@@ -527,7 +557,8 @@ async fn acknowledged_state_survives_a_restart() {
 }
 
 fn tempdir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tamebi-turns-{}-{}", std::process::id(), uuid_ish()));
+    let dir =
+        std::env::temp_dir().join(format!("tamebi-turns-{}-{}", std::process::id(), uuid_ish()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

@@ -108,4 +108,3 @@ pub(super) async fn run(
     out.send(AgentEvent::StepFinish).await;
     (!held.is_empty()).then_some(Ending::AwaitingApproval)
 }
-

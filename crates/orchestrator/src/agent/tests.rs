@@ -25,8 +25,7 @@ impl Model for Scripted {
     fn answer(
         &self,
         request: ChatRequest,
-    ) -> BoxFuture<'_, Result<BoxStream<'static, Result<ModelEvent, ModelError>>, ModelError>>
-    {
+    ) -> BoxFuture<'_, Result<BoxStream<'static, Result<ModelEvent, ModelError>>, ModelError>> {
         self.requests.lock().unwrap().push(request);
         let mut answers = self.answers.lock().unwrap();
         let answer = if answers.is_empty() { text("(script ended)") } else { answers.remove(0) };

@@ -153,7 +153,8 @@ fn each_audience_has_its_own_token_header() {
         ("x-tamebi-token-nextcloud", "Bearer t"),
     ] {
         let mut headers = request.headers(&request.signature());
-        headers.insert(http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+        headers
+            .insert(http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
         let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
         assert_eq!(error.status(), StatusCode::BAD_REQUEST, "{name}: {error}");
     }

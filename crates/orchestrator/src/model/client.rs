@@ -382,6 +382,25 @@ async fn read_bounded(
     Ok((body, true))
 }
 
+/// The agent's view of a model: the client answers its requests.
+impl crate::agent::Model for ModelClient {
+    fn answer(
+        &self,
+        request: ChatRequest,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<
+            futures_util::stream::BoxStream<'static, Result<ModelEvent, ModelError>>,
+            ModelError,
+        >,
+    > {
+        Box::pin(async move {
+            let stream = self.chat(&request).await?;
+            Ok(Box::pin(stream) as futures_util::stream::BoxStream<'static, _>)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,21 +477,5 @@ mod tests {
         let key = ApiKey::new("sk-secret-123");
         let text = "Incorrect API key provided: sk-secret-123.".to_owned();
         assert_eq!(redact(text, Some(&key)), "Incorrect API key provided: [redacted].");
-    }
-}
-
-/// The agent's view of a model: the client answers its requests.
-impl crate::agent::Model for ModelClient {
-    fn answer(
-        &self,
-        request: ChatRequest,
-    ) -> futures_util::future::BoxFuture<
-        '_,
-        Result<futures_util::stream::BoxStream<'static, Result<ModelEvent, ModelError>>, ModelError>,
-    > {
-        Box::pin(async move {
-            let stream = self.chat(&request).await?;
-            Ok(Box::pin(stream) as futures_util::stream::BoxStream<'static, _>)
-        })
     }
 }

@@ -149,8 +149,12 @@ mod tests {
             ..ChatRequest::default()
         };
         let body = request_body("m", &request, false);
-        let roles: Vec<&str> =
-            body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
         assert_eq!(roles, ["system", "user", "assistant", "user"]);
         assert_eq!(
             body["messages"][1]["content"],

@@ -42,10 +42,8 @@ impl MemoryTools {
     async fn search(&self, arguments: &Map<String, Value>) -> (ToolResult, audit::Outcome) {
         let query = arguments.get("query").and_then(Value::as_str).unwrap_or_default().to_string();
         let uid = self.uid.clone();
-        let found = self
-            .database
-            .run(move |c| memory::search(c, &uid, &query, SEARCH_RESULTS_MAX))
-            .await;
+        let found =
+            self.database.run(move |c| memory::search(c, &uid, &query, SEARCH_RESULTS_MAX)).await;
         match found {
             Ok(facts) => {
                 let text = if facts.is_empty() {

@@ -35,7 +35,8 @@ async fn set(flows: Vec<Box<dyn Flow>>) -> (TurnTools, Vec<Capability>, Database
     let memory_db = memory_store::open(None).unwrap();
     let audit_db = audit::open(None).unwrap();
     let caller = Caller { uid: "alice".into(), conversation_id: "c1".into() };
-    let unreachable = ServerConfig { name: "nextcloud".into(), url: "http://127.0.0.1:9/mcp".into() };
+    let unreachable =
+        ServerConfig { name: "nextcloud".into(), url: "http://127.0.0.1:9/mcp".into() };
     let tools = assemble(
         &[(unreachable, Some(Credential::default()))],
         &reqwest::Client::new(),
@@ -100,7 +101,9 @@ async fn misuse_is_answered_with_what_to_do_and_audited_as_misuse() {
 async fn a_flow_is_one_registration_and_runs_the_turns_other_tools() {
     let (tools, _, memory_db, _) = set(vec![Box::new(Echo)]).await;
     memory_db
-        .run_blocking(|c| memory_store::write(c, "alice", "Likes tea", memory_store::Source::User, 1))
+        .run_blocking(|c| {
+            memory_store::write(c, "alice", "Likes tea", memory_store::Source::User, 1)
+        })
         .unwrap();
     assert!(tools.specs().iter().any(|spec| spec.definition.name == "flow_echo"));
     let result = tools.call(&call("flow_echo", "{}")).await;

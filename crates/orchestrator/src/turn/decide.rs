@@ -107,8 +107,10 @@ pub(super) async fn record(services: &Services, turn: &Turn) -> Result<Vec<Resol
                     chat::Decision::Denied
                 };
                 let owner = uid.to_string();
-                let outcome =
-                    services.chat.run(move |c| chat::decide(c, &owner, &approval_id, decision)).await?;
+                let outcome = services
+                    .chat
+                    .run(move |c| chat::decide(c, &owner, &approval_id, decision))
+                    .await?;
                 match outcome {
                     chat::Decided::Now(_) => decided.push(resolution),
                     chat::Decided::Already(_) | chat::Decided::Unknown => {
