@@ -95,6 +95,17 @@ impl Stack {
         uid: &str,
         body: &[u8],
     ) -> reqwest::RequestBuilder {
+        self.signed_to(self.orchestrator.url(), method, path, uid, body)
+    }
+
+    fn signed_to(
+        &self,
+        base: &str,
+        method: reqwest::Method,
+        path: &str,
+        uid: &str,
+        body: &[u8],
+    ) -> reqwest::RequestBuilder {
         let timestamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
@@ -102,7 +113,7 @@ impl Stack {
             .to_string();
         let signature = identity::sign(SECRET.as_bytes(), uid, &timestamp, body);
         self.http
-            .request(method, format!("{}{path}", self.orchestrator.url()))
+            .request(method, format!("{base}{path}"))
             .header(identity::HEADER_UID, uid)
             .header(identity::HEADER_TIMESTAMP, timestamp)
             .header(identity::HEADER_SIGNATURE, signature)
@@ -133,13 +144,7 @@ impl Stack {
         assert_eq!(response.headers()["x-vercel-ai-ui-message-stream"], "v1");
         let text = response.text().await.unwrap();
         assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
-        let chunks = text
-            .split("\n\n")
-            .filter_map(|frame| frame.strip_prefix("data: "))
-            .filter(|data| *data != "[DONE]")
-            .map(|data| serde_json::from_str(data).unwrap())
-            .collect();
-        (status, chunks)
+        (status, frames(&text))
     }
 
     async fn ask(&self, uid: &str, conversation: &str, text: &str) -> Vec<Value> {
@@ -224,6 +229,15 @@ fn uuid_ish() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The chunks of a UI message stream.
+fn frames(text: &str) -> Vec<Value> {
+    text.split("\n\n")
+        .filter_map(|frame| frame.strip_prefix("data: "))
+        .filter(|data| *data != "[DONE]")
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
 }
 
 fn of_type<'a>(chunks: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -604,4 +618,170 @@ text = "Noted."
         .run_blocking(|c| orchestrator::store::chat::latest_summary(c, "c-long"))
         .unwrap();
     assert_eq!(stored.map(|(seq, _)| seq), Some(2), "covers the first question and its answer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_cut_mid_call_ends_in_a_clear_error_and_loses_nothing() {
+    let script = r#"
+[[rules]]
+name = "broken call"
+when = { last_role = "user", last_user_contains = "break" }
+tool_calls = [{ name = "files_write", arguments = { path = "Documents/x.txt", content = "never" } }]
+fault = { cut = "mid_tool_call" }
+times = 1
+
+[[rules]]
+name = "fine"
+when = { last_role = "user" }
+text = "Here I am again."
+"#;
+    let stack = Stack::start(script, Options::default()).await;
+    let chunks = stack.ask("alice", "c-cut", "Please break").await;
+    let errors = of_type(&chunks, "error");
+    assert_eq!(errors.len(), 1, "{chunks:#?}");
+    let envelope: Value = serde_json::from_str(errors[0]["errorText"].as_str().unwrap()).unwrap();
+    assert!(envelope["message"].as_str().unwrap().contains("cut off"), "{envelope}");
+    assert!(envelope["requestId"].as_str().unwrap().starts_with("req-"));
+    assert!(of_type(&chunks, "tool-input-available").is_empty(), "a cut call is not announced");
+    assert!(stack.audit("alice").is_empty(), "and nothing ran");
+
+    // The question was kept; the conversation goes on.
+    let again = stack.ask("alice", "c-cut", "Are you there?").await;
+    assert_eq!(text_of(&again), "Here I am again.");
+    let last = stack.shown().pop().unwrap();
+    assert_eq!(contents(&last, "user").join("\n"), "Please break\n\nAre you there?");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_cannot_stream_tool_calls_is_asked_again_without_streaming() {
+    let script = r#"
+[faults]
+refuse_streaming_with_tools = true
+
+[[rules]]
+name = "search"
+when = { last_role = "user" }
+tool_calls = [{ name = "files_search", arguments = { name = "notes" } }]
+
+[[rules]]
+name = "answer"
+when = { last_role = "tool" }
+text = "Found your notes."
+"#;
+    let stack = Stack::start(script, Options::default()).await;
+    let chunks = stack.ask("alice", "c-llama", "Find my notes").await;
+    assert_eq!(text_of(&chunks), "Found your notes.", "{chunks:#?}");
+    let records = stack.model.requests();
+    assert!(records.iter().any(|r| !r.stream), "the fallback asked without streaming");
+}
+
+/// The orchestrator killed mid-turn (SIGKILL, as a crash) while a tool call
+/// is running: after a restart the conversation holds everything that was
+/// acknowledged, the interrupted call gets a result saying so, and the next
+/// question reaches a model that refuses a call without its result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_turn_loses_nothing_acknowledged() {
+    let script = r#"
+[[rules]]
+name = "search"
+when = { last_role = "user", last_user_contains = "notes" }
+tool_calls = [{ name = "files_search", arguments = { name = "notes" } }]
+
+[[rules]]
+name = "answer"
+when = { last_role = "user" }
+text = "Still here."
+"#;
+    let stack = Stack::start(script, Options::default()).await;
+    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
+        prefix: "/remote.php".into(),
+        latency_ms: 5_000,
+        ..Default::default()
+    });
+    let data = tempdir();
+    let mut process = Binary::start(&stack, &data).await;
+
+    let body = json!({
+        "id": "c-crash", "trigger": "submit-message",
+        "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": "Find my notes"}]},
+    });
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let mut response = stack
+        .signed_to(&process.url, reqwest::Method::POST, "/api/chat", "alice", &bytes)
+        .send()
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    while !seen.contains("tool-input-available") {
+        let chunk = response.chunk().await.unwrap().expect("the stream goes on until the call");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    process.kill();
+    stack.fake.shared.world().faults.routes.clear();
+
+    let process = Binary::start(&stack, &data).await;
+    let again = json!({
+        "id": "c-crash", "trigger": "submit-message",
+        "message": {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Hello?"}]},
+    });
+    let bytes = serde_json::to_vec(&again).unwrap();
+    let text = stack
+        .signed_to(&process.url, reqwest::Method::POST, "/api/chat", "alice", &bytes)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(text_of(&frames(&text)), "Still here.", "{text}");
+    let last = stack.shown().pop().unwrap();
+    let results = contents(&last, "tool");
+    assert_eq!(results.len(), 1, "{last:#}");
+    assert!(results[0].contains("interrupted"), "{results:?}");
+    assert_eq!(contents(&last, "user"), ["Find my notes", "Hello?"]);
+    drop(process);
+    std::fs::remove_dir_all(data).ok();
+}
+
+/// `tamebi orchestrator` as its own process.
+struct Binary {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Binary {
+    async fn start(stack: &Stack, data: &std::path::Path) -> Binary {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_tamebi"))
+            .args(["orchestrator", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--model-url", &stack.model.api_base()])
+            .args(["--mcp", &format!("nextcloud={}", stack.mcp_url)])
+            .arg("--data-dir")
+            .arg(data)
+            .env("TAMEBI_SHARED_SECRET", SECRET)
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let url = format!("http://127.0.0.1:{port}");
+        for _ in 0..200 {
+            if stack.http.get(format!("{url}/health")).send().await.is_ok() {
+                return Binary { child, url };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        panic!("tamebi orchestrator did not start");
+    }
+
+    fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
