@@ -29,6 +29,7 @@ pub mod record;
 pub mod request;
 pub mod script;
 
+use axum::serve::ListenerExt as _;
 use axum::Router;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -157,6 +158,10 @@ impl FakeModel {
             let shutdown = async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             };
+            // Streamed deltas go out as they are written, as a provider's do.
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             if let Err(error) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
                 tracing::error!(%error, "fake model listener failed");
             }

@@ -7,6 +7,7 @@ use crate::model::{InvalidModelConfig, ModelClient, ModelConfig};
 use crate::server::{self, Api};
 use crate::store::{self, StoreError};
 use crate::turn::Services;
+use axum::serve::ListenerExt as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -83,6 +84,13 @@ impl Orchestrator {
             let stopping = async {
                 let _ = stopped.await;
             };
+            // Each frame of a stream goes out as it is written: without
+            // TCP_NODELAY a small frame can wait for the peer's delayed ACK.
+            let listener = listener.tap_io(|tcp| {
+                if let Err(error) = tcp.set_nodelay(true) {
+                    tracing::warn!(%error, "cannot set TCP_NODELAY");
+                }
+            });
             if let Err(error) = axum::serve(listener, app).with_graceful_shutdown(stopping).await {
                 tracing::error!(%error, "orchestrator server failed");
             }

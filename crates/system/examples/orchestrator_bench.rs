@@ -61,15 +61,21 @@ async fn main() -> anyhow::Result<()> {
     }
 
     let mut alone = Vec::new();
+    let mut calls = Vec::new();
     let mut through = Vec::new();
     for n in 0..requests {
         alone.push(model_alone(&http, &model.api_base(), "hello").await?);
+        calls.push(model_alone(&http, &model.api_base(), "three steps").await?);
         through.push(chat(&http, &orchestrator.url, &format!("one-{n}"), "hello").await?);
     }
     let mut steps = Vec::new();
     for n in 0..requests {
         steps.push(chat(&http, &orchestrator.url, &format!("three-{n}"), "three steps").await?);
     }
+    anyhow::ensure!(
+        steps.iter().all(|t| t.tool_outputs == 2),
+        "a three-step answer did not make its two tool calls"
+    );
 
     println!("orchestrator bench: {requests} requests per row, sequential");
     println!("{:<44} {:>9} {:>9} {:>9}", "row", "p50 ms", "p99 ms", "× model");
@@ -77,49 +83,42 @@ async fn main() -> anyhow::Result<()> {
     let model_total = percentile(&alone.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
     row("fake model alone: first token", &alone, |t| t.first, model_ttft);
     row("fake model alone: whole answer", &alone, |t| t.total, model_total);
+    let call_total = percentile(&calls.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
+    row("fake model alone: a tool-call answer", &calls, |t| t.total, call_total);
     row("through the orchestrator: first token", &through, |t| t.first, model_ttft);
     row("through the orchestrator: whole answer", &through, |t| t.total, model_total);
-    row("3 steps (2 tool calls): whole answer", &steps, |t| t.total, model_total * 3.0);
+    row("3 steps (2 tool calls): whole answer", &steps, |t| t.total, model_total + 2.0 * call_total);
     let one = percentile(&through.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
     let three = percentile(&steps.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
     println!(
-        "per-step overhead (p50): {:.2} ms a request ({:.2} ms over the model), {:.2} ms each further step ({:.2} ms over the model)",
-        one,
+        "orchestrator overhead (p50): {:.2} ms per request (signature, stores, prompt, stream), {:.2} ms per further step (a memory_search call, audit, stores)",
         one - model_total,
-        (three - one) / 2.0,
-        (three - one) / 2.0 - model_total
+        (three - one) / 2.0 - call_total
     );
 
-    // Many at once: the model streams slowly, like a real one.
+    // Many at once: the model streams slowly, like a real one; the same
+    // load straight to the model is the baseline.
     model.set_faults(fake_model::Faults { delta_delay_ms: Some(20), ..Default::default() });
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..concurrent)
-        .map(|n| {
-            let http = http.clone();
-            let url = orchestrator.url.clone();
-            tokio::spawn(async move { chat(&http, &url, &format!("many-{n}"), "hello").await })
-        })
-        .collect();
-    let mut peak = 0;
-    let mut results = Vec::new();
-    for task in tasks {
-        peak = peak.max(orchestrator.rss_kib());
-        results.push(task.await?);
-    }
-    let wall = started.elapsed();
-    let errors = results.iter().filter(|r| r.is_err()).count();
-    let timings: Vec<Timing> = results.into_iter().filter_map(Result::ok).collect();
+    println!("{concurrent} concurrent streaming conversations, the model at 20 ms a token:");
+    let base = model.api_base();
+    let (_, alone) = concurrently(concurrent, &orchestrator, |n| {
+        let (http, base) = (http.clone(), base.clone());
+        async move {
+            let _ = n;
+            model_alone(&http, &base, "hello").await
+        }
+    })
+    .await;
+    let (peak, through) = concurrently(concurrent, &orchestrator, |n| {
+        let (http, url) = (http.clone(), orchestrator.url.clone());
+        async move { chat(&http, &url, &format!("many-{n}"), "hello").await }
+    })
+    .await;
+    report_concurrent("fake model alone", &alone, None);
+    report_concurrent("through the orchestrator", &through, Some(&alone));
     model.set_faults(fake_model::Faults::default());
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = orchestrator.rss_kib();
-    println!(
-        "{concurrent} concurrent streaming conversations (20 ms per token): wall {:.0} ms, errors {errors}, first token p50 {:.1} ms p99 {:.1} ms, whole answer p50 {:.0} ms p99 {:.0} ms",
-        wall.as_secs_f64() * 1000.0,
-        percentile(&timings.iter().map(|t| t.first).collect::<Vec<_>>(), 50.0),
-        percentile(&timings.iter().map(|t| t.first).collect::<Vec<_>>(), 99.0),
-        percentile(&timings.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0),
-        percentile(&timings.iter().map(|t| t.total).collect::<Vec<_>>(), 99.0),
-    );
     println!(
         "orchestrator RSS: idle {} MiB, peak during the concurrent run {} MiB, after {} MiB",
         idle_rss / 1024,
@@ -130,6 +129,57 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+struct Concurrent {
+    wall_ms: f64,
+    errors: usize,
+    timings: Vec<Timing>,
+}
+
+/// Runs `count` requests at once; returns the orchestrator's peak RSS
+/// sampled meanwhile, and the results.
+async fn concurrently<F, R>(count: usize, orchestrator: &Process, make: F) -> (u64, Concurrent)
+where
+    F: Fn(usize) -> R,
+    R: std::future::Future<Output = anyhow::Result<Timing>> + Send + 'static,
+{
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..count).map(|n| tokio::spawn(make(n))).collect();
+    let mut peak = 0;
+    let mut results = Vec::new();
+    for task in tasks {
+        peak = peak.max(orchestrator.rss_kib());
+        results.push(task.await.map_err(anyhow::Error::from).and_then(|r| r));
+    }
+    let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let errors = results.iter().filter(|r| r.is_err()).count();
+    let timings = results.into_iter().filter_map(Result::ok).collect();
+    (peak, Concurrent { wall_ms, errors, timings })
+}
+
+fn report_concurrent(name: &str, run: &Concurrent, baseline: Option<&Concurrent>) {
+    let pick = |run: &Concurrent, f: fn(&Timing) -> f64, at| {
+        percentile(&run.timings.iter().map(f).collect::<Vec<_>>(), at)
+    };
+    let first = pick(run, |t| t.first, 50.0);
+    let total = pick(run, |t| t.total, 50.0);
+    let ratio = baseline
+        .map(|b| {
+            format!(
+                " (× {:.2} first token, × {:.2} whole answer)",
+                first / pick(b, |t| t.first, 50.0),
+                total / pick(b, |t| t.total, 50.0)
+            )
+        })
+        .unwrap_or_default();
+    println!(
+        "  {name:<26} wall {:.0} ms, errors {}, first token p50 {first:.1} ms p99 {:.1} ms, whole answer p50 {total:.0} ms p99 {:.0} ms{ratio}",
+        run.wall_ms,
+        run.errors,
+        pick(run, |t| t.first, 99.0),
+        pick(run, |t| t.total, 99.0),
+    );
+}
+
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
@@ -138,6 +188,7 @@ fn env_or(name: &str, default: usize) -> usize {
 struct Timing {
     first: f64,
     total: f64,
+    tool_outputs: usize,
 }
 
 fn row(name: &str, timings: &[Timing], pick: impl Fn(&Timing) -> f64, baseline: f64) {
@@ -165,7 +216,8 @@ async fn model_alone(http: &reqwest::Client, base: &str, text: &str) -> anyhow::
     let started = Instant::now();
     let response = http.post(format!("{base}/chat/completions")).json(&body).send().await?;
     anyhow::ensure!(response.status().is_success(), "model answered {}", response.status());
-    read_stream(response, started, "\"content\":\"").await
+    let marker = if text == "hello" { "\"content\":\"Hello" } else { "tool_calls" };
+    read_stream(response, started, marker).await
 }
 
 /// One signed chat request to the orchestrator.
@@ -215,7 +267,8 @@ async fn read_stream(
     let total = started.elapsed();
     anyhow::ensure!(first.is_some(), "no text in the answer: {seen}");
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    Ok(Timing { first: ms(first.unwrap_or(total)), total: ms(total) })
+    let tool_outputs = seen.matches("tool-output-available").count();
+    Ok(Timing { first: ms(first.unwrap_or(total)), total: ms(total), tool_outputs })
 }
 
 /// The orchestrator as its own process.
