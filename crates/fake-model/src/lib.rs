@@ -29,8 +29,8 @@ pub mod record;
 pub mod request;
 pub mod script;
 
-use axum::serve::ListenerExt as _;
 use axum::Router;
+use axum::serve::ListenerExt as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::net::TcpListener;

@@ -170,19 +170,41 @@ fn time_zone(headers: &HeaderMap) -> chrono_tz::Tz {
         .unwrap_or(chrono_tz::UTC)
 }
 
+/// Which of the three stores a route reads.
+#[derive(Clone, Copy)]
+enum Store {
+    Chat,
+    Memory,
+}
+
+/// Authenticates the request, then runs `work` on a store for the user.
+async fn as_user<T: Send + 'static>(
+    api: &Api,
+    headers: &HeaderMap,
+    body: &[u8],
+    store: Store,
+    work: impl FnOnce(&mut rusqlite::Connection, &str) -> Result<T, store::StoreError> + Send + 'static,
+) -> Result<(Identity, T), ApiError> {
+    let identity = authenticate(api, headers, body)?;
+    let database = match store {
+        Store::Chat => &api.services.chat,
+        Store::Memory => &api.services.memory,
+    };
+    let uid = identity.uid.clone();
+    let result = database
+        .run(move |c| work(c, &uid))
+        .await
+        .map_err(|error| ApiError::store(error, &identity.request_id))?;
+    Ok((identity, result))
+}
+
 async fn conversations(
     State(api): State<Arc<Api>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let identity = authenticate(&api, &headers, &body)?;
-    let uid = identity.uid.clone();
-    let listed = api
-        .services
-        .chat
-        .run(move |c| chat::conversations(c, &uid))
-        .await
-        .map_err(|error| ApiError::store(error, &identity.request_id))?;
+    let (_, listed) =
+        as_user(&api, &headers, &body, Store::Chat, |c, uid| chat::conversations(c, uid)).await?;
     let body: Vec<_> = listed
         .into_iter()
         .map(|c| {
@@ -198,26 +220,21 @@ async fn conversation(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let identity = authenticate(&api, &headers, &body)?;
-    let request_id = identity.request_id.clone();
-    let (uid, conversation_id) = (identity.uid.clone(), id.clone());
-    let found = api
-        .services
-        .chat
-        .run(move |c| {
-            let owned = chat::conversations(c, &uid)?.into_iter().find(|c| c.id == conversation_id);
-            let Some(conversation) = owned else { return Ok(None) };
-            let approvals = chat::approvals(c, &uid, &conversation_id)?;
-            Ok(Some((conversation, approvals)))
-        })
-        .await
-        .map_err(|error| ApiError::store(error, &request_id))?;
+    let wanted = id.clone();
+    let (identity, found) = as_user(&api, &headers, &body, Store::Chat, move |c, uid| {
+        let owned = chat::conversations(c, uid)?.into_iter().find(|c| c.id == wanted);
+        let Some(conversation) = owned else { return Ok(None) };
+        let approvals = chat::approvals(c, uid, &wanted)?;
+        Ok(Some((conversation, approvals)))
+    })
+    .await?;
+    let request_id = identity.request_id.as_str();
     let Some((conversation, approvals)) = found else {
-        return Err(not_found(&request_id));
+        return Err(not_found(request_id));
     };
     let entries = turn::load(&api.services.chat, &identity.uid, &id)
         .await
-        .map_err(|error| ApiError::store(error, &request_id))?;
+        .map_err(|error| ApiError::store(error, request_id))?;
     Ok(axum::Json(serde_json::json!({
         "id": conversation.id,
         "title": conversation.title,
@@ -240,14 +257,10 @@ async fn delete_conversation(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let identity = authenticate(&api, &headers, &body)?;
-    let uid = identity.uid.clone();
-    let deleted = api
-        .services
-        .chat
-        .run(move |c| chat::delete_conversation(c, &uid, &id))
-        .await
-        .map_err(|error| ApiError::store(error, &identity.request_id))?;
+    let (identity, deleted) = as_user(&api, &headers, &body, Store::Chat, move |c, uid| {
+        chat::delete_conversation(c, uid, &id)
+    })
+    .await?;
     if !deleted {
         return Err(not_found(&identity.request_id));
     }
@@ -259,14 +272,8 @@ async fn memory_list(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let identity = authenticate(&api, &headers, &body)?;
-    let uid = identity.uid.clone();
-    let facts = api
-        .services
-        .memory
-        .run(move |c| memory::list(c, &uid, 1000))
-        .await
-        .map_err(|error| ApiError::store(error, &identity.request_id))?;
+    let (_, facts) =
+        as_user(&api, &headers, &body, Store::Memory, |c, uid| memory::list(c, uid, 1000)).await?;
     let facts: Vec<_> = facts
         .into_iter()
         .map(|f| serde_json::json!({"id": f.id, "text": f.text, "source": f.source, "created": f.created}))
@@ -280,24 +287,18 @@ async fn memory_delete(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let identity = authenticate(&api, &headers, &body)?;
-    let missing = || {
-        ApiError::new(
+    // An id that is not a number names no fact: the same answer as a
+    // fact that is gone.
+    let id: i64 = id.parse().unwrap_or(-1);
+    let (identity, deleted) =
+        as_user(&api, &headers, &body, Store::Memory, move |c, uid| memory::delete(c, uid, id))
+            .await?;
+    if !deleted {
+        return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "This fact is not remembered (it may have been deleted already).",
             &identity.request_id,
-        )
-    };
-    let id: i64 = id.parse().map_err(|_| missing())?;
-    let uid = identity.uid.clone();
-    let deleted = api
-        .services
-        .memory
-        .run(move |c| memory::delete(c, &uid, id))
-        .await
-        .map_err(|error| ApiError::store(error, &identity.request_id))?;
-    if !deleted {
-        return Err(missing());
+        ));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
 }

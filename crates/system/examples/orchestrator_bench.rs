@@ -87,7 +87,12 @@ async fn main() -> anyhow::Result<()> {
     row("fake model alone: a tool-call answer", &calls, |t| t.total, call_total);
     row("through the orchestrator: first token", &through, |t| t.first, model_ttft);
     row("through the orchestrator: whole answer", &through, |t| t.total, model_total);
-    row("3 steps (2 tool calls): whole answer", &steps, |t| t.total, model_total + 2.0 * call_total);
+    row(
+        "3 steps (2 tool calls): whole answer",
+        &steps,
+        |t| t.total,
+        model_total + 2.0 * call_total,
+    );
     let one = percentile(&through.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
     let three = percentile(&steps.iter().map(|t| t.total).collect::<Vec<_>>(), 50.0);
     println!(
@@ -317,14 +322,16 @@ impl Process {
             .stdout(std::process::Stdio::null())
             .spawn()?;
         let url = format!("http://127.0.0.1:{port}");
+        let process = Process { child, url, _data: PathBufGuard(data) };
         let http = reqwest::Client::new();
         for _ in 0..100 {
-            if http.get(format!("{url}/health")).send().await.is_ok_and(|r| r.status().is_success())
-            {
-                return Ok(Process { child, url, _data: PathBufGuard(data) });
+            let health = http.get(format!("{}/health", process.url)).send().await;
+            if health.is_ok_and(|r| r.status().is_success()) {
+                return Ok(process);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        process.stop();
         anyhow::bail!("the orchestrator did not come up")
     }
 

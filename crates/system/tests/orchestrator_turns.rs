@@ -148,12 +148,7 @@ impl Stack {
     }
 
     async fn ask(&self, uid: &str, conversation: &str, text: &str) -> Vec<Value> {
-        let body = json!({
-            "id": conversation,
-            "trigger": "submit-message",
-            "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]},
-        });
-        let (status, chunks) = self.post(uid, &body).await;
+        let (status, chunks) = self.post(uid, &question(conversation, text)).await;
         assert_eq!(status, 200, "{chunks:?}");
         chunks
     }
@@ -166,23 +161,7 @@ impl Stack {
         conversation: &str,
         decisions: &[(&Value, bool)],
     ) -> Vec<Value> {
-        let parts: Vec<Value> = decisions
-            .iter()
-            .map(|(request, approved)| {
-                json!({
-                    "type": "dynamic-tool",
-                    "toolCallId": request["toolCallId"],
-                    "state": "approval-responded",
-                    "approval": {"id": request["approvalId"], "approved": approved},
-                })
-            })
-            .collect();
-        let body = json!({
-            "id": conversation,
-            "trigger": "submit-message",
-            "message": {"id": "a", "role": "assistant", "parts": parts},
-        });
-        let (status, chunks) = self.post(uid, &body).await;
+        let (status, chunks) = self.post(uid, &decision(conversation, decisions)).await;
         assert_eq!(status, 200, "{chunks:?}");
         chunks
     }
@@ -223,6 +202,36 @@ async fn start_orchestrator(model: &FakeModel, mcp_url: &str, options: &Options)
     })
     .await
     .unwrap()
+}
+
+/// A question as the page posts it: the new message only.
+fn question(conversation: &str, text: &str) -> Value {
+    json!({
+        "id": conversation,
+        "trigger": "submit-message",
+        "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]},
+    })
+}
+
+/// Decisions on approval requests as the page posts them: the last message
+/// only, trimmed to the decisions.
+fn decision(conversation: &str, decisions: &[(&Value, bool)]) -> Value {
+    let parts: Vec<Value> = decisions
+        .iter()
+        .map(|(request, approved)| {
+            json!({
+                "type": "dynamic-tool",
+                "toolCallId": request["toolCallId"],
+                "state": "approval-responded",
+                "approval": {"id": request["approvalId"], "approved": approved},
+            })
+        })
+        .collect();
+    json!({
+        "id": conversation,
+        "trigger": "submit-message",
+        "message": {"id": "a", "role": "assistant", "parts": parts},
+    })
 }
 
 fn uuid_ish() -> u64 {
@@ -365,12 +374,8 @@ async fn an_approved_action_runs_exactly_as_stored_and_a_denied_one_never_runs()
 
     // The same decision again (a new request, not a replayed signature) is
     // refused: it was decided once.
-    let replay = json!({
-        "id": "c-plan", "trigger": "submit-message", "messageId": "again",
-        "message": {"id": "a", "role": "assistant", "parts": [{
-            "type": "dynamic-tool", "toolCallId": requests[0]["toolCallId"],
-            "state": "approval-responded", "approval": {"id": requests[0]["approvalId"], "approved": true}}]},
-    });
+    let mut replay = decision("c-plan", &[(requests[0], true)]);
+    replay["messageId"] = json!("again");
     let (status, envelope) = stack.post("alice", &replay).await;
     assert_eq!(status, 409, "{envelope:?}");
     assert!(envelope[0]["error"]["requestId"].as_str().unwrap().starts_with("req-"));
@@ -396,13 +401,8 @@ async fn every_call_of_a_parallel_batch_waits_and_each_decision_holds() {
     assert_eq!(requests.len(), 2, "{first:#?}");
 
     // Deciding only one of them is refused: both wait.
-    let body = json!({
-        "id": "c-two", "trigger": "submit-message",
-        "message": {"id": "a", "role": "assistant", "parts": [{
-            "type": "dynamic-tool", "toolCallId": requests[0]["toolCallId"],
-            "state": "approval-responded", "approval": {"id": requests[0]["approvalId"], "approved": true}}]},
-    });
-    assert_eq!(stack.post("alice", &body).await.0, 409);
+    let one_of_two = decision("c-two", &[(requests[0], true)]);
+    assert_eq!(stack.post("alice", &one_of_two).await.0, 409);
 
     let after = stack.decide("alice", "c-two", &[(requests[0], true), (requests[1], false)]).await;
     assert_eq!(of_type(&after, "tool-output-available").len(), 1, "{after:#?}");
@@ -701,11 +701,7 @@ text = "Still here."
     let data = tempdir();
     let mut process = Binary::start(&stack, &data).await;
 
-    let body = json!({
-        "id": "c-crash", "trigger": "submit-message",
-        "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": "Find my notes"}]},
-    });
-    let bytes = serde_json::to_vec(&body).unwrap();
+    let bytes = serde_json::to_vec(&question("c-crash", "Find my notes")).unwrap();
     let mut response = stack
         .signed_to(&process.url, reqwest::Method::POST, "/api/chat", "alice", &bytes)
         .send()
@@ -720,11 +716,7 @@ text = "Still here."
     stack.fake.shared.world().faults.routes.clear();
 
     let process = Binary::start(&stack, &data).await;
-    let again = json!({
-        "id": "c-crash", "trigger": "submit-message",
-        "message": {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Hello?"}]},
-    });
-    let bytes = serde_json::to_vec(&again).unwrap();
+    let bytes = serde_json::to_vec(&question("c-crash", "Hello?")).unwrap();
     let text = stack
         .signed_to(&process.url, reqwest::Method::POST, "/api/chat", "alice", &bytes)
         .send()
@@ -763,10 +755,11 @@ impl Binary {
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let url = format!("http://127.0.0.1:{port}");
+        // Owned at once, so a failed start still kills and reaps it.
+        let binary = Binary { child, url: format!("http://127.0.0.1:{port}") };
         for _ in 0..200 {
-            if stack.http.get(format!("{url}/health")).send().await.is_ok() {
-                return Binary { child, url };
+            if stack.http.get(format!("{}/health", binary.url)).send().await.is_ok() {
+                return binary;
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
