@@ -421,3 +421,33 @@ proptest! {
         prop_assert!(result.is_err(), "{} changed at byte {index} was accepted", PART_NAMES[part]);
     }
 }
+
+/// The vectors the Nextcloud app's PHP tests run too
+/// (`docs/vectors/identity.json`): signatures, which bodies name a uid, and
+/// which uids Nextcloud accepts.
+#[test]
+fn the_shared_vectors_hold() {
+    let vectors: serde_json::Value =
+        serde_json::from_str(include_str!("../../../../docs/vectors/identity.json")).unwrap();
+    let secret = vectors["secret"].as_str().unwrap().as_bytes();
+    let text = |value: &serde_json::Value, key: &str| value[key].as_str().unwrap().to_owned();
+    for vector in vectors["signatures"].as_array().unwrap() {
+        let (uid, timestamp, body) =
+            (text(vector, "uid"), text(vector, "timestamp"), text(vector, "body"));
+        assert_eq!(canonical_string(&uid, &timestamp, body.as_bytes()), text(vector, "canonical"));
+        assert_eq!(sign(secret, &uid, &timestamp, body.as_bytes()), text(vector, "signature"));
+    }
+    for vector in vectors["bodies"].as_array().unwrap() {
+        let body = text(vector, "body");
+        let names_uid = vector["namesUid"].as_bool().unwrap();
+        assert_eq!(
+            check_body(body.as_bytes()) == Err(IdentityError::BodyNamesUid),
+            names_uid,
+            "{body}"
+        );
+    }
+    for vector in vectors["uids"].as_array().unwrap() {
+        let uid = text(vector, "uid");
+        assert_eq!(check_uid(&uid).is_ok(), vector["valid"].as_bool().unwrap(), "{uid:?}");
+    }
+}
