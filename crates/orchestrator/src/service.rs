@@ -70,6 +70,7 @@ impl Orchestrator {
             servers: config.servers.clone(),
             http: reqwest::Client::new(),
             window_tokens: config.window_tokens,
+            busy: Default::default(),
         });
         let api = Arc::new(Api { services: services.clone(), verifier });
         let listener = tokio::net::TcpListener::bind(config.listen)

@@ -50,6 +50,36 @@ pub struct Services {
     /// The model's context window in tokens; the conversation is summarised
     /// at about half of it.
     pub window_tokens: usize,
+    /// Conversations with a turn running: one turn at a time each.
+    pub busy: Busy,
+}
+
+/// The conversations whose turn is running. A second post to one of them
+/// is refused rather than interleaved with the first.
+#[derive(Default)]
+pub struct Busy(std::sync::Mutex<std::collections::HashSet<String>>);
+
+/// Holds a conversation busy until dropped (the turn's end, however it ends).
+struct BusyGuard {
+    services: Arc<Services>,
+    conversation_id: String,
+}
+
+impl Busy {
+    fn enter(services: &Arc<Services>, conversation_id: &str) -> Option<BusyGuard> {
+        let mut running = services.busy.0.lock().unwrap_or_else(|p| p.into_inner());
+        running.insert(conversation_id.to_string()).then(|| BusyGuard {
+            services: services.clone(),
+            conversation_id: conversation_id.to_string(),
+        })
+    }
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        let mut running = self.services.busy.0.lock().unwrap_or_else(|p| p.into_inner());
+        running.remove(&self.conversation_id);
+    }
 }
 
 /// One signed chat post.
@@ -67,12 +97,18 @@ pub async fn start(
     services: Arc<Services>,
     turn: Turn,
 ) -> Result<mpsc::Receiver<Bytes>, TurnError> {
+    let busy = Busy::enter(&services, &turn.post.conversation_id).ok_or(TurnError::Conflict(
+        "The assistant is still answering in this conversation. Wait for the answer to finish, then send again.",
+    ))?;
     let resolutions = decide::record(&services, &turn).await?;
     let (sender, receiver) = mpsc::channel(64);
     tokio::spawn(async move {
         let request_id = turn.identity.request_id.clone();
         let mut frames = Frames::new(sender, request_id);
         run(&services, &turn, resolutions, &mut frames).await;
+        // Free before the stream ends, so the page's next post never finds
+        // the conversation still held.
+        drop(busy);
         frames.done().await;
     });
     Ok(receiver)

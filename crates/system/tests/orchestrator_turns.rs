@@ -778,3 +778,27 @@ impl Drop for Binary {
         let _ = self.child.wait();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_turn_at_a_time_per_conversation() {
+    let script = r#"
+[[rules]]
+name = "slow"
+when = { last_role = "user" }
+text = "A slow answer in several words for the test."
+fault = { delta_delay_ms = 40 }
+"#;
+    let stack = Stack::start(script, Options::default()).await;
+    let bytes = serde_json::to_vec(&question("c-busy", "first")).unwrap();
+    let mut first =
+        stack.signed(reqwest::Method::POST, "/api/chat", "alice", &bytes).send().await.unwrap();
+    let _ = first.chunk().await.unwrap();
+    let (status, envelope) = stack.post("alice", &question("c-busy", "second")).await;
+    assert_eq!(status, 409, "{envelope:?}");
+    assert!(envelope[0]["error"]["message"].as_str().unwrap().contains("still answering"));
+    let (status, _) = stack.post("alice", &question("c-other", "elsewhere")).await;
+    assert_eq!(status, 200, "other conversations are not held");
+    while first.chunk().await.unwrap().is_some() {}
+    let again = stack.ask("alice", "c-busy", "third").await;
+    assert!(text_of(&again).starts_with("A slow answer"), "free again once the turn ended");
+}
