@@ -90,6 +90,17 @@ class StreamResponse extends Response implements ICallbackResponse {
 		return $options;
 	}
 
+	/**
+	 * The same response with another sink (the test seam).
+	 *
+	 * @param \Closure(IOutput): \Closure(string): void $sinkFactory
+	 */
+	public function withSinkFactory(\Closure $sinkFactory): static {
+		$copy = clone $this;
+		$copy->sinkFactory = $sinkFactory;
+		return $copy;
+	}
+
 	/** @return array<string, string> */
 	public function upstreamHeaders(): array {
 		return $this->headers;

@@ -186,7 +186,11 @@ final class TokenRenewer {
 		}
 		$code = self::codeFrom($authorize->getStatusCode(), $authorize->getHeader('Location'), $redirectUri, $state);
 		if ($code === null) {
-			return 'session-gone';
+			if (self::redirectsAway($authorize->getStatusCode(), $authorize->getHeader('Location'), $redirectUri)) {
+				return 'session-gone';
+			}
+			$this->logger->warning('tamebi: the OIDC authorize loopback gave no code', ['status' => $authorize->getStatusCode(), 'audience' => $audience]);
+			return 'failed';
 		}
 		try {
 			$answer = $http->post($internal . '/index.php/apps/oidc/token', [
@@ -217,6 +221,18 @@ final class TokenRenewer {
 			$expiresIn = self::EXPIRES_IN_DEFAULT_SECONDS;
 		}
 		return ['token' => $body['access_token'], 'expires_in' => $expiresIn];
+	}
+
+	/**
+	 * Whether the authorize answer sends the browser somewhere other than
+	 * our redirect URI: the login page, so the session is gone. (An
+	 * `error=` redirect to our URI, or a page, is a failure of another kind.)
+	 */
+	public static function redirectsAway(int $status, string $location, string $redirectUri): bool {
+		if ($status < 300 || $status > 399 || $location === '') {
+			return false;
+		}
+		return explode('?', $location, 2)[0] !== explode('?', $redirectUri, 2)[0];
 	}
 
 	/**
