@@ -40,6 +40,8 @@ final class MailBridge {
 	public const RECIPIENTS_MAX = 100;
 	/** Pages of Mail's search one request may read to fill one page of ours. */
 	public const SEARCH_ROUNDS_MAX = 4;
+	/** Doublings of one mailbox's batch when a single second fills it. */
+	public const SEARCH_GROWTH_MAX = 6;
 
 	public const ALREADY_DONE = 'This mail was already sent or saved. Compose a new one to send it again.';
 	public const NOT_FOUND_PREVIEW = 'This preview does not exist or has expired. Compose the mail again.';
@@ -375,9 +377,13 @@ final class MailBridge {
 
 	/**
 	 * One batch from every mailbox, strictly older than `$after`, newest
-	 * first; and the frontier: the newest of the oldest rows of mailboxes
-	 * that may hold more (null when none may). Everything not older than
-	 * the frontier has been read from every mailbox.
+	 * first; and the frontier: a position such that every mailbox has been
+	 * read completely down to it (null when every mailbox was read to its
+	 * end). Mail orders by send time alone and its cursor means "sent
+	 * before", so a full batch is trusted only above its oldest second: the
+	 * frontier is (that second, +∞), and that second is read again, whole,
+	 * next round. A batch made only of that second grows until it reaches
+	 * past it.
 	 *
 	 * @return array{0: list<Message>, 1: ?array{0: int, 1: int}}
 	 */
@@ -385,21 +391,38 @@ final class MailBridge {
 		$rows = [];
 		$frontier = null;
 		foreach ($mailboxes as [$account, $box]) {
-			try {
-				// Mail's cursor is "sent before": one second later keeps the ties.
-				$batchRows = $this->mailSearch->findMessages($account, $box, IMailSearch::ORDER_NEWEST_FIRST, $filter, $after === null ? null : $after[0] + 1, $batch, $uid, IMailSearch::VIEW_SINGLETON);
-			} catch (\Exception $e) {
-				// A mailbox Mail has not synchronised yet is skipped, not fatal.
-				$this->logger->info('tamebi: a mailbox could not be searched', ['exception' => $e]);
-				continue;
-			}
-			if (count($batchRows) >= $batch) {
-				$oldest = null;
-				foreach ($batchRows as $message) {
-					$position = self::position($message);
-					$oldest = $oldest === null || self::older($position, $oldest) ? $position : $oldest;
+			$fetch = $batch;
+			$boxFrontier = null;
+			for ($growth = 0; ; $growth++) {
+				try {
+					// Mail's cursor is "sent before": one second later keeps the ties.
+					$batchRows = $this->mailSearch->findMessages($account, $box, IMailSearch::ORDER_NEWEST_FIRST, $filter, $after === null ? null : $after[0] + 1, $fetch, $uid, IMailSearch::VIEW_SINGLETON);
+				} catch (\Exception $e) {
+					// A mailbox Mail has not synchronised yet is skipped, not fatal.
+					$this->logger->info('tamebi: a mailbox could not be searched', ['exception' => $e]);
+					$batchRows = [];
 				}
-				$frontier = $frontier === null || self::older($frontier, $oldest) ? $oldest : $frontier;
+				if (count($batchRows) < $fetch) {
+					// This mailbox is read to its end.
+					$boxFrontier = null;
+					break;
+				}
+				$oldestSecond = min(array_map(fn (Message $m) => (int)$m->getSentAt(), $batchRows));
+				$boxFrontier = [$oldestSecond, PHP_INT_MAX];
+				if ($after === null || self::older($boxFrontier, $after)) {
+					break;
+				}
+				if ($growth === self::SEARCH_GROWTH_MAX) {
+					// More messages in one second than a search reads: the
+					// ones not read are skipped rather than paging forever.
+					$this->logger->warning('tamebi: too many messages sent in one second to page through', ['second' => $oldestSecond]);
+					$boxFrontier = [$oldestSecond, 0];
+					break;
+				}
+				$fetch *= 2;
+			}
+			if ($boxFrontier !== null && ($frontier === null || self::older($frontier, $boxFrontier))) {
+				$frontier = $boxFrontier;
 			}
 			foreach ($batchRows as $message) {
 				if ($after === null || self::older(self::position($message), $after)) {

@@ -87,7 +87,9 @@ final class FakeMail implements IMailSearch, IMailManager {
 			}
 			$rows[] = $message;
 		}
-		usort($rows, fn (Message $a, Message $b) => [$b->getSentAt(), $b->getId()] <=> [$a->getSentAt(), $a->getId()]);
+		// Mail orders by send time only; ties come in whatever order the
+		// database likes. Here: oldest id first, the opposite of the bridge.
+		usort($rows, fn (Message $a, Message $b) => [$b->getSentAt(), $a->getId()] <=> [$a->getSentAt(), $b->getId()]);
 		return array_slice($rows, 0, $limit);
 	}
 
