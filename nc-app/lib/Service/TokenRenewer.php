@@ -25,8 +25,9 @@ use Psr\Log\LoggerInterface;
  * Storage: ISession, which is per session by construction, encrypted by
  * Nextcloud, and gone at logout. The session is closed before the loopback
  * (the loopback request opens the same session, and PHP's file sessions
- * lock), and each new token is written at once, so this request never
- * holds the session while it streams.
+ * lock), and closed again right after each write, which is when
+ * Nextcloud's encrypted session data is written: so this request never
+ * holds the session while it streams, and never writes it at the end.
  */
 final class TokenRenewer {
 	/** A token expiring sooner than this is renewed before use. */
@@ -72,11 +73,15 @@ final class TokenRenewer {
 		$outcome = $this->mint($audience, $cookies);
 		if ($outcome === 'session-gone') {
 			$this->session->remove(self::SESSION_KEY_PREFIX . $audience);
+			$this->session->close();
 			return null;
 		}
 		if (is_array($outcome)) {
 			$expires = $now + $outcome['expires_in'];
 			$this->session->set(self::SESSION_KEY_PREFIX . $audience, json_encode(['token' => $outcome['token'], 'expires' => $expires]));
+			// Nextcloud's encrypted session writes on close: now, not when
+			// the stream ends minutes later with this request's old copy.
+			$this->session->close();
 			return $outcome['token'];
 		}
 		// Renewal failed for another reason: a token that has not expired

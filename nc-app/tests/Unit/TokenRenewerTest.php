@@ -142,9 +142,9 @@ final class TokenRenewerTest extends TestCase {
 		self::assertNull($renewer->token('mcp-nextcloud', ['evil' => 'x']));
 	}
 
-	public function testTheSessionIsReleasedBeforeTheLoopbackAndTheTokenWrittenAfter(): void {
+	public function testTheSessionIsReleasedBeforeTheLoopbackAndWrittenRightAfter(): void {
 		$this->renewer()->token('mcp-nextcloud', self::BROWSER_COOKIES);
-		self::assertSame(['close', 'set tamebi_token_mcp-nextcloud'], $this->session->log);
+		self::assertSame(['close', 'set tamebi_token_mcp-nextcloud', 'close'], $this->session->log);
 	}
 
 	public function testAStateMismatchOrAnErrorRedirectIsNoCode(): void {
