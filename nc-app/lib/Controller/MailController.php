@@ -48,16 +48,16 @@ class MailController extends Controller {
 		if (!$user instanceof IUser) {
 			return $user;
 		}
-		$limitText = (string)$this->request->getParam('limit', '');
+		$limitText = $this->stringParam('limit');
 		if ($limitText !== '' && preg_match('/\A[0-9]{1,3}\z/', $limitText) !== 1) {
 			return Envelope::response(400, 'limit: a whole number from 1 to ' . MailBridge::LIMIT_MAX . '.', $this->request);
 		}
 		$limit = $limitText === '' ? MailBridge::LIMIT_DEFAULT : (int)$limitText;
-		$mailbox = (string)$this->request->getParam('mailbox', '');
-		$cursor = (string)$this->request->getParam('cursor', '');
+		$mailbox = $this->stringParam('mailbox');
+		$cursor = $this->stringParam('cursor');
 		return $this->answer(fn (MailBridge $bridge) => $bridge->search(
 			$user->getUID(),
-			(string)$this->request->getParam('query', ''),
+			$this->stringParam('query'),
 			$mailbox === '' ? null : $mailbox,
 			$limit,
 			$cursor === '' ? null : $cursor,
@@ -129,6 +129,12 @@ class MailController extends Controller {
 			return $user;
 		}
 		return $this->answer(fn (MailBridge $bridge) => $bridge->save($user->getUID(), $id));
+	}
+
+	/** A query parameter as text; `?query[]=…` and the like read as absent. */
+	private function stringParam(string $name): string {
+		$value = $this->request->getParam($name, '');
+		return is_string($value) ? $value : '';
 	}
 
 	/** @param \Closure(MailBridge): array $work */
