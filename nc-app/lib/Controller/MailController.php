@@ -1,0 +1,152 @@
+<?php
+
+declare(strict_types=1);
+
+namespace OCA\Tamebi\Controller;
+
+use OCA\Mail\Contracts\IMailSearch;
+use OCA\Tamebi\AppInfo\Application;
+use OCA\Tamebi\Http\Guard;
+use OCA\Tamebi\Http\RawRequest;
+use OCA\Tamebi\Service\Envelope;
+use OCA\Tamebi\Service\MailBridge;
+use OCA\Tamebi\Service\MailFailure;
+use OCP\AppFramework\Controller;
+use OCP\AppFramework\Http\Attribute\NoAdminRequired;
+use OCP\AppFramework\Http\Attribute\NoCSRFRequired;
+use OCP\AppFramework\Http\Attribute\PublicPage;
+use OCP\AppFramework\Http\JSONResponse;
+use OCP\IRequest;
+use OCP\IUser;
+use Psr\Container\ContainerInterface;
+
+/**
+ * The mail routes. search, read and compose answer mcp-mail's
+ * Nextcloud-audience bearer (user_oidc logs its `sub` in); preview, send
+ * and save answer only the chat page's session, and send and save refuse
+ * any request carrying a bearer: sending is the user's click, never a
+ * token's.
+ */
+class MailController extends Controller {
+	/** A compose body: 100 000 bytes of text, JSON-escaped, with its recipients. */
+	public const COMPOSE_BODY_BYTES_MAX = 1024 * 1024;
+
+	public function __construct(
+		IRequest $request,
+		private Guard $guard,
+		private RawRequest $rawRequest,
+		private ContainerInterface $container,
+	) {
+		parent::__construct(Application::APP_ID, $request);
+	}
+
+	#[NoAdminRequired]
+	#[NoCSRFRequired]
+	#[PublicPage]
+	public function search(): JSONResponse {
+		$user = $this->guard->bearer();
+		if (!$user instanceof IUser) {
+			return $user;
+		}
+		$limitText = $this->stringParam('limit');
+		if ($limitText !== '' && preg_match('/\A[0-9]{1,3}\z/', $limitText) !== 1) {
+			return Envelope::response(400, 'limit: a whole number from 1 to ' . MailBridge::LIMIT_MAX . '.', $this->request);
+		}
+		$limit = $limitText === '' ? MailBridge::LIMIT_DEFAULT : (int)$limitText;
+		$mailbox = $this->stringParam('mailbox');
+		$cursor = $this->stringParam('cursor');
+		return $this->answer(fn (MailBridge $bridge) => $bridge->search(
+			$user->getUID(),
+			$this->stringParam('query'),
+			$mailbox === '' ? null : $mailbox,
+			$limit,
+			$cursor === '' ? null : $cursor,
+		));
+	}
+
+	#[NoAdminRequired]
+	#[NoCSRFRequired]
+	#[PublicPage]
+	public function message(string $id): JSONResponse {
+		$user = $this->guard->bearer();
+		if (!$user instanceof IUser) {
+			return $user;
+		}
+		if (preg_match('/\A[1-9][0-9]{0,17}\z/', $id) !== 1) {
+			return Envelope::response(404, MailBridge::NOT_FOUND_MESSAGE, $this->request);
+		}
+		return $this->answer(fn (MailBridge $bridge) => $bridge->read($user->getUID(), (int)$id));
+	}
+
+	#[NoAdminRequired]
+	#[NoCSRFRequired]
+	#[PublicPage]
+	public function compose(): JSONResponse {
+		$user = $this->guard->bearer();
+		if (!$user instanceof IUser) {
+			return $user;
+		}
+		$body = $this->rawRequest->body(self::COMPOSE_BODY_BYTES_MAX);
+		if ($body === null) {
+			return Envelope::response(413, Envelope::BODY_TOO_LARGE, $this->request);
+		}
+		try {
+			$input = json_decode($body, true, 16, JSON_THROW_ON_ERROR);
+		} catch (\JsonException) {
+			return Envelope::response(400, 'The body must be a JSON object with to, cc, subject and body.', $this->request);
+		}
+		return $this->answer(fn (MailBridge $bridge) => $bridge->compose($user->getUID(), $input));
+	}
+
+	#[NoAdminRequired]
+	#[NoCSRFRequired]
+	#[PublicPage]
+	public function preview(string $id): JSONResponse {
+		$user = $this->guard->session();
+		if (!$user instanceof IUser) {
+			return $user;
+		}
+		return $this->answer(fn (MailBridge $bridge) => $bridge->preview($user->getUID(), $id));
+	}
+
+	#[NoAdminRequired]
+	#[NoCSRFRequired]
+	#[PublicPage]
+	public function send(string $id): JSONResponse {
+		$user = $this->guard->sessionOnly();
+		if (!$user instanceof IUser) {
+			return $user;
+		}
+		return $this->answer(fn (MailBridge $bridge) => $bridge->send($user->getUID(), $id));
+	}
+
+	#[NoAdminRequired]
+	#[NoCSRFRequired]
+	#[PublicPage]
+	public function save(string $id): JSONResponse {
+		$user = $this->guard->sessionOnly();
+		if (!$user instanceof IUser) {
+			return $user;
+		}
+		return $this->answer(fn (MailBridge $bridge) => $bridge->save($user->getUID(), $id));
+	}
+
+	/** A query parameter as text; `?query[]=…` and the like read as absent. */
+	private function stringParam(string $name): string {
+		$value = $this->request->getParam($name, '');
+		return is_string($value) ? $value : '';
+	}
+
+	/** @param \Closure(MailBridge): array $work */
+	private function answer(\Closure $work): JSONResponse {
+		// Mail is optional: without it these routes say so instead of failing to autowire.
+		if (!interface_exists(IMailSearch::class)) {
+			return Envelope::response(503, 'Nextcloud Mail is not installed here, so the assistant cannot reach your mail. Ask your administrator.', $this->request);
+		}
+		try {
+			return new JSONResponse($work($this->container->get(MailBridge::class)));
+		} catch (MailFailure $failure) {
+			return Envelope::response($failure->status, $failure->getMessage(), $this->request);
+		}
+	}
+}

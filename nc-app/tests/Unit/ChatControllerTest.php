@@ -1,0 +1,218 @@
+<?php
+
+declare(strict_types=1);
+
+namespace OCA\Tamebi\Tests\Unit;
+
+use OCA\Tamebi\Controller\ChatController;
+use OCA\Tamebi\Http\Guard;
+use OCA\Tamebi\Http\StreamResponse;
+use OCA\Tamebi\Service\OrchestratorProxy;
+use OCA\Tamebi\Service\Settings;
+use OCA\Tamebi\Service\Signer;
+use OCA\Tamebi\Service\TokenRenewer;
+use OCA\Tamebi\Tests\Doubles\FakeAppConfig;
+use OCA\Tamebi\Tests\Doubles\FakeAppManager;
+use OCA\Tamebi\Tests\Doubles\FakeClientService;
+use OCA\Tamebi\Tests\Doubles\FakeConfig;
+use OCA\Tamebi\Tests\Doubles\FakeLogger;
+use OCA\Tamebi\Tests\Doubles\FakeOidc;
+use OCA\Tamebi\Tests\Doubles\FakeOutput;
+use OCA\Tamebi\Tests\Doubles\FakeRawRequest;
+use OCA\Tamebi\Tests\Doubles\FakeRequest;
+use OCA\Tamebi\Tests\Doubles\FakeSession;
+use OCA\Tamebi\Tests\Doubles\FakeTime;
+use OCA\Tamebi\Tests\Doubles\FakeUser;
+use OCA\Tamebi\Tests\Doubles\FakeUserSession;
+use OCA\Tamebi\Tests\Doubles\OrchestratorServer;
+use OCP\AppFramework\Http\JSONResponse;
+use OCP\AppFramework\Http\Response;
+use PHPUnit\Framework\TestCase;
+
+final class ChatControllerTest extends TestCase {
+	private const SECRET = 'tamebi-test-vector-secret-0123456789abcdef';
+	private const COOKIES = ['ocabc123' => 'sessionid42', 'oc_sessionPassphrase' => 'p', 'nc_sameSiteCookiestrict' => 'true', 'evil' => 'x'];
+
+	private FakeRequest $request;
+	private FakeUserSession $userSession;
+	private FakeRawRequest $raw;
+	private FakeClientService $http;
+	private FakeAppConfig $appConfig;
+	private FakeTime $time;
+	private FakeAppManager $appManager;
+
+	protected function setUp(): void {
+		// The client tries to choose a user in a header too: never read.
+		$this->request = new FakeRequest(['requesttoken' => 'tok', 'Content-Type' => 'application/json', 'X-Tamebi-Uid' => 'mallory'], [], 'Z9x-req.42');
+		$this->userSession = new FakeUserSession(new FakeUser('alice', 'Alice Martín'));
+		$this->raw = new FakeRawRequest('{"id":"c1","message":{"role":"user","parts":[{"type":"text","text":"Où est le rapport ?"}]}}', self::COOKIES);
+		$this->http = (new FakeOidc('ocabc123'))->service();
+		$this->appConfig = FakeAppConfig::complete();
+		$this->time = new FakeTime(1767225600);
+		$this->appManager = new FakeAppManager();
+	}
+
+	private function controller(string $orchestratorUrl = 'http://orchestrator.test:9100'): ChatController {
+		$this->appConfig->values['orchestrator_url'] = $orchestratorUrl;
+		$settings = new Settings($this->appConfig);
+		$logger = new FakeLogger();
+		$renewer = new TokenRenewer($this->http, new FakeSession(), $settings, $this->time, $logger);
+		$config = new FakeConfig(['alice/core/timezone' => 'Europe/Paris']);
+		$proxy = new OrchestratorProxy($settings, $renewer, $config, $this->time, $this->request, $logger);
+		$guard = new Guard($this->request, $this->userSession, $this->appManager);
+		return new ChatController($this->request, $guard, $this->raw, $proxy);
+	}
+
+	private static function assertEnvelope(Response $response, int $status, string $message, string $requestId = 'Z9x-req.42'): void {
+		self::assertInstanceOf(JSONResponse::class, $response);
+		self::assertSame($status, $response->getStatus());
+		self::assertSame(['error' => ['message' => $message, 'requestId' => $requestId]], $response->getData());
+	}
+
+	public function testABodyNamingAUidIs400WithTheRequestIdAndNothingIsForwarded(): void {
+		$this->raw->bodyBytes = '{"id":"c1","message":{"metadata":{"uid":"bob"}}}';
+		$this->http = FakeClientService::unused();
+		$response = $this->controller()->chat();
+		self::assertEnvelope($response, 400, 'The request names a user; the assistant acts only for the signed-in user. Reload the page and try again.');
+		self::assertNotInstanceOf(StreamResponse::class, $response);
+	}
+
+	public function testTheForwardedRequestIsSignedForTheSessionUserOverTheExactBody(): void {
+		$response = $this->controller()->chat();
+		self::assertInstanceOf(StreamResponse::class, $response);
+		self::assertSame('http://orchestrator.test:9100/api/chat', $response->upstreamUrl());
+		self::assertSame($this->raw->bodyBytes, $response->upstreamBody(), 'forwarded byte for byte');
+		$headers = $response->upstreamHeaders();
+		self::assertSame('alice', $headers['X-Tamebi-Uid']);
+		self::assertSame('1767225600', $headers['X-Tamebi-Timestamp']);
+		self::assertSame(hash_hmac('sha256', "alice\n1767225600\n" . hash('sha256', $this->raw->bodyBytes), self::SECRET), $headers['X-Tamebi-Signature']);
+		self::assertSame((new Signer(self::SECRET))->signature('alice', '1767225600', $this->raw->bodyBytes), $headers['X-Tamebi-Signature']);
+		self::assertSame('Z9x-req.42', $headers['X-Request-Id']);
+		self::assertSame('Alice%20Mart%C3%ADn', $headers['X-Tamebi-Display-Name']);
+		self::assertSame('Europe/Paris', $headers['X-Tamebi-Time-Zone']);
+		self::assertSame('application/json', $headers['Content-Type']);
+	}
+
+	public function testOneTokenHeaderPerAudienceThatHasAToken(): void {
+		$this->appConfig->values['client_secret_mcp_mail'] = '';
+		$headers = $this->controller()->chat()->upstreamHeaders();
+		$tokenHeaders = array_filter($headers, fn ($name) => str_starts_with($name, 'X-Tamebi-Token-'), ARRAY_FILTER_USE_KEY);
+		self::assertSame([
+			'X-Tamebi-Token-Mcp-Nextcloud' => 'jwt-client-mcp-nextcloud-1',
+			'X-Tamebi-Token-Nextcloud' => 'jwt-client-nextcloud-2',
+		], $tokenHeaders);
+		// The loopback carried only the session cookies.
+		foreach ($this->http->calls as $call) {
+			self::assertStringNotContainsString('evil', json_encode($call['options']));
+		}
+	}
+
+	public function testNoTokenAtAllStillChats(): void {
+		$this->raw->cookieJar = [];
+		$headers = $this->controller()->chat()->upstreamHeaders();
+		self::assertSame([], array_filter(array_keys($headers), fn ($name) => str_starts_with($name, 'X-Tamebi-Token-')));
+		self::assertSame('alice', $headers['X-Tamebi-Uid']);
+	}
+
+	public function testAnEndedSessionIs401WithTheEnvelopeAndNothingIsRead(): void {
+		$this->userSession->user = null;
+		$response = $this->controller()->chat();
+		self::assertEnvelope($response, 401, 'Your Nextcloud session has ended. Reload the page to sign in again.');
+		self::assertSame(0, $this->raw->bodyReads);
+	}
+
+	public function testAFailedCsrfCheckIsNextcloudsOwn412(): void {
+		$this->request->csrfPasses = false;
+		foreach (['chat', 'conversations', 'memory'] as $method) {
+			$response = $this->controller()->$method();
+			self::assertSame(412, $response->getStatus());
+			self::assertSame(['message' => 'CSRF check failed'], $response->getData());
+		}
+		self::assertSame(0, $this->raw->bodyReads);
+	}
+
+	public function testAUserTheAppIsNotEnabledForIs403(): void {
+		$this->appManager->enabled = false;
+		self::assertEnvelope($this->controller()->chat(), 403, 'The assistant is not enabled for your account. Ask your administrator.');
+	}
+
+	public function testABodyOver4MiBIs413(): void {
+		$this->raw->bodyBytes = str_repeat('a', 4 * 1024 * 1024 + 1);
+		self::assertEnvelope($this->controller()->chat(), 413, 'The request is too large. Shorten it and try again.');
+		$this->raw->bodyBytes = '"' . str_repeat('a', 4 * 1024 * 1024 - 2) . '"';
+		self::assertInstanceOf(StreamResponse::class, $this->controller()->chat());
+	}
+
+	public function testWithoutTheOrchestratorOrAFullSecretThereIsNoChat(): void {
+		$this->appConfig->values['shared_secret'] = str_repeat('s', 31);
+		self::assertEnvelope($this->controller()->chat(), 503, 'The assistant is not set up on this Nextcloud yet. Ask your administrator to finish its setup.');
+		$this->appConfig->values['shared_secret'] = self::SECRET;
+		self::assertEnvelope($this->controller('')->chat(), 503, 'The assistant is not set up on this Nextcloud yet. Ask your administrator to finish its setup.');
+	}
+
+	public function testEachRouteGoesToTheSameRouteOfTheOrchestrator(): void {
+		$this->raw->bodyBytes = '';
+		$controller = $this->controller();
+		$cases = [
+			['conversations', [], 'GET', '/api/conversations'],
+			['conversation', ['c 1/x'], 'GET', '/api/conversations/c%201%2Fx'],
+			['deleteConversation', ['c1'], 'DELETE', '/api/conversations/c1'],
+			['memory', [], 'GET', '/api/memory'],
+			['deleteMemory', ['17'], 'DELETE', '/api/memory/17'],
+		];
+		foreach ($cases as [$method, $arguments, $verb, $path]) {
+			$response = $controller->$method(...$arguments);
+			self::assertInstanceOf(StreamResponse::class, $response);
+			self::assertSame('http://orchestrator.test:9100' . $path, $response->upstreamUrl());
+			$options = $response->curlOptions(new \OCA\Tamebi\Http\Relay(new FakeOutput(), static function (string $chunk): void {
+			}, 'r'));
+			self::assertSame($verb, $options[CURLOPT_CUSTOMREQUEST]);
+			// An empty body is signed as one: sha256 of nothing.
+			$headers = $response->upstreamHeaders();
+			self::assertSame((new Signer(self::SECRET))->signature('alice', $headers['X-Tamebi-Timestamp'], ''), $headers['X-Tamebi-Signature']);
+		}
+	}
+
+	public function testAUidNextcloudWouldRefuseIsNotSigned(): void {
+		$this->userSession->user = new FakeUser('a/b');
+		self::assertEnvelope($this->controller()->chat(), 403, 'Your account name cannot be used with the assistant. Ask your administrator.');
+	}
+
+	public function testEndToEndTheOrchestratorReceivesWhatWasSignedAndTheStreamComesBack(): void {
+		$server = new OrchestratorServer();
+		$chunks = [];
+		$output = new FakeOutput();
+		try {
+			$response = $this->controller($server->url)->chat();
+			// Not an arrow function: it would capture a copy of $chunks.
+			$response->withSinkFactory(static function () use (&$chunks): \Closure {
+				return static function (string $chunk) use (&$chunks): void {
+					$chunks[] = $chunk;
+				};
+			})->callback($output);
+		} finally {
+			$server->stop();
+		}
+		self::assertSame(200, $output->code);
+		$stream = implode('', $chunks);
+		self::assertStringEndsWith("data: [DONE]\n\n", $stream);
+		$first = json_decode(substr(explode("\n\n", $stream)[0], strlen('data: ')), true);
+		$received = $first['received'];
+		$headers = array_change_key_case($received['headers'], CASE_LOWER);
+		self::assertSame('POST', $received['method']);
+		self::assertSame($this->raw->bodyBytes, $received['body']);
+		self::assertSame('alice', $headers['x-tamebi-uid']);
+		self::assertSame(
+			(new Signer(self::SECRET))->signature('alice', $headers['x-tamebi-timestamp'], $received['body']),
+			$headers['x-tamebi-signature'],
+		);
+		self::assertSame('Z9x-req.42', $headers['x-request-id']);
+		self::assertSame('jwt-client-mcp-nextcloud-1', $headers['x-tamebi-token-mcp-nextcloud']);
+		self::assertSame('jwt-client-mcp-mail-2', $headers['x-tamebi-token-mcp-mail']);
+		self::assertSame('jwt-client-nextcloud-3', $headers['x-tamebi-token-nextcloud']);
+		// Nothing of the browser's rides along.
+		self::assertArrayNotHasKey('cookie', $headers);
+		self::assertArrayNotHasKey('requesttoken', $headers);
+		self::assertArrayNotHasKey('authorization', $headers);
+	}
+}
