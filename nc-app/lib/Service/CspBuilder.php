@@ -52,6 +52,10 @@ final class CspBuilder {
 			$sources = array_merge($keywords, $domains);
 			$parts[] = $name . ' ' . ($sources === [] ? "'none'" : implode(' ', $sources));
 		}
+		// The document gets an opaque origin even when a page frames it
+		// without the sandbox attribute: its script can run, but cannot
+		// read Nextcloud's cookies, storage or request token.
+		$parts[] = 'sandbox allow-scripts';
 		return implode('; ', $parts);
 	}
 

@@ -13,15 +13,15 @@ final class CspBuilderTest extends TestCase {
 	}
 
 	public function testEmptyListsLeaveKeywordsOrNone(): void {
-		$this->check([], [], "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; media-src 'none'; connect-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'");
+		$this->check([], [], "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; media-src 'none'; connect-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts");
 	}
 
 	public function testResourceDomainsOpenScriptStyleImageFontMedia(): void {
-		$this->check([], ['https://cdn.example.com', 'http://127.0.0.1:8081'], "default-src 'none'; script-src 'unsafe-inline' https://cdn.example.com http://127.0.0.1:8081; style-src 'unsafe-inline' https://cdn.example.com http://127.0.0.1:8081; img-src data: https://cdn.example.com http://127.0.0.1:8081; font-src https://cdn.example.com http://127.0.0.1:8081; media-src https://cdn.example.com http://127.0.0.1:8081; connect-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'");
+		$this->check([], ['https://cdn.example.com', 'http://127.0.0.1:8081'], "default-src 'none'; script-src 'unsafe-inline' https://cdn.example.com http://127.0.0.1:8081; style-src 'unsafe-inline' https://cdn.example.com http://127.0.0.1:8081; img-src data: https://cdn.example.com http://127.0.0.1:8081; font-src https://cdn.example.com http://127.0.0.1:8081; media-src https://cdn.example.com http://127.0.0.1:8081; connect-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts");
 	}
 
 	public function testConnectDomainsOpenConnectOnly(): void {
-		$this->check(['https://api.example.com', 'https://api.example.com', 'http://[::1]:9000'], [], "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; media-src 'none'; connect-src https://api.example.com http://[::1]:9000; frame-ancestors 'self'; base-uri 'none'; form-action 'none'");
+		$this->check(['https://api.example.com', 'https://api.example.com', 'http://[::1]:9000'], [], "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; media-src 'none'; connect-src https://api.example.com http://[::1]:9000; frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts");
 	}
 
 	public function notOrigins(): array {

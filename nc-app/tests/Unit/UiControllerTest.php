@@ -62,13 +62,13 @@ final class UiControllerTest extends TestCase {
 		$headers = $served->getHeaders();
 		self::assertSame('text/html; charset=utf-8', $headers['Content-Type']);
 		self::assertSame('nosniff', $headers['X-Content-Type-Options']);
-		self::assertSame("default-src 'none'; script-src 'unsafe-inline' https://cdn.example.com; style-src 'unsafe-inline' https://cdn.example.com; img-src data: https://cdn.example.com; font-src https://cdn.example.com; media-src https://cdn.example.com; connect-src https://api.example.com; frame-ancestors 'self'; base-uri 'none'; form-action 'none'", $headers['Content-Security-Policy']);
+		self::assertSame("default-src 'none'; script-src 'unsafe-inline' https://cdn.example.com; style-src 'unsafe-inline' https://cdn.example.com; img-src data: https://cdn.example.com; font-src https://cdn.example.com; media-src https://cdn.example.com; connect-src https://api.example.com; frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts", $headers['Content-Security-Policy']);
 	}
 
 	public function testNoCspMeansDefaultDeny(): void {
 		$url = $this->post(['html' => '<p>hi</p>'])->getData()['url'];
 		$policy = $this->controller()->show(basename($url))->getHeaders()['Content-Security-Policy'];
-		self::assertSame("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; media-src 'none'; connect-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'", $policy);
+		self::assertSame("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; media-src 'none'; connect-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts", $policy);
 	}
 
 	public function testADomainThatIsNotAnOriginIs400AndNothingIsStored(): void {
