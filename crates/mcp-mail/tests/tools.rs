@@ -107,6 +107,9 @@ async fn mail_search_lists_newest_first_with_ids_and_pages_with_the_cursor() {
     assert_eq!(last.query["mailbox"], "INBOX");
     assert_eq!(last.query["limit"], "20", "the default limit");
 
+    let past = stack.call_tool("alice", "mail_search", json!({"cursor": "offset-40"})).await;
+    assert_eq!(text_of(&past), "No more messages: the previous page was the last one.");
+
     let none = stack.call_tool("alice", "mail_search", json!({"query": "zeppelin"})).await;
     assert_eq!(failure_kind(&none), None);
     assert!(text_of(&none).starts_with("No message matching \"zeppelin\"."), "{}", text_of(&none));

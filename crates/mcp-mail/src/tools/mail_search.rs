@@ -116,7 +116,11 @@ async fn run(call: ToolCall) -> ToolOutcome {
         ));
     }
     let page = call.mail.search(&SearchQuery { query, mailbox, limit, cursor }).await?;
-    let text = describe(&page.messages, query, mailbox, page.next_cursor.as_deref());
+    let text = if page.messages.is_empty() && cursor.is_some() {
+        "No more messages: the previous page was the last one.".to_string()
+    } else {
+        describe(&page.messages, query, mailbox, page.next_cursor.as_deref())
+    };
     Ok(ToolOutput {
         text,
         structured: json!({ "messages": page.messages, "next_cursor": page.next_cursor }),
