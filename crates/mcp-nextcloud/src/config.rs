@@ -47,7 +47,7 @@ pub enum UpstreamAuth {
 }
 
 /// Header carrying the Nextcloud-audience token in [`UpstreamAuth::SecondToken`] mode.
-pub const NEXTCLOUD_TOKEN_HEADER: &str = "x-tamebi-nextcloud-token";
+pub use mcp_auth::NEXTCLOUD_TOKEN_HEADER;
 /// Header carrying the user's app password in [`UpstreamAuth::AppPassword`] mode.
 pub const APP_PASSWORD_HEADER: &str = "x-tamebi-app-password";
 
@@ -60,10 +60,6 @@ impl Config {
 
     /// The path the MCP endpoint is served at, taken from the canonical URL.
     pub fn mcp_path(&self) -> String {
-        url::Url::parse(&self.canonical_url)
-            .map(|url| url.path().to_string())
-            .ok()
-            .filter(|path| path != "/")
-            .unwrap_or_else(|| "/mcp".to_string())
+        mcp_auth::mcp_path(&self.canonical_url)
     }
 }

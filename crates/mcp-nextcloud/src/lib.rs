@@ -2,8 +2,9 @@
 //!
 //! It is the only place a Nextcloud DAV/OCS client lives, and it spends only
 //! the user's own token: every request carries a bearer addressed to this
-//! server (validated here: signature via the issuer's JWKS, `typ`, `iss`,
-//! `aud` = our canonical URL, `exp`/`iat`), plus — in the default mode — a
+//! server (validated with the shared `mcp-auth` crate: signature via the
+//! issuer's JWKS, `typ`, `iss`, `aud` = our canonical URL, `exp`/`iat`),
+//! plus — in the default mode — a
 //! second token of the same user minted for Nextcloud's audience, which is
 //! what goes upstream. The token addressed to us is never sent to Nextcloud
 //! (the MCP spec's no-passthrough rule).

@@ -43,6 +43,9 @@ enum Command {
     Orchestrator(Box<OrchestratorArgs>),
     /// Run the MCP server for files, calendar, contacts and Deck.
     McpNextcloud(Box<McpNextcloudArgs>),
+    /// Run the MCP server for mail (search, read, compose a preview) through
+    /// the Tamebi app's mail contract.
+    McpMail(McpMailArgs),
     /// Set up Nextcloud's webhooks toward mcp-nextcloud's index.
     Webhooks {
         #[command(subcommand)]
@@ -188,6 +191,37 @@ struct McpNextcloudArgs {
 }
 
 #[derive(Debug, clap::Args)]
+struct McpMailArgs {
+    /// Address to listen on.
+    #[arg(long, env = "TAMEBI_MCP_MAIL_LISTEN", default_value = "127.0.0.1:9102")]
+    listen: SocketAddr,
+    /// This server's canonical URL: the audience its tokens must carry.
+    #[arg(long, env = "TAMEBI_MCP_MAIL_URL", default_value = "http://127.0.0.1:9102/mcp")]
+    canonical_url: String,
+    /// The OIDC issuer, compared to `iss` exactly (Nextcloud's browser-facing URL).
+    #[arg(long, env = "TAMEBI_OIDC_ISSUER", default_value = "http://127.0.0.1:8080")]
+    issuer: String,
+    /// Nextcloud's internal URL, where the Tamebi app's mail routes are reached.
+    #[arg(long, env = "NEXTCLOUD_URL", default_value = "http://127.0.0.1:8080")]
+    nextcloud_url: String,
+    /// Where the issuer's keys are; default: the oidc app's JWKS on the internal URL.
+    #[arg(long, env = "TAMEBI_OIDC_JWKS_URL")]
+    jwks_url: Option<String>,
+    /// The audience of the Nextcloud token, the one spent on the mail routes
+    /// (user_oidc's provider client id).
+    #[arg(long, env = "TAMEBI_NEXTCLOUD_AUDIENCE", default_value = "nextcloud")]
+    nextcloud_audience: String,
+    /// Extra host names accepted in the Host header (container names in Compose).
+    #[arg(
+        long = "allowed-host",
+        visible_alias = "allowed-hosts",
+        env = "TAMEBI_MCP_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    allowed_hosts: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
 struct FakeModelArgs {
     /// Address to listen on; the API is under /v1.
     #[arg(long, env = "TAMEBI_FAKE_MODEL_LISTEN", default_value = "127.0.0.1:8090")]
@@ -284,6 +318,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::FakeModel(args) => fake_model_command(args).await,
         Command::Orchestrator(args) => orchestrator_command(*args).await,
         Command::McpNextcloud(args) => mcp_nextcloud_command(*args).await,
+        Command::McpMail(args) => mcp_mail_command(args).await,
         Command::Webhooks { command: WebhooksCommand::Register(args) } => {
             webhooks_register_command(args).await
         }
@@ -566,6 +601,48 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
     println!("  Index:         {index_place}");
     println!("  Webhooks:      {webhooks}");
     println!("  Converter:     {converter_state}");
+    println!("Press Ctrl-C to stop.");
+    tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn mcp_mail_command(args: McpMailArgs) -> anyhow::Result<()> {
+    let mut allowed_hosts =
+        vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+    allowed_hosts.extend(args.allowed_hosts.into_iter().filter(|host| !host.is_empty()));
+    let config = mcp_mail::Config {
+        listen: args.listen,
+        canonical_url: args.canonical_url,
+        issuer: args.issuer,
+        // An empty variable (`TAMEBI_OIDC_JWKS_URL=` in a Compose file) means unset.
+        jwks_url: args.jwks_url.filter(|url| !url.trim().is_empty()),
+        app_url: args.nextcloud_url,
+        nextcloud_audience: args.nextcloud_audience,
+        allowed_hosts,
+    };
+    let server = match mcp_mail::McpMail::start(config.clone()).await {
+        Ok(server) => server,
+        Err(mcp_mail::StartError::Listen { address, source })
+            if source.kind() == std::io::ErrorKind::AddrInUse =>
+        {
+            anyhow::bail!("{address} is already in use: choose another address with --listen");
+        }
+        Err(error) => return Err(error.into()),
+    };
+    println!("mcp-mail is running.");
+    println!("  MCP endpoint:  {}{}", server.url(), config.mcp_path());
+    println!("  Audience:      {}", config.canonical_url);
+    println!("  Issuer:        {}", config.issuer);
+    println!(
+        "  Mail contract: {}{}",
+        config.app_url.trim_end_matches('/'),
+        mcp_mail::app::MAIL_PATH
+    );
+    println!(
+        "  Spends:        the user's token for audience {}, never its own",
+        config.nextcloud_audience
+    );
     println!("Press Ctrl-C to stop.");
     tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
     server.shutdown().await;

@@ -1,0 +1,42 @@
+//! What the server needs to know: where it listens, who it is (its canonical
+//! URL, the `aud` of the tokens it accepts), which issuer it trusts, the
+//! audience of the user's Nextcloud token, and where the Tamebi app's mail
+//! contract lives.
+
+use std::net::SocketAddr;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// This server's canonical URL (`.../mcp`): the audience its tokens carry.
+    pub canonical_url: String,
+    /// The OIDC issuer, compared to `iss` exactly.
+    pub issuer: String,
+    /// Where the issuer's keys are fetched; default: Nextcloud's oidc app
+    /// JWKS on [`Config::app_url`].
+    pub jwks_url: Option<String>,
+    /// Nextcloud's internal base URL, where `/index.php/apps/tamebi/…` lives.
+    pub app_url: String,
+    /// The audience of the second token, the one spent on the app (user_oidc's
+    /// provider client id).
+    pub nextcloud_audience: String,
+    /// Host names (or host:port) accepted in the `Host` header (DNS-rebinding
+    /// protection); container names belong here in Compose.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// The audience of the Nextcloud token unless configured otherwise.
+pub const NEXTCLOUD_AUDIENCE_DEFAULT: &str = "nextcloud";
+
+impl Config {
+    pub fn jwks_url(&self) -> String {
+        self.jwks_url.clone().unwrap_or_else(|| {
+            format!("{}/index.php/apps/oidc/jwks", self.app_url.trim_end_matches('/'))
+        })
+    }
+
+    /// The path the MCP endpoint is served at, taken from the canonical URL.
+    pub fn mcp_path(&self) -> String {
+        mcp_auth::mcp_path(&self.canonical_url)
+    }
+}
