@@ -273,7 +273,7 @@ struct OrchestratorArgs {
         long = "mcp",
         env = "TAMEBI_MCP_SERVERS",
         value_delimiter = ',',
-        default_value = "nextcloud=http://127.0.0.1:9101/mcp"
+        default_value = "nextcloud=http://127.0.0.1:9101/mcp,mail=http://127.0.0.1:9102/mcp"
     )]
     mcp: Vec<String>,
     /// Where chat.db, audit.db and memory.db are kept.
