@@ -328,6 +328,9 @@ async fn conversation_and_memory_routes_keep_method_path_and_query() {
         assert_signed(received, "alice");
         assert!(received.header("x-tamebi-token-nextcloud").is_some());
     }
+    // The orchestrator's errors are passed on as they are.
+    let missing = stack.alice.request("GET", "/apps/tamebi/api/conversations/missing").send();
+    assert_envelope(missing.await.unwrap(), 404, "This conversation does not exist.").await;
     let wrong_method = stack.alice.request("POST", "/apps/tamebi/api/memory").send().await;
     assert_eq!(wrong_method.unwrap().status(), 405);
     stack.stop().await;

@@ -189,6 +189,14 @@ async fn answer(State(state): State<Arc<StandInState>>, request: Request) -> Res
         headers: parts.headers.clone(),
         body,
     });
+    if parts.uri.path().ends_with("/missing") {
+        // The orchestrator's own envelope, with the request id it was given.
+        let request_id = parts.headers["x-request-id"].to_str().unwrap().to_string();
+        let envelope = serde_json::json!({
+            "error": { "message": "This conversation does not exist.", "requestId": request_id },
+        });
+        return (http::StatusCode::NOT_FOUND, axum::Json(envelope)).into_response();
+    }
     if parts.uri.path() != "/api/chat" {
         return axum::Json(serde_json::json!({
             "route": parts.uri.path(),
