@@ -12,7 +12,10 @@
 //! | `GET /__fake/webhooks/deliveries` | `{"deliveries": [record…], "pending": n, "dropped": n}` |
 //! | `POST /__fake/sessions/{uid}/end` | ends every browser session of a user ("the session is gone"); 404 for an unknown uid |
 //! | `POST /__fake/server` | `{"overwritehost": "h:p" or null, "converter_secret": "s" or null}`; a field left out is left alone; answers the current values |
-//! | `GET /__fake/state` | counts: users, groups, files, folders, shares, sessions, Deck boards/stacks/cards, webhook registrations/pending/deliveries |
+//! | `GET /__fake/app` | the Tamebi app's settings: `{"orchestrator_url", "shared_secret_set", "audiences", "renew_margin_s"}` (never the secret) |
+//! | `POST /__fake/app` | `{"orchestrator_url": "http://…" or null, "shared_secret": "…" (≥ 32 bytes) or null}`; a field left out is left alone; answers like GET |
+//! | `GET /__fake/oidc/authorize-requests` | `{"requests": [{"client_id", "cookie_names", "header_names"}…]}`: the latest 64 authorize requests, names only |
+//! | `GET /__fake/state` | counts: users, groups, files, folders, shares, sessions, Deck boards/stacks/cards, webhook registrations/pending/deliveries, mail messages, mail previews, re-served pages, cached tokens |
 //!
 //! A record is [`crate::webhooks::DeliveryRecord`]: registration id, event
 //! class, method, URI, payload, attempts, last status, error, delivered.
@@ -39,6 +42,8 @@ pub fn routes() -> Router<AppState> {
         .route("/__fake/webhooks/deliveries", get(deliveries))
         .route("/__fake/sessions/{uid}/end", post(end_sessions))
         .route("/__fake/server", post(set_server))
+        .route("/__fake/app", get(get_app).post(set_app))
+        .route("/__fake/oidc/authorize-requests", get(authorize_requests))
         .route("/__fake/state", get(state))
 }
 
@@ -136,6 +141,61 @@ async fn set_server(State(shared): State<AppState>, Json(body): Json<Value>) -> 
     .into_response()
 }
 
+fn app_json(settings: &crate::AppConfig) -> Value {
+    json!({
+        "orchestrator_url": settings.orchestrator_url,
+        "shared_secret_set": settings.shared_secret.is_some(),
+        "audiences": settings
+            .audiences
+            .iter()
+            .map(|audience| json!({ "name": audience.name, "client_id": audience.client_id }))
+            .collect::<Vec<_>>(),
+        "renew_margin_s": settings.renew_margin_s,
+    })
+}
+
+async fn get_app(State(shared): State<AppState>) -> Response {
+    Json(app_json(&shared.world().app.settings)).into_response()
+}
+
+async fn set_app(State(shared): State<AppState>, Json(body): Json<Value>) -> Response {
+    let Value::Object(fields) = body else {
+        return (StatusCode::BAD_REQUEST, "expected a JSON object\n").into_response();
+    };
+    let mut world = shared.world();
+    let mut settings = world.app.settings.clone();
+    for (name, value) in &fields {
+        let text = match value {
+            Value::Null => None,
+            Value::String(text) => Some(text.clone()),
+            _ => {
+                return (StatusCode::BAD_REQUEST, format!("{name} must be a string or null\n"))
+                    .into_response();
+            }
+        };
+        match name.as_str() {
+            "orchestrator_url" => settings.orchestrator_url = text,
+            "shared_secret" => settings.shared_secret = text.map(String::into_bytes),
+            other => {
+                return (StatusCode::BAD_REQUEST, format!("unknown field {other}\n"))
+                    .into_response();
+            }
+        }
+    }
+    let problems = settings.problems();
+    if !problems.is_empty() {
+        return (StatusCode::BAD_REQUEST, format!("{}\n", problems.join("\n"))).into_response();
+    }
+    world.app.settings = settings;
+    Json(app_json(&world.app.settings)).into_response()
+}
+
+async fn authorize_requests(State(shared): State<AppState>) -> Response {
+    let world = shared.world();
+    let requests: Vec<_> = world.oidc.authorize_records.iter().cloned().collect();
+    Json(json!({ "requests": requests })).into_response()
+}
+
 async fn state(State(shared): State<AppState>) -> Response {
     let world = shared.world();
     let mut files = 0;
@@ -169,6 +229,10 @@ async fn state(State(shared): State<AppState>) -> Response {
         "webhook_registrations": world.webhooks.registrations().count(),
         "webhook_pending": world.webhooks.pending_count(),
         "webhook_deliveries": world.webhooks.records().count(),
+        "mail_messages": world.mail.messages.len(),
+        "mail_previews": world.app.previews.len(),
+        "app_pages": world.app.pages.len(),
+        "app_tokens": world.app.tokens.len(),
     }))
     .into_response()
 }

@@ -13,11 +13,7 @@ pub struct Clock {
 impl Clock {
     /// Unix seconds, offset applied.
     pub fn now(&self) -> i64 {
-        let real = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("clock after 1970")
-            .as_secs() as i64;
-        real + self.offset_seconds.load(Ordering::SeqCst)
+        wall_now() + self.offset_seconds.load(Ordering::SeqCst)
     }
 
     pub fn advance(&self, seconds: i64) {
@@ -27,6 +23,15 @@ impl Clock {
     pub fn offset_seconds(&self) -> i64 {
         self.offset_seconds.load(Ordering::SeqCst)
     }
+}
+
+/// Unix seconds of the real clock, never offset: for what another process
+/// checks against its own clock (the signed identity's timestamp).
+pub fn wall_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs() as i64
 }
 
 /// Parses RFC 3339 into Unix seconds.

@@ -2,7 +2,8 @@
 //!
 //! It speaks the real protocols on real sockets — OIDC (like the `oidc` app),
 //! bearer validation (like `user_oidc`), WebDAV files and SEARCH, CalDAV,
-//! CardDAV, OCS, Deck, webhook delivery and an OnlyOffice-style converter —
+//! CardDAV, OCS, Deck, webhook delivery, the Tamebi app's endpoints
+//! (`docs/app-contract.md`) and an OnlyOffice-style converter —
 //! with all state in memory, seeded from a [`fixture::Fixture`]. Faults are
 //! switchable per fixture and at run time (`/__fake/*`, used only by tests).
 //!
@@ -14,6 +15,7 @@
 //! scenarios need a server whose state changes as the agent acts.
 
 pub mod admin;
+pub mod app;
 pub mod auth;
 pub mod caldav;
 pub mod carddav;
@@ -42,6 +44,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+pub use app::AppConfig;
 pub use fixture::Fixture;
 
 /// The largest request body accepted (PUT of a file included).
@@ -57,8 +60,12 @@ pub struct Shared {
     pub base_url: String,
     /// `http://127.0.0.1:PORT` of the converter listener.
     pub converter_url: String,
-    /// Client for outgoing calls (webhook delivery, converter downloads).
+    /// Client for outgoing calls (webhook delivery, converter downloads, the
+    /// Tamebi app's loopback token renewal); follows no redirect.
     pub http: reqwest::Client,
+    /// Client for the chat proxy: no overall timeout, since an answer streams
+    /// for as long as the agent works.
+    pub orchestrator_http: reqwest::Client,
     /// Wakes the webhook delivery task.
     pub webhook_wakeup: tokio::sync::Notify,
 }
@@ -99,7 +106,10 @@ impl Shared {
     }
 }
 
-/// Where to listen.
+/// Where to listen. The Tamebi app's settings are an [`AppConfig`] given to
+/// [`FakeNextcloud::start_with_app`] (or set at run time with `POST
+/// /__fake/app`), so that code building a `Config` by its fields keeps
+/// compiling.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
@@ -121,6 +131,8 @@ pub enum StartError {
     Listen { address: SocketAddr, source: std::io::Error },
     #[error("the fixture is inconsistent:\n  {}", .0.join("\n  "))]
     Fixture(Vec<String>),
+    #[error("the Tamebi app's configuration is not usable:\n  {}", .0.join("\n  "))]
+    App(Vec<String>),
 }
 
 /// A running fake Nextcloud. Dropping it does not stop it; call [`shutdown`].
@@ -133,8 +145,22 @@ pub struct FakeNextcloud {
 }
 
 impl FakeNextcloud {
-    /// Binds both listeners, builds the world and starts serving.
+    /// Binds both listeners, builds the world and starts serving, with the
+    /// Tamebi app's default settings (no orchestrator until one is set).
     pub async fn start(fixture: &Fixture, config: Config) -> Result<FakeNextcloud, StartError> {
+        FakeNextcloud::start_with_app(fixture, config, AppConfig::default()).await
+    }
+
+    /// [`FakeNextcloud::start`] with the Tamebi app configured.
+    pub async fn start_with_app(
+        fixture: &Fixture,
+        config: Config,
+        app: AppConfig,
+    ) -> Result<FakeNextcloud, StartError> {
+        let problems = app.problems();
+        if !problems.is_empty() {
+            return Err(StartError::App(problems));
+        }
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|source| StartError::Listen { address: config.listen, source })?;
@@ -150,6 +176,7 @@ impl FakeNextcloud {
         if world.server.overwritehost.as_deref() == Some("self") {
             world.server.overwritehost = Some(address.to_string());
         }
+        world.app.settings = app;
         let shared = Arc::new(Shared {
             world: Mutex::new(world),
             clock,
@@ -158,6 +185,12 @@ impl FakeNextcloud {
             converter_url: format!("http://{converter_address}"),
             http: reqwest::Client::builder()
                 .timeout(std::time::Duration::from_secs(30))
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("HTTP client"),
+            orchestrator_http: reqwest::Client::builder()
+                .connect_timeout(std::time::Duration::from_secs(10))
+                .tcp_nodelay(true)
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .expect("HTTP client"),
@@ -214,6 +247,7 @@ pub fn router(shared: AppState) -> Router {
         .merge(ocs::routes())
         .merge(deck::routes())
         .merge(admin::routes())
+        .merge(app::routes())
         .layer(axum::middleware::from_fn_with_state(shared.clone(), apply_route_faults))
         .layer(axum::middleware::from_fn(request_id))
         .layer(axum::extract::DefaultBodyLimit::max(REQUEST_BODY_LENGTH_MAX))

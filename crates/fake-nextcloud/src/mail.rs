@@ -1,5 +1,6 @@
 //! Mail accounts and messages, as Nextcloud Mail holds them. The Tamebi app's
-//! mail contract (a later issue) reads and composes through this store.
+//! mail routes (`crate::app`) search, read and file sent mail and drafts
+//! through this store.
 
 use crate::fixture::Fixture;
 use crate::world::User;
@@ -72,6 +73,23 @@ impl Mail {
             }
         }
         mail
+    }
+
+    /// Files a new message (sent mail, a draft) and returns its id.
+    pub fn append(&mut self, mut message: Message) -> u64 {
+        assert!(
+            self.accounts.iter().any(|account| account.id == message.account_id),
+            "a message belongs to an existing account"
+        );
+        message.id = self.messages.iter().map(|message| message.id).max().unwrap_or(0) + 1;
+        let id = message.id;
+        self.messages.push(message);
+        id
+    }
+
+    /// The account a message belongs to.
+    pub fn account(&self, id: u64) -> Option<&Account> {
+        self.accounts.iter().find(|account| account.id == id)
     }
 
     /// The accounts a user owns.

@@ -618,7 +618,7 @@ fn user_data(shared: &Shared, uid: &str) -> Option<Value> {
         "groups": user.groups.iter().collect::<Vec<_>>(),
         "language": user.language,
         "locale": "",
-        "timezone": user.timezone,
+        "timezone": user.timezone.as_deref().unwrap_or("UTC"),
         "notify_email": null,
         "backendCapabilities": { "setDisplayName": true, "setPassword": true },
     }))

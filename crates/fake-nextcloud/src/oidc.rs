@@ -26,6 +26,9 @@ use std::collections::HashMap;
 
 /// How long an authorization code may wait for the token request.
 pub const CODE_LIFETIME_SECONDS: i64 = 600;
+/// Authorize requests remembered for the admin endpoint.
+pub const AUTHORIZE_RECORD_COUNT_MAX: usize = 64;
+
 /// How long a browser session lasts without activity.
 pub const SESSION_LIFETIME_SECONDS: i64 = 24 * 3600;
 
@@ -65,9 +68,20 @@ struct IssuedToken {
     expires: i64,
 }
 
+/// What one authorize request carried, names only (never a value): lets a
+/// test prove the Tamebi app's loopback call sends only the session cookies.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AuthorizeRecord {
+    pub client_id: Option<String>,
+    pub cookie_names: Vec<String>,
+    pub header_names: Vec<String>,
+}
+
 #[derive(Debug, Default)]
 pub struct Oidc {
     pub clients: Vec<Client>,
+    /// The latest authorize requests, oldest first.
+    pub authorize_records: std::collections::VecDeque<AuthorizeRecord>,
     sessions: HashMap<String, Session>,
     codes: HashMap<String, Code>,
     /// sha256(token) → owner, for userinfo and `oidc_provider_bearer_validation`.
@@ -252,6 +266,14 @@ async fn authorize(
 ) -> Response {
     let now = shared.now();
     let mut world = shared.world();
+    if world.oidc.authorize_records.len() == AUTHORIZE_RECORD_COUNT_MAX {
+        world.oidc.authorize_records.pop_front();
+    }
+    world.oidc.authorize_records.push_back(AuthorizeRecord {
+        client_id: query.client_id.clone(),
+        cookie_names: cookies(&headers).map(|(name, _)| name.to_string()).collect(),
+        header_names: headers.keys().map(|name| name.as_str().to_string()).collect(),
+    });
     let Some(client) = query.client_id.as_deref().and_then(|id| world.oidc.client(id)).cloned()
     else {
         return (StatusCode::BAD_REQUEST, "Your client is not authorized to connect. Please inform the administrator of your client.").into_response();

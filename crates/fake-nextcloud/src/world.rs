@@ -18,7 +18,9 @@ pub struct User {
     pub email: Option<String>,
     pub groups: BTreeSet<String>,
     pub language: String,
-    pub timezone: String,
+    /// The user's own time zone setting (IANA); `None`: never set, and
+    /// Nextcloud falls back to the server's default (UTC).
+    pub timezone: Option<String>,
     pub quota_bytes: Option<i64>,
 }
 
@@ -40,6 +42,8 @@ pub struct World {
     pub mail: crate::mail::Mail,
     pub oidc: crate::oidc::Oidc,
     pub webhooks: crate::webhooks::Webhooks,
+    /// The Tamebi app: settings, tokens, mail previews, re-served pages.
+    pub app: crate::app::AppStore,
     pub faults: crate::faults::Faults,
     pub server: crate::fixture::ServerFixture,
     pub user_oidc: crate::fixture::UserOidcFixture,
@@ -77,7 +81,7 @@ impl World {
                     email: user.email.clone(),
                     groups: user.groups.iter().cloned().collect(),
                     language: user.language.clone().unwrap_or("en".to_string()),
-                    timezone: user.timezone.clone().unwrap_or("UTC".to_string()),
+                    timezone: user.timezone.clone(),
                     quota_bytes: user.quota_bytes,
                 },
             );
@@ -213,6 +217,7 @@ impl World {
             mail,
             oidc,
             webhooks,
+            app: crate::app::AppStore::default(),
             faults: fixture.faults.clone(),
             server: fixture.server.clone(),
             user_oidc: fixture.user_oidc.clone(),

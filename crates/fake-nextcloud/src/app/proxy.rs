@@ -1,0 +1,143 @@
+//! The chat proxy: `POST /api/chat` and the conversation and memory routes,
+//! forwarded to the orchestrator under the signed identity, streaming.
+//!
+//! The order is the contract's: session, CSRF, body (size, then a `uid`
+//! key), signature, tokens, forward. The body travels byte for byte, and the
+//! answer is passed on chunk by chunk as it arrives (`Body::from_stream` over
+//! the upstream byte stream), never collected first: a buffered proxy turns a
+//! token stream into one late blob, the bug the PHP app must not have either.
+//!
+//! The signature's timestamp is the real wall clock, not the fake's clock:
+//! the orchestrator compares it with its own clock (±60 s), and a test that
+//! advances the fake's clock fifteen minutes to expire tokens must not make
+//! every signature stale. Token expiry, which is Nextcloud's business, does
+//! follow the fake's clock.
+
+use super::{Csrf, envelope, read_body, renew, session_caller, sign};
+use crate::{AppState, RequestId};
+use axum::body::Body;
+use axum::extract::{Extension, Request, State};
+use axum::response::Response;
+use http::{HeaderName, HeaderValue, StatusCode, header};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC};
+
+const UNREACHABLE: &str = "The assistant is not reachable right now. Try again in a moment.";
+const BODY_NAMES_UID: &str = "The request names a user; the assistant acts only for the signed-in user. Reload the page and try again.";
+
+/// Headers of the orchestrator's answer that reach the browser.
+const ANSWER_HEADERS: [&str; 4] =
+    ["content-type", "cache-control", "x-vercel-ai-ui-message-stream", "x-accel-buffering"];
+
+/// RFC 3986 unreserved characters stay; every other byte is percent-encoded
+/// (PHP's `rawurlencode`).
+const DISPLAY_NAME_ENCODING: &AsciiSet =
+    &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// Every proxied route: the orchestrator's route is the app's path without
+/// its prefix, with the same method and query.
+pub(super) async fn forward(
+    State(shared): State<AppState>,
+    Extension(request_id): Extension<RequestId>,
+    request: Request,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let caller = match session_caller(&shared, &parts.headers, &request_id, Csrf::Required) {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal,
+    };
+    let body = match read_body(body, &request_id).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    if sign::body_names_uid(&body) {
+        return envelope(StatusCode::BAD_REQUEST, BODY_NAMES_UID, &request_id);
+    }
+    let (orchestrator_url, secret, display_name, time_zone) = {
+        let world = shared.world();
+        let user = world.user(&caller.uid).expect("a session's user exists");
+        (
+            world.app.settings.orchestrator_url.clone(),
+            world.app.settings.shared_secret.clone(),
+            user.display_name.clone(),
+            user.timezone.clone(),
+        )
+    };
+    let (Some(orchestrator_url), Some(secret)) = (orchestrator_url, secret) else {
+        tracing::error!(
+            request_id = %request_id.0,
+            "the Tamebi app has no orchestrator URL or no shared secret configured"
+        );
+        return envelope(StatusCode::BAD_GATEWAY, UNREACHABLE, &request_id);
+    };
+
+    let tokens = renew::tokens(&shared, &caller, &parts.headers).await;
+    let timestamp = crate::clock::wall_now().to_string();
+    let signature = sign::signature(&secret, &caller.uid, &timestamp, &body);
+    let route = upstream_route(parts.uri.path());
+    let url = match parts.uri.query() {
+        Some(query) => format!("{}{route}?{query}", orchestrator_url.trim_end_matches('/')),
+        None => format!("{}{route}", orchestrator_url.trim_end_matches('/')),
+    };
+
+    let mut upstream = shared
+        .orchestrator_http
+        .request(parts.method.clone(), url)
+        .header("x-tamebi-uid", &caller.uid)
+        .header("x-tamebi-timestamp", &timestamp)
+        .header("x-tamebi-signature", &signature)
+        .header("x-request-id", &request_id.0)
+        .header(
+            "x-tamebi-display-name",
+            percent_encoding::utf8_percent_encode(&display_name, DISPLAY_NAME_ENCODING).to_string(),
+        );
+    if let Some(time_zone) = &time_zone {
+        upstream = upstream.header("x-tamebi-time-zone", time_zone);
+    }
+    for (audience, token) in &tokens {
+        upstream = upstream.header(format!("x-tamebi-token-{audience}"), token);
+    }
+    if let Some(content_type) = parts.headers.get(header::CONTENT_TYPE) {
+        upstream = upstream.header(header::CONTENT_TYPE, content_type);
+    }
+    let answer = match upstream.body(body).send().await {
+        Ok(answer) => answer,
+        Err(error) => {
+            tracing::warn!(request_id = %request_id.0, %error, "the orchestrator is unreachable");
+            return envelope(StatusCode::BAD_GATEWAY, UNREACHABLE, &request_id);
+        }
+    };
+
+    let mut response = Response::builder().status(answer.status());
+    for name in ANSWER_HEADERS {
+        for value in answer.headers().get_all(name) {
+            response = response.header(HeaderName::from_static(name), HeaderValue::from(value));
+        }
+    }
+    response.body(Body::from_stream(answer.bytes_stream())).expect("copied headers are valid")
+}
+
+/// `/index.php/apps/tamebi/api/chat` → `/api/chat`.
+fn upstream_route(path: &str) -> &str {
+    let path = path.strip_prefix("/index.php").unwrap_or(path);
+    path.strip_prefix("/apps/tamebi").expect("routed under the app's prefix")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_orchestrator_route_is_the_path_without_the_prefix() {
+        assert_eq!(upstream_route("/apps/tamebi/api/chat"), "/api/chat");
+        assert_eq!(upstream_route("/index.php/apps/tamebi/api/memory/7"), "/api/memory/7");
+    }
+
+    #[test]
+    fn display_names_are_percent_encoded_utf8() {
+        let encode = |name: &str| {
+            percent_encoding::utf8_percent_encode(name, DISPLAY_NAME_ENCODING).to_string()
+        };
+        assert_eq!(encode("Chloé Dubois"), "Chlo%C3%A9%20Dubois");
+        assert_eq!(encode("a-b_c.d~e"), "a-b_c.d~e");
+    }
+}
