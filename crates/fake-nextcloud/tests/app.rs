@@ -862,7 +862,7 @@ async fn an_mcp_app_is_served_under_its_own_policy_to_its_user_for_ten_minutes()
          font-src https://cdn.example.com http://127.0.0.1:9000; \
          media-src https://cdn.example.com http://127.0.0.1:9000; \
          connect-src https://api.example.com; \
-         frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
+         frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts"
     );
     assert_eq!(page.text().await.unwrap(), APP_HTML);
 
@@ -882,7 +882,7 @@ async fn an_mcp_app_is_served_under_its_own_policy_to_its_user_for_ten_minutes()
         bare.await.unwrap().headers()["content-security-policy"],
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
          img-src data:; font-src 'none'; media-src 'none'; connect-src 'none'; \
-         frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
+         frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts"
     );
 
     stack.advance_clock(601).await;

@@ -34,6 +34,13 @@ enum Command {
         /// Address of the OnlyOffice-style converter listener.
         #[arg(long, default_value = "127.0.0.1:8083")]
         converter_listen: SocketAddr,
+        /// Where the Tamebi app's chat proxy forwards to (the orchestrator).
+        #[arg(long, env = "TAMEBI_ORCHESTRATOR_URL", default_value = "http://127.0.0.1:9100")]
+        orchestrator_url: String,
+        /// The secret the app shares with the orchestrator; without it the
+        /// chat proxy answers 502 (the rest of the fake works).
+        #[arg(long, env = "TAMEBI_SHARED_SECRET", hide_env_values = true)]
+        shared_secret: Option<String>,
     },
     /// Run the scripted OpenAI-compatible model server (tests, scenarios,
     /// and the demo without a real model).
@@ -312,8 +319,21 @@ fn main() -> anyhow::Result<()> {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::FakeNextcloud { fixture, listen, converter_listen } => {
-            fake_nextcloud_command(fixture, listen, converter_listen).await
+        Command::FakeNextcloud {
+            fixture,
+            listen,
+            converter_listen,
+            orchestrator_url,
+            shared_secret,
+        } => {
+            let app = fake_nextcloud::AppConfig {
+                orchestrator_url: Some(orchestrator_url),
+                shared_secret: shared_secret
+                    .filter(|secret| !secret.is_empty())
+                    .map(String::into_bytes),
+                ..fake_nextcloud::AppConfig::default()
+            };
+            fake_nextcloud_command(fixture, listen, converter_listen, app).await
         }
         Command::FakeModel(args) => fake_model_command(args).await,
         Command::Orchestrator(args) => orchestrator_command(*args).await,
@@ -340,10 +360,16 @@ async fn fake_nextcloud_command(
     fixture_path: PathBuf,
     listen: SocketAddr,
     converter_listen: SocketAddr,
+    app: fake_nextcloud::AppConfig,
 ) -> anyhow::Result<()> {
     let fixture = fake_nextcloud::Fixture::load(&fixture_path)?;
+    let app_line = match (&app.orchestrator_url, &app.shared_secret) {
+        (Some(url), Some(_)) => format!("/apps/tamebi/ → the orchestrator at {url}"),
+        (_, None) => "/apps/tamebi/ (chat proxy off: set TAMEBI_SHARED_SECRET)".to_string(),
+        (None, Some(_)) => "/apps/tamebi/ (chat proxy off: no orchestrator URL)".to_string(),
+    };
     let config = fake_nextcloud::Config { listen, converter_listen };
-    let fake = match fake_nextcloud::FakeNextcloud::start(&fixture, config).await {
+    let fake = match fake_nextcloud::FakeNextcloud::start_with_app(&fixture, config, app).await {
         Ok(fake) => fake,
         Err(fake_nextcloud::StartError::Listen { address, source })
             if source.kind() == std::io::ErrorKind::AddrInUse =>
@@ -361,6 +387,7 @@ async fn fake_nextcloud_command(
     println!("  CalDAV:      {base}/remote.php/dav/calendars/<uid>/");
     println!("  OIDC:        {base}/index.php/.well-known/openid-configuration");
     println!("  Converter:   {}/converter", fake.converter_url());
+    println!("  Tamebi app:  {app_line}");
     println!("  Fixture:     {}", fixture_path.display());
     println!("Users (uid / password / app password):");
     for user in &fixture.users {

@@ -96,6 +96,9 @@ pub fn policy(connect_domains: &[String], resource_domains: &[String]) -> String
         "frame-ancestors 'self'".to_string(),
         "base-uri 'none'".to_string(),
         "form-action 'none'".to_string(),
+        // An opaque origin for the document, whatever frames it: its
+        // script never reaches the user's cookies or request token.
+        "sandbox allow-scripts".to_string(),
     ]
     .join("; ")
 }
@@ -227,7 +230,7 @@ mod tests {
              font-src https://cdn.example.com http://127.0.0.1:9000; \
              media-src https://cdn.example.com http://127.0.0.1:9000; \
              connect-src https://api.example.com; \
-             frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
+             frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts"
         );
     }
 
@@ -237,7 +240,7 @@ mod tests {
             policy(&[], &[]),
             "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
              img-src data:; font-src 'none'; media-src 'none'; connect-src 'none'; \
-             frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
+             frame-ancestors 'self'; base-uri 'none'; form-action 'none'; sandbox allow-scripts"
         );
     }
 
