@@ -230,6 +230,11 @@ when = { last_role = "user", last_user_contains = "mail about the budget" }
 tool_calls = [{ name = "mail_search", arguments = { query = "budget" } }]
 
 [[rules]]
+name = "mail read"
+when = { last_role = "tool", last_tool_result_contains = "Budget Apollo validé", turn = 1 }
+tool_calls = [{ name = "mail_read", arguments = { id = 1 } }]
+
+[[rules]]
 name = "files"
 when = { last_role = "user", last_user_contains = "notes" }
 tool_calls = [{ name = "files_search", arguments = { name = "notes" } }]
@@ -257,8 +262,10 @@ async fn a_question_through_the_app_reaches_both_servers_as_the_user() {
     let alice = stack.browser("alice", "alice-demo-password").await;
     let chunks = alice.ask("c-mail", "Find the mail about the budget").await;
     let outputs = of_type(&chunks, "tool-output-available");
-    assert_eq!(outputs.len(), 1, "{chunks:#?}");
+    assert_eq!(outputs.len(), 2, "a search, then a read: {chunks:#?}");
     assert!(outputs[0].to_string().contains("Budget Apollo validé"), "{}", outputs[0]);
+    let read = outputs[1].to_string();
+    assert!(read.contains("Le budget de 40 000 € est validé par la direction"), "{read}");
     let files = alice.ask("c-mail", "And my notes?").await;
     assert_eq!(of_type(&files, "tool-output-available").len(), 1, "{files:#?}");
     let system =
