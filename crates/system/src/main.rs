@@ -2,7 +2,9 @@
 //! them. It is glue: parsing flags, starting a library's server, printing
 //! where it listens. No behaviour lives here.
 
+mod ask;
 mod index_commands;
+mod up;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
@@ -63,6 +65,11 @@ enum Command {
         #[command(subcommand)]
         command: IndexCommand,
     },
+    /// Start the whole stack on loopback, each service its own process:
+    /// fake Nextcloud, MCP servers, fake model (demo) and orchestrator.
+    Up(up::UpArgs),
+    /// Ask the chat a question from the terminal, the way the browser does.
+    Ask(ask::AskArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -353,6 +360,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index { command: IndexCommand::Report(args) } => {
             index_commands::report(&args.index_db.index_db, args.since, args.json).await
         }
+        Command::Up(args) => up::up(args).await,
+        Command::Ask(args) => ask::ask(args).await,
     }
 }
 
