@@ -279,7 +279,9 @@ impl Printer {
                     None => format!("tool call {tool_call_id}"),
                 };
                 self.line(&format!("? waits for your approval: {what}"));
-                self.answer.approvals.push(Approval { approval_id: text("approvalId"), tool_call_id });
+                self.answer
+                    .approvals
+                    .push(Approval { approval_id: text("approvalId"), tool_call_id });
             }
             "error" => {
                 let error_text = text("errorText");

@@ -118,6 +118,10 @@ struct Stack {
 
 pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let ports = Ports::new(args.base_port)?;
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .context("cannot listen for SIGINT")?;
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot listen for SIGTERM")?;
     let demo = args.model_url.is_none();
     let fixture_path = fixture_path(&args.fixture);
     let fixture = fake_nextcloud::Fixture::load(&fixture_path)
@@ -161,20 +165,30 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         readers: Vec::new(),
         color: std::io::stdout().is_terminal(),
     };
-    let result = start_all(&mut stack, &exe, &args, &fixture_path, &fixture, &data_dir, ports, &secret)
-        .await;
-    if let Err(error) = result {
-        stack.stop().await;
-        return Err(error);
+    // A signal while starting stops what started, like one afterwards.
+    let starting =
+        start_all(&mut stack, &exe, &args, &fixture_path, &fixture, &data_dir, ports, &secret);
+    let started = tokio::select! {
+        result = starting => Some(result),
+        _ = interrupt.recv() => None,
+        _ = terminate.recv() => None,
+    };
+    match started {
+        Some(Ok(())) => {}
+        Some(Err(error)) => {
+            stack.stop().await;
+            return Err(error);
+        }
+        None => {
+            say(stack.color, "up", "stopping every service");
+            stack.stop().await;
+            return Ok(());
+        }
     }
 
     let base = format!("http://127.0.0.1:{}", ports.nextcloud);
     print_banner(&base, &fixture, &data_dir, &args, ports);
 
-    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .context("cannot listen for SIGINT")?;
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("cannot listen for SIGTERM")?;
     tokio::select! {
         _ = interrupt.recv() => {}
         _ = terminate.recv() => {}
@@ -439,7 +453,11 @@ impl Stack {
                 Ok(None) => break,
                 Err(_) => {
                     for child in self.children.iter_mut().filter(|child| child.pid != 0) {
-                        say(self.color, "up", &format!("{} did not stop in 5 s: killed", child.name));
+                        say(
+                            self.color,
+                            "up",
+                            &format!("{} did not stop in 5 s: killed", child.name),
+                        );
                         signal(child.pid, libc::SIGKILL);
                     }
                     // Reap them, so no zombie outlives `up`.

@@ -1,0 +1,238 @@
+//! `tamebi up` and `tamebi ask` as a user runs them: real processes, real
+//! ports. The whole stack comes up, answers a question with a citation and
+//! stops on SIGTERM leaving no child behind; a port in use is refused with
+//! exit code 2; the data directory and its secret survive restarts unless
+//! `--fresh`.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const TAMEBI: &str = env!("CARGO_BIN_EXE_tamebi");
+/// The offsets `--base-port` uses (docs/up.md).
+const PORT_OFFSETS: [u16; 7] = [0, 3, 10, 20, 21, 22, 30];
+const UP_TIMEOUT: Duration = Duration::from_secs(90);
+const QUESTION: &str = "Quel est le budget prévisionnel d'Apollo ?";
+
+static NEXT_CANDIDATE: AtomicU16 = AtomicU16::new(0);
+
+/// A base port whose whole layout is free right now, below Linux's
+/// ephemeral range (32768 and up), where outgoing connections would race
+/// the servers for it.
+fn free_base_port() -> u16 {
+    let start = (std::process::id() % 500) as u16 * 40;
+    for _ in 0..200 {
+        let step = NEXT_CANDIDATE.fetch_add(1, Ordering::SeqCst);
+        let base = 12_000 + (start + step * 40) % 20_000;
+        let free = PORT_OFFSETS
+            .iter()
+            .all(|offset| std::net::TcpListener::bind(("127.0.0.1", base + offset)).is_ok());
+        if free {
+            return base;
+        }
+    }
+    panic!("no free range of ports for tamebi up");
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tamebi-up-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A running `tamebi up` and everything it printed so far.
+struct Up {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    base_url: String,
+}
+
+impl Up {
+    /// Starts `tamebi up` and waits for its "Open …" line.
+    fn start(base_port: u16, data_dir: &Path, extra: &[&str]) -> Up {
+        let mut child = Command::new(TAMEBI)
+            .args(["up", "--base-port", &base_port.to_string(), "--data-dir"])
+            .arg(data_dir)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (sender, lines) = mpsc::channel();
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let sender = sender.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if sender.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let base_url = format!("http://127.0.0.1:{base_port}");
+        let mut up = Up { child, lines, seen: Vec::new(), base_url };
+        let open = format!("Open {}/apps/tamebi/", up.base_url);
+        let deadline = Instant::now() + UP_TIMEOUT;
+        while !up.seen.iter().any(|line| line.starts_with(&open)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match up.lines.recv_timeout(left) {
+                Ok(line) => up.seen.push(line),
+                Err(_) => panic!("tamebi up did not say {open:?}:\n{}", up.seen.join("\n")),
+            }
+        }
+        up
+    }
+
+    /// The pids of its children (from /proc: every process whose parent it is).
+    fn child_pids(&self) -> Vec<u32> {
+        let parent = self.child.id();
+        let mut pids = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+            // The fields after the command name, which is in parentheses.
+            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+            let ppid = after.split_whitespace().nth(1).and_then(|field| field.parse::<u32>().ok());
+            if ppid == Some(parent) {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+
+    /// SIGTERM, then its exit status within 10 s.
+    fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let pid = libc::pid_t::try_from(self.child.id()).unwrap();
+        // SAFETY: kill has no memory effects; the pid is our unreaped child.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                self.seen.extend(self.lines.try_iter());
+                return (status, self.seen);
+            }
+            assert!(Instant::now() < deadline, "tamebi up did not exit within 10 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn ask(base_url: &str) -> (bool, String) {
+    let output = Command::new(TAMEBI)
+        .args(["ask", "--url", base_url, "--user", "alice", "--password"])
+        .args(["alice-demo-password", QUESTION])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+fn secret_in(data_dir: &Path) -> String {
+    std::fs::read_to_string(data_dir.join("shared-secret")).unwrap()
+}
+
+#[test]
+fn up_answers_a_question_with_a_citation_and_stops_on_sigterm() {
+    let dir = temp_dir("answers");
+    let up = Up::start(free_base_port(), &dir.join("data"), &[]);
+    let children = up.child_pids();
+    assert_eq!(children.len(), 5, "nextcloud, mcp-nextcloud, mcp-mail, fake-model, orchestrator");
+
+    // The index may still be cold: the demo then says it is being built.
+    let mut answer = String::new();
+    for _ in 0..30 {
+        let (success, text) = ask(&up.base_url);
+        assert!(success, "{text}");
+        answer = text;
+        if answer.contains("— ") && answer.contains("Documents/") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(answer.contains("→ files_grep {\"query\":\"budget prévisionnel apollo\"}"), "{answer}");
+    assert!(answer.contains("← ok"), "{answer}");
+    assert!(answer.contains("Documents/notes-reunion.md"), "a citation: {answer}");
+    assert!(answer.contains("--conversation c-"), "{answer}");
+
+    let (status, lines) = up.terminate();
+    assert!(status.success(), "{status}:\n{}", lines.join("\n"));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while children.iter().any(|pid| Path::new(&format!("/proc/{pid}")).exists()) {
+        assert!(Instant::now() < deadline, "a child outlived tamebi up: {children:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(lines.iter().any(|line| line.starts_with("[mcp-nextcloud] ")), "prefixed lines");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_port_in_use_exits_2_naming_the_port_and_the_flag() {
+    let dir = temp_dir("port");
+    let base = free_base_port();
+    let _taken = std::net::TcpListener::bind(("127.0.0.1", base + 21)).unwrap();
+    let output = Command::new(TAMEBI)
+        .args(["up", "--base-port", &base.to_string(), "--data-dir"])
+        .arg(dir.join("data"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("port {} (mcp-nextcloud)", base + 21)), "{stderr}");
+    assert!(stderr.contains("--base-port"), "{stderr}");
+    assert!(!dir.join("data").exists(), "nothing was made before the check");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_secret_survives_a_restart_and_fresh_starts_over() {
+    let dir = temp_dir("fresh");
+    let data_dir = dir.join("data");
+    let base = free_base_port();
+    let (status, lines) = Up::start(base, &data_dir, &[]).terminate();
+    assert!(status.success(), "{}", lines.join("\n"));
+    let first = secret_in(&data_dir);
+    assert!(first.trim().len() >= 32, "{first:?}");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(data_dir.join("shared-secret")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+    std::fs::write(data_dir.join("marker"), "old").unwrap();
+
+    let (status, lines) = Up::start(base, &data_dir, &[]).terminate();
+    assert!(status.success(), "{}", lines.join("\n"));
+    assert_eq!(secret_in(&data_dir), first, "reused");
+    assert!(data_dir.join("marker").exists(), "kept");
+    assert!(data_dir.join("orchestrator").is_dir(), "{}", lines.join("\n"));
+
+    let (status, lines) = Up::start(base, &data_dir, &["--fresh"]).terminate();
+    assert!(status.success(), "{}", lines.join("\n"));
+    assert_ne!(secret_in(&data_dir), first, "a new secret");
+    assert!(!data_dir.join("marker").exists(), "deleted");
+
+    // A directory that is not ours is left alone.
+    let foreign = dir.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("thesis.tex"), "precious").unwrap();
+    let output = Command::new(TAMEBI)
+        .args(["up", "--fresh", "--base-port", &base.to_string(), "--data-dir"])
+        .arg(&foreign)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("does not look like Tamebi's data directory"), "{stderr}");
+    assert!(foreign.join("thesis.tex").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
