@@ -236,3 +236,41 @@ fn the_secret_survives_a_restart_and_fresh_starts_over() {
     assert!(foreign.join("thesis.tex").exists());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_child_that_dies_stops_the_rest_and_up_fails_with_its_last_lines() {
+    let dir = temp_dir("dies");
+    let mut up = Up::start(free_base_port(), &dir.join("data"), &[]);
+    let children = up.child_pids();
+    let orchestrator = children
+        .iter()
+        .copied()
+        .find(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmdline.split(|byte| *byte == 0).nth(1) == Some(b"orchestrator".as_slice())
+        })
+        .expect("an orchestrator child");
+    // SAFETY: kill has no memory effects; the pid is a live child of `up`.
+    unsafe { libc::kill(libc::pid_t::try_from(orchestrator).unwrap(), libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = up.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "tamebi up outlived its orchestrator");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    up.seen.extend(up.lines.try_iter());
+    let seen = up.seen.join("\n");
+    assert_eq!(status.code(), Some(1), "{seen}");
+    assert!(seen.contains("orchestrator stopped on its own"), "{seen}");
+    assert!(seen.contains("  Orchestrator is running."), "its last lines: {seen}");
+    for pid in children {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Path::new(&format!("/proc/{pid}")).exists() {
+            assert!(Instant::now() < deadline, "child {pid} outlived tamebi up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
