@@ -261,12 +261,17 @@ async fn start_all(
         "the fake Nextcloud names its issuer {issuer:?}, not {base:?}: the MCP servers would refuse every token; check the fixture's [server] overwritehost (\"self\")"
     );
 
-    let mut mcp_nextcloud_env = vec![];
-    let converter_secret = fixture.server.converter_secret.clone().unwrap_or_default();
+    // A new webhook secret each run: the fake forgets its registrations
+    // when it stops, and registering again rotates the secret anyway.
+    let webhook_secret = random_hex(32)?;
     let converter_url = format!("http://127.0.0.1:{}", ports.converter);
+    let mut mcp_nextcloud_env = vec![
+        ("ONLYOFFICE_URL", converter_url.as_str()),
+        ("TAMEBI_WEBHOOK_SECRET", webhook_secret.as_str()),
+    ];
+    let converter_secret = fixture.server.converter_secret.clone().unwrap_or_default();
     if !converter_secret.is_empty() {
         mcp_nextcloud_env.push(("ONLYOFFICE_JWT_SECRET", converter_secret.as_str()));
-        mcp_nextcloud_env.push(("ONLYOFFICE_URL", converter_url.as_str()));
     }
     let mcp_nextcloud = stack.spawn(
         exe,
@@ -320,6 +325,7 @@ async fn start_all(
     };
     let health = |port: u16| format!("http://127.0.0.1:{port}/health");
     stack.wait_healthy(&http, mcp_nextcloud, &health(ports.mcp_nextcloud)).await?;
+    register_webhooks(&http, fixture, &base, ports, &webhook_secret, stack.color).await;
     stack.wait_healthy(&http, mcp_mail, &health(ports.mcp_mail)).await?;
 
     let model = args.model.clone().unwrap_or_else(|| fake_model::MODEL_DEFAULT.to_string());
@@ -346,6 +352,43 @@ async fn start_all(
     )?;
     stack.wait_healthy(&http, orchestrator, &health(ports.orchestrator)).await?;
     Ok(())
+}
+
+/// Registers the fake's file webhooks toward mcp-nextcloud's index as the
+/// fixture's administrator, so edits reach the index at once; without an
+/// administrator, or when it fails, the index still reads on its own.
+async fn register_webhooks(
+    http: &reqwest::Client,
+    fixture: &fake_nextcloud::Fixture,
+    base: &str,
+    ports: Ports,
+    secret: &str,
+    color: bool,
+) {
+    let admin = fixture.users.iter().find(|user| user.groups.iter().any(|group| group == "admin"));
+    let Some(admin) = admin else {
+        say(color, "up", "no administrator in the fixture: webhooks not registered");
+        return;
+    };
+    let password = admin.app_passwords.first().unwrap_or(&admin.password);
+    let endpoint =
+        format!("http://127.0.0.1:{}{}", ports.mcp_nextcloud, mcp_nextcloud::index::webhook::PATH);
+    let registered = mcp_nextcloud::index::webhook::register(
+        http,
+        base,
+        (&admin.uid, password),
+        &endpoint,
+        secret,
+    )
+    .await;
+    match registered {
+        Ok(registered) => say(
+            color,
+            "up",
+            &format!("{} file webhooks registered toward {endpoint}", registered.len()),
+        ),
+        Err(error) => say(color, "up", &format!("webhooks not registered: {error}")),
+    }
 }
 
 impl Stack {
