@@ -274,3 +274,62 @@ fn a_child_that_dies_stops_the_rest_and_up_fails_with_its_last_lines() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The fake model's script replaced at run time, through its admin endpoint.
+fn script_model(model_url: &str, script: serde_json::Value) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let response = reqwest::Client::new()
+            .put(format!("{model_url}/__fake/script"))
+            .header("Content-Type", "application/json")
+            .body(script.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert!(response.status().is_success(), "{}", response.text().await.unwrap());
+    });
+}
+
+#[test]
+fn ask_answers_an_approval_request_by_flag() {
+    let dir = temp_dir("approval");
+    let base = free_base_port();
+    let up = Up::start(base, &dir.join("data"), &[]);
+    script_model(
+        &format!("http://127.0.0.1:{}", base + 10),
+        serde_json::json!({"rules": [
+            {"name": "compose", "when": {"last_role": "user", "last_user_contains": "write to bob"},
+             "tool_calls": [{"name": "mail_compose", "arguments": {
+                 "to": ["bob@example.com"], "subject": "Stand-up", "body": "At 10:00."}}]},
+            {"name": "after", "when": {"last_role": "tool"}, "text": "Done."},
+        ]}),
+    );
+    let run = |decision: &str| {
+        let output = Command::new(TAMEBI)
+            .args(["ask", "--url", &up.base_url, decision, "Please write to bob"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).to_string();
+        (output.status.success(), text)
+    };
+    let (success, approved) = run("--approve");
+    assert!(success, "{approved}");
+    assert!(approved.contains("→ mail_compose {"), "{approved}");
+    assert!(approved.contains("? waits for your approval: mail_compose"), "{approved}");
+    assert!(approved.contains("✓ approved\n← ok"), "{approved}");
+    assert!(approved.contains("Done."), "{approved}");
+    let (success, denied) = run("--deny");
+    assert!(success, "{denied}");
+    assert!(denied.contains("✗ denied\n← denied"), "{denied}");
+    let wrong = Command::new(TAMEBI)
+        .args(["ask", "--url", &up.base_url, "--password", "not-it", "hello"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("refused the login of alice"), "{stderr}");
+    assert!(stderr.contains("check --user and --password"), "{stderr}");
+    let (status, lines) = up.terminate();
+    assert!(status.success(), "{}", lines.join("\n"));
+    let _ = std::fs::remove_dir_all(dir);
+}
