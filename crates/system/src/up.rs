@@ -114,6 +114,8 @@ struct Stack {
     exited: tokio::sync::mpsc::UnboundedReceiver<(usize, ExitStatus)>,
     readers: Vec<tokio::task::JoinHandle<()>>,
     color: bool,
+    /// No --model-url: the fake model answers.
+    demo: bool,
 }
 
 pub async fn up(args: UpArgs) -> anyhow::Result<()> {
@@ -164,6 +166,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         exited,
         readers: Vec::new(),
         color: std::io::stdout().is_terminal(),
+        demo,
     };
     // A signal while starting stops what started, like one afterwards.
     let starting =
@@ -407,7 +410,8 @@ impl Stack {
         {
             command.env_remove(secret);
         }
-        if name != "orchestrator" {
+        // In the demo the key would go to the fake model: nobody gets it.
+        if name != "orchestrator" || self.demo {
             command.env_remove("TAMEBI_MODEL_API_KEY");
         }
         for (key, value) in env {
