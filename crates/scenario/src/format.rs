@@ -98,9 +98,13 @@ pub enum Action {
         method: String,
         path: String,
         /// `browser` (session cookies and request token), `basic` (the
-        /// user's password from the fixture) or `none`.
+        /// user's password from the fixture), `bearer` (a valid token of
+        /// the user minted for Nextcloud's audience) or `none`.
         #[serde(default = "auth_default")]
         auth: String,
+        /// Extra request headers (e.g. `OCS-APIRequest = "true"`).
+        #[serde(default)]
+        headers: std::collections::BTreeMap<String, String>,
         #[serde(default = "user_default")]
         user: String,
         /// JSON body (a table), or text (a string).
@@ -283,6 +287,8 @@ fn request_default() -> i64 {
     -1
 }
 
+const AUTHS: &[&str] = &["browser", "basic", "bearer", "none"];
+
 fn user_default() -> String {
     "alice".to_string()
 }
@@ -431,10 +437,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
                     ),
                 ));
             }
-            Action::Http { auth, .. } if !["browser", "basic", "none"].contains(&auth.as_str()) => {
+            Action::Http { auth, .. } if !AUTHS.contains(&auth.as_str()) => {
                 problems.push(at(
                     span.clone(),
-                    format!("auth = {auth:?}: expected \"browser\", \"basic\" or \"none\""),
+                    format!("auth = {auth:?}: expected one of {AUTHS:?}"),
                 ));
             }
             _ => {}

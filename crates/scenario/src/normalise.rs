@@ -7,9 +7,12 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+/// Keys whose numeric values are times of the run (unix seconds).
+const TIME_KEYS: &[&str] = &["stime", "created", "updated", "at", "now", "expires_at"];
+
 /// Keys whose string values are run-dependent identifiers.
 const ID_KEYS: &[&str] =
-    &["messageId", "toolCallId", "approvalId", "requestId", "previewId", "id", "jti"];
+    &["messageId", "toolCallId", "approvalId", "requestId", "previewId", "preview_id", "id", "jti"];
 
 static PORT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(127\.0\.0\.1|localhost):\d+").expect("regex"));
@@ -41,6 +44,9 @@ impl Normaliser {
                         let value = match value {
                             Value::String(id) if ID_KEYS.contains(&key.as_str()) => {
                                 Value::String(self.id(id))
+                            }
+                            Value::Number(_) if TIME_KEYS.contains(&key.as_str()) => {
+                                Value::String("<unix-time>".to_string())
                             }
                             _ => self.value(value),
                         };

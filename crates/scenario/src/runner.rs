@@ -363,12 +363,13 @@ impl Stack {
                 });
                 self.chat(user, conversation, &body, &mut result, transcript).await?;
             }
-            Action::Http { method, path, auth, user, body, .. } => {
+            Action::Http { method, path, auth, user, headers, body, .. } => {
+                // The template goes to the transcript: the id changes every run.
+                transcript.line(&format!("{method} {path} as {auth} {user}"));
                 let path = match &self.preview_id {
                     Some(id) => path.replace("{previewId}", id),
                     None => path.clone(),
                 };
-                transcript.line(&format!("{method} {path} as {auth} {user}"));
                 let method = reqwest::Method::from_bytes(method.as_bytes())
                     .map_err(|_| format!("{method:?} is not an HTTP method"))?;
                 let url = format!("{}{path}", self.fake.base_url());
@@ -384,7 +385,14 @@ impl Stack {
                         let password = self.passwords.get(user).cloned().unwrap_or_default();
                         request = request.basic_auth(user, Some(password));
                     }
+                    "bearer" => {
+                        let token = self.fake.shared.mint_access_token(user, "nextcloud");
+                        request = request.bearer_auth(token);
+                    }
                     _ => {}
+                }
+                for (name, value) in headers {
+                    request = request.header(name.as_str(), value.as_str());
                 }
                 request = match body {
                     Some(Value::String(text)) => request.body(text.clone()),
@@ -511,7 +519,8 @@ impl Stack {
             of_type(&result.chunks, "tool-approval-request").into_iter().cloned().collect();
         self.pending.insert(conversation.to_string(), requests);
         for output in of_type(&result.chunks, "tool-output-available") {
-            if let Some(id) = output["output"]["previewId"].as_str() {
+            let output = &output["output"];
+            if let Some(id) = output["previewId"].as_str().or(output["preview_id"].as_str()) {
                 self.preview_id = Some(id.to_string());
             }
         }
