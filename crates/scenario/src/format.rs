@@ -36,11 +36,19 @@ pub struct Options {
     /// The app renews a cached token expiring within this many seconds.
     #[serde(default = "renew_margin_s_default")]
     pub renew_margin_s: i64,
+    /// The MCP servers the orchestrator is configured with (`nextcloud`,
+    /// `mail`); the others are not offered at all.
+    #[serde(default = "mcp_servers_default")]
+    pub mcp_servers: Vec<String>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { window_tokens: window_tokens_default(), renew_margin_s: renew_margin_s_default() }
+        Options {
+            window_tokens: window_tokens_default(),
+            renew_margin_s: renew_margin_s_default(),
+            mcp_servers: mcp_servers_default(),
+        }
     }
 }
 
@@ -50,6 +58,10 @@ fn window_tokens_default() -> usize {
 
 fn renew_margin_s_default() -> i64 {
     120
+}
+
+fn mcp_servers_default() -> Vec<String> {
+    vec!["nextcloud".to_string(), "mail".to_string()]
 }
 
 /// One step: what is done, and what must then hold.
@@ -419,6 +431,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
         ));
     }
 
+    for server in &raw.options.mcp_servers {
+        if !["nextcloud", "mail"].contains(&server.as_str()) {
+            problems.push(at(
+                0..0,
+                format!("[options] mcp_servers: {server:?} is not \"nextcloud\" or \"mail\""),
+            ));
+        }
+    }
     let mut steps = Vec::new();
     let mut asked = std::collections::BTreeSet::new();
     for step in raw.steps {

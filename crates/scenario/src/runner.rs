@@ -187,10 +187,13 @@ impl Stack {
         })
         .await
         .map_err(|error| format!("fake model: {error}"))?;
-        let servers = vec![
+        let servers = [
             ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", mcp.url()) },
             ServerConfig { name: "mail".into(), url: format!("{}/mcp", mail.url()) },
-        ];
+        ]
+        .into_iter()
+        .filter(|server| scenario.options.mcp_servers.contains(&server.name))
+        .collect();
         let data_dir = std::env::temp_dir().join(format!(
             "tamebi-scenario-{}-{}-{}",
             scenario.name,
