@@ -458,10 +458,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
                 ));
             }
             Action::Http { auth, .. } if !AUTHS.contains(&auth.as_str()) => {
-                problems.push(at(
-                    span.clone(),
-                    format!("auth = {auth:?}: expected one of {AUTHS:?}"),
-                ));
+                problems
+                    .push(at(span.clone(), format!("auth = {auth:?}: expected one of {AUTHS:?}")));
             }
             _ => {}
         }
@@ -561,9 +559,8 @@ mod tests {
 
     #[test]
     fn a_decision_without_a_question_is_refused_with_its_line() {
-        let message = error_of(
-            "description = \"x\"\n[[steps]]\nkind = \"decide\"\napprove = true\n",
-        );
+        let message =
+            error_of("description = \"x\"\n[[steps]]\nkind = \"decide\"\napprove = true\n");
         assert!(message.contains("x.toml:2:1: a `decide` step"), "{message}");
     }
 

@@ -54,7 +54,9 @@ impl Normaliser {
                     })
                     .collect(),
             ),
-            Value::Array(items) => Value::Array(items.iter().map(|item| self.value(item)).collect()),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|item| self.value(item)).collect())
+            }
             Value::String(text) => {
                 if text.starts_with('{')
                     && let Ok(inner @ Value::Object(_)) = serde_json::from_str::<Value>(text)

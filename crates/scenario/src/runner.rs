@@ -51,7 +51,8 @@ pub async fn run(scenario: &Scenario) -> Outcome {
         Err(error) => failures.push(format!("the stack did not start: {error}")),
         Ok(mut stack) => {
             for (index, step) in scenario.steps.iter().enumerate() {
-                let label = format!("step {} ({}, line {})", index + 1, step.action.kind(), step.line);
+                let label =
+                    format!("step {} ({}, line {})", index + 1, step.action.kind(), step.line);
                 let _ = writeln!(transcript.text, "\n## {label}");
                 let mut problems = Vec::new();
                 match stack.act(&step.action, &mut transcript).await {
@@ -321,7 +322,11 @@ impl Stack {
         Ok(&self.browsers[uid])
     }
 
-    async fn act(&mut self, action: &Action, transcript: &mut Transcript) -> Result<StepResult, String> {
+    async fn act(
+        &mut self,
+        action: &Action,
+        transcript: &mut Transcript,
+    ) -> Result<StepResult, String> {
         let mut result =
             StepResult { model_requests_before: self.model.requests().len(), ..Default::default() };
         match action {
@@ -332,7 +337,8 @@ impl Stack {
                 if let Some(metadata) = metadata {
                     message["metadata"] = metadata.clone();
                 }
-                let body = json!({"id": conversation, "trigger": "submit-message", "message": message});
+                let body =
+                    json!({"id": conversation, "trigger": "submit-message", "message": message});
                 self.chat(user, conversation, &body, &mut result, transcript).await?;
             }
             Action::Decide { user, conversation, approve, .. } => {
@@ -416,7 +422,8 @@ impl Stack {
             Action::NextcloudFaults { faults, .. } => {
                 transcript.line(&format!("nextcloud faults: {faults}"));
                 let url = format!("{}/__fake/faults", self.fake.base_url());
-                let set = self.http.put(url).json(faults).send().await.map_err(|e| e.to_string())?;
+                let set =
+                    self.http.put(url).json(faults).send().await.map_err(|e| e.to_string())?;
                 if !set.status().is_success() {
                     let text = set.text().await.unwrap_or_default();
                     return Err(format!("PUT /__fake/faults refused them: {text}"));
@@ -425,7 +432,8 @@ impl Stack {
             Action::ModelFaults { faults, .. } => {
                 transcript.line(&format!("model faults: {faults}"));
                 let url = format!("{}/__fake/faults", self.model.url());
-                let set = self.http.put(url).json(faults).send().await.map_err(|e| e.to_string())?;
+                let set =
+                    self.http.put(url).json(faults).send().await.map_err(|e| e.to_string())?;
                 if !set.status().is_success() {
                     let text = set.text().await.unwrap_or_default();
                     return Err(format!("the fake model refused the faults: {text}"));
@@ -530,12 +538,22 @@ impl Stack {
         Ok(())
     }
 
-    fn check(&self, action: &Action, expect: &Expect, result: &StepResult, problems: &mut Vec<String>) {
+    fn check(
+        &self,
+        action: &Action,
+        expect: &Expect,
+        result: &StepResult,
+        problems: &mut Vec<String>,
+    ) {
         check_invariants(action, result, problems);
         if let Some(status) = expect.status
             && result.status != Some(status)
         {
-            problems.push(format!("status: expected {status}, got {:?}{}", result.status, body_hint(result)));
+            problems.push(format!(
+                "status: expected {status}, got {:?}{}",
+                result.status,
+                body_hint(result)
+            ));
         }
         for wanted in &expect.chunks_include {
             if !result.chunks.iter().any(|chunk| matches_partially(chunk, wanted)) {
@@ -543,7 +561,9 @@ impl Stack {
             }
         }
         for unwanted in &expect.chunks_exclude {
-            if let Some(chunk) = result.chunks.iter().find(|chunk| matches_partially(chunk, unwanted)) {
+            if let Some(chunk) =
+                result.chunks.iter().find(|chunk| matches_partially(chunk, unwanted))
+            {
                 problems.push(format!("chunk {chunk} matches the excluded {unwanted}"));
             }
         }
@@ -561,7 +581,8 @@ impl Stack {
         if let Some(wanted) = &expect.error_contains {
             let shown = error_message(result);
             if !shown.as_deref().unwrap_or_default().contains(wanted.as_str()) {
-                problems.push(format!("the error shown does not contain {wanted:?}; it is {shown:?}"));
+                problems
+                    .push(format!("the error shown does not contain {wanted:?}; it is {shown:?}"));
             }
         }
         if let Some(wanted) = &expect.tools_called {
@@ -574,7 +595,8 @@ impl Stack {
             }
         }
         if let Some(wanted) = &expect.finish_reason {
-            let got = of_type(&result.chunks, "finish").last().map(|chunk| chunk["finishReason"].clone());
+            let got =
+                of_type(&result.chunks, "finish").last().map(|chunk| chunk["finishReason"].clone());
             if got.as_ref().and_then(Value::as_str) != Some(wanted.as_str()) {
                 problems.push(format!("finishReason: expected {wanted:?}, got {got:?}"));
             }
@@ -632,7 +654,10 @@ impl Stack {
         if let Some(wanted) = expect.model_requests
             && requests.len() != wanted
         {
-            problems.push(format!("model requests in this step: expected {wanted}, got {}", requests.len()));
+            problems.push(format!(
+                "model requests in this step: expected {wanted}, got {}",
+                requests.len()
+            ));
         }
         if let Some(shown) = &expect.model_shown {
             check_model_shown(shown, &requests, problems);
@@ -640,7 +665,8 @@ impl Stack {
         if let Some(wanted) = &expect.nextcloud_state {
             let state = self.fake_state();
             if !matches_partially(&state, wanted) {
-                problems.push(format!("the fake Nextcloud's state {state} does not match {wanted}"));
+                problems
+                    .push(format!("the fake Nextcloud's state {state} does not match {wanted}"));
             }
         }
     }
@@ -691,26 +717,27 @@ fn check_invariants(action: &Action, result: &StepResult, problems: &mut Vec<Str
         problems.push(format!("an error envelope without a requestId: {body}"));
     }
     for chunk in of_type(&result.chunks, "error") {
-        let envelope: Value =
-            serde_json::from_str(chunk["errorText"].as_str().unwrap_or_default()).unwrap_or_default();
+        let envelope: Value = serde_json::from_str(chunk["errorText"].as_str().unwrap_or_default())
+            .unwrap_or_default();
         if !envelope["requestId"].as_str().is_some_and(|id| !id.is_empty()) {
             problems.push(format!("an error chunk without a requestId: {chunk}"));
         }
     }
 }
 
-fn check_model_shown(shown: &ModelShown, requests: &[fake_model::RecordedRequest], problems: &mut Vec<String>) {
+fn check_model_shown(
+    shown: &ModelShown,
+    requests: &[fake_model::RecordedRequest],
+    problems: &mut Vec<String>,
+) {
     if let Some(wanted) = shown.some_not_streamed {
         let got = requests.iter().any(|request| !request.stream);
         if got != wanted {
             problems.push(format!("some request not streamed: expected {wanted}, got {got}"));
         }
     }
-    let index = if shown.request < 0 {
-        requests.len() as i64 + shown.request
-    } else {
-        shown.request
-    };
+    let index =
+        if shown.request < 0 { requests.len() as i64 + shown.request } else { shown.request };
     let Some(request) = usize::try_from(index).ok().and_then(|index| requests.get(index)) else {
         problems.push(format!(
             "model_shown: request {} does not exist; this step made {} model requests",
@@ -726,7 +753,8 @@ fn check_model_shown(shown: &ModelShown, requests: &[fake_model::RecordedRequest
         Value::Null => String::new(),
         other => other.to_string(),
     };
-    let system = messages.first().filter(|m| m["role"] == "system").map(content).unwrap_or_default();
+    let system =
+        messages.first().filter(|m| m["role"] == "system").map(content).unwrap_or_default();
     for wanted in &shown.system_contains {
         if !system.contains(wanted.as_str()) {
             problems.push(format!("the system prompt does not contain {wanted:?}:\n{system}"));
@@ -763,12 +791,14 @@ fn check_model_shown(shown: &ModelShown, requests: &[fake_model::RecordedRequest
         }
     }
     if let Some(wanted) = &shown.user_messages {
-        let got: Vec<String> = messages.iter().filter(|m| m["role"] == "user").map(content).collect();
+        let got: Vec<String> =
+            messages.iter().filter(|m| m["role"] == "user").map(content).collect();
         if got != *wanted {
             problems.push(format!("user messages: expected {wanted:?}, got {got:?}"));
         }
     }
-    let rest: Vec<String> = messages.iter().skip(1).map(|m| format!("{}: {}", m["role"], content(m))).collect();
+    let rest: Vec<String> =
+        messages.iter().skip(1).map(|m| format!("{}: {}", m["role"], content(m))).collect();
     let rest = rest.join("\n");
     for wanted in &shown.messages_contain {
         if !rest.contains(wanted.as_str()) {
@@ -809,7 +839,8 @@ fn error_message(result: &StepResult) -> Option<String> {
 }
 
 fn audit_text(rows: &[AuditRow]) -> String {
-    let rows: Vec<String> = rows.iter().map(|row| format!("{} {}", row.tool, row.outcome)).collect();
+    let rows: Vec<String> =
+        rows.iter().map(|row| format!("{} {}", row.tool, row.outcome)).collect();
     format!("[{}]", rows.join(", "))
 }
 
@@ -817,9 +848,9 @@ fn audit_text(rows: &[AuditRow]) -> String {
 /// element (same length), everything else equal.
 pub fn matches_partially(value: &Value, wanted: &Value) -> bool {
     match (value, wanted) {
-        (Value::Object(value), Value::Object(wanted)) => wanted
-            .iter()
-            .all(|(key, wanted)| value.get(key).is_some_and(|value| matches_partially(value, wanted))),
+        (Value::Object(value), Value::Object(wanted)) => wanted.iter().all(|(key, wanted)| {
+            value.get(key).is_some_and(|value| matches_partially(value, wanted))
+        }),
         (Value::Array(value), Value::Array(wanted)) => {
             value.len() == wanted.len()
                 && value.iter().zip(wanted).all(|(value, wanted)| matches_partially(value, wanted))

@@ -3,6 +3,7 @@
 //! where it listens. No behaviour lives here.
 
 mod index_commands;
+mod scenario_command;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
@@ -62,6 +63,11 @@ enum Command {
     Index {
         #[command(subcommand)]
         command: IndexCommand,
+    },
+    /// Run scenario files (scenarios/*.toml) against the whole stack.
+    Scenario {
+        #[command(subcommand)]
+        command: scenario_command::ScenarioCommand,
     },
 }
 
@@ -353,6 +359,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index { command: IndexCommand::Report(args) } => {
             index_commands::report(&args.index_db.index_db, args.since, args.json).await
         }
+        Command::Scenario { command } => scenario_command::run(command).await,
     }
 }
 
