@@ -712,14 +712,14 @@ fn check_invariants(action: &Action, result: &StepResult, problems: &mut Vec<Str
     }
     if let Some(body) = &result.body
         && body.get("error").is_some()
-        && !body["error"]["requestId"].as_str().is_some_and(|id| !id.is_empty())
+        && body["error"]["requestId"].as_str().is_none_or(|id| id.is_empty())
     {
         problems.push(format!("an error envelope without a requestId: {body}"));
     }
     for chunk in of_type(&result.chunks, "error") {
         let envelope: Value = serde_json::from_str(chunk["errorText"].as_str().unwrap_or_default())
             .unwrap_or_default();
-        if !envelope["requestId"].as_str().is_some_and(|id| !id.is_empty()) {
+        if envelope["requestId"].as_str().is_none_or(|id| id.is_empty()) {
             problems.push(format!("an error chunk without a requestId: {chunk}"));
         }
     }

@@ -19,7 +19,8 @@ fn scenarios_dir() -> PathBuf {
 }
 
 fn main() -> ExitCode {
-    let filters: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with('-')).collect();
+    let filters: Vec<String> =
+        std::env::args().skip(1).filter(|arg| !arg.starts_with('-')).collect();
     let paths = scenario::discover(&scenarios_dir()).expect("the scenarios folder is readable");
     assert!(!paths.is_empty(), "no scenario found in {}", scenarios_dir().display());
     let paths: Vec<PathBuf> = paths
@@ -74,7 +75,11 @@ fn main() -> ExitCode {
                 if !problems.is_empty() {
                     problems.push(format!("the transcript:\n{}", outcome.transcript));
                 }
-                println!("test {name} ... {} ({:.1} s)", verdict(&problems), outcome.elapsed.as_secs_f64());
+                println!(
+                    "test {name} ... {} ({:.1} s)",
+                    verdict(&problems),
+                    outcome.elapsed.as_secs_f64()
+                );
                 problems
             }
         };
