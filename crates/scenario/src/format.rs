@@ -91,8 +91,8 @@ pub enum Action {
         expect: Expect,
     },
     /// The user's decisions on the approval requests of the conversation's
-    /// last answer: `approve = true` (all), `false` (none) or one boolean
-    /// per request, in order.
+    /// latest answer that had any: `approve = true` (all), `false` (none)
+    /// or one boolean per request, in order.
     Decide {
         #[serde(default = "user_default")]
         user: String,
@@ -543,7 +543,7 @@ mod tests {
         let message = error_of(
             "description = \"x\"\n\n[[steps]]\nkind = \"ask\"\ntext = \"hi\"\n\n[[steps]]\nkind = \"jump\"\n",
         );
-        assert!(message.starts_with("../../scenarios/x.toml:7:"), "{message}");
+        assert!(message.starts_with("../../scenarios/x.toml:8:8:"), "{message}");
         assert!(message.contains("unknown variant `jump`"), "{message}");
         assert!(message.contains("`ask`"), "{message}");
     }

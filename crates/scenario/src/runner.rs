@@ -526,9 +526,13 @@ impl Stack {
         result.first_text_before_end = first_text.map(|first| total.saturating_sub(first));
         result.chunks = frames(&seen);
         transcript.chunks(&result.chunks);
+        // Kept until an answer brings new ones, so a scenario can post the
+        // same decisions twice (a replay must be refused).
         let requests: Vec<Value> =
             of_type(&result.chunks, "tool-approval-request").into_iter().cloned().collect();
-        self.pending.insert(conversation.to_string(), requests);
+        if !requests.is_empty() {
+            self.pending.insert(conversation.to_string(), requests);
+        }
         for output in of_type(&result.chunks, "tool-output-available") {
             let output = &output["output"];
             if let Some(id) = output["previewId"].as_str().or(output["preview_id"].as_str()) {
