@@ -248,6 +248,9 @@ pub struct Expect {
     /// The latest stored summary of the step's conversation covers
     /// messages up to this sequence number.
     pub summary_upto: Option<i64>,
+    /// How many rows mcp-nextcloud's index.db `queries` table holds (one
+    /// per `files_grep` search).
+    pub index_queries: Option<i64>,
     /// How many requests reached the model during this step.
     pub model_requests: Option<usize>,
     /// What the model was shown during this step.

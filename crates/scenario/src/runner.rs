@@ -653,6 +653,16 @@ impl Stack {
                 problems.push(format!("summary: expected one up to {wanted}, got {got:?}"));
             }
         }
+        if let Some(wanted) = expect.index_queries {
+            let got =
+                self.mcp.as_ref().expect("mcp-nextcloud runs").index().store().run_blocking(|c| {
+                    c.query_row("SELECT count(*) FROM queries", [], |row| row.get::<_, i64>(0))
+                        .map_err(Into::into)
+                });
+            if got.as_ref().ok() != Some(&wanted) {
+                problems.push(format!("index.db queries rows: expected {wanted}, got {got:?}"));
+            }
+        }
         let requests: Vec<fake_model::RecordedRequest> =
             self.model.requests().into_iter().skip(result.model_requests_before).collect();
         if let Some(wanted) = expect.model_requests
