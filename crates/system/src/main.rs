@@ -5,6 +5,7 @@
 mod ask;
 mod index_commands;
 mod up;
+mod scenario_command;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
@@ -70,6 +71,11 @@ enum Command {
     Up(up::UpArgs),
     /// Ask the chat a question from the terminal, the way the browser does.
     Ask(ask::AskArgs),
+    /// Run scenario files (scenarios/*.toml) against the whole stack.
+    Scenario {
+        #[command(subcommand)]
+        command: scenario_command::ScenarioCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -362,6 +368,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Up(args) => up::up(args).await,
         Command::Ask(args) => ask::ask(args).await,
+        Command::Scenario { command } => scenario_command::run(command).await,
     }
 }
 

@@ -1,0 +1,585 @@
+//! The scenario file format (docs/scenarios.md): raw serde types read from
+//! TOML with their spans, then checked into a [`Scenario`] the runner uses.
+//!
+//! Every problem is reported with the file, the line and what was expected;
+//! TOML syntax and unknown keys come from `toml`'s own spanned errors, the
+//! semantic checks (a fixture that does not load, a model script the fake
+//! model refuses, a decision with no question before it) from the spans kept
+//! here.
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A checked scenario, ready to run.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The file name without `.toml`: the test's and the snapshot's name.
+    pub name: String,
+    pub path: PathBuf,
+    pub description: String,
+    pub fixture: fake_nextcloud::Fixture,
+    /// The fake model's script, as TOML text (fake-model's format).
+    pub model_script: String,
+    pub options: Options,
+    pub steps: Vec<Step>,
+}
+
+/// Settings of the stack that a scenario may change.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Options {
+    /// The model's context window in tokens (summaries start at half).
+    #[serde(default = "window_tokens_default")]
+    pub window_tokens: usize,
+    /// The app renews a cached token expiring within this many seconds.
+    #[serde(default = "renew_margin_s_default")]
+    pub renew_margin_s: i64,
+    /// The MCP servers the orchestrator is configured with (`nextcloud`,
+    /// `mail`); the others are not offered at all.
+    #[serde(default = "mcp_servers_default")]
+    pub mcp_servers: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            window_tokens: window_tokens_default(),
+            renew_margin_s: renew_margin_s_default(),
+            mcp_servers: mcp_servers_default(),
+        }
+    }
+}
+
+fn window_tokens_default() -> usize {
+    100_000
+}
+
+fn renew_margin_s_default() -> i64 {
+    120
+}
+
+fn mcp_servers_default() -> Vec<String> {
+    vec!["nextcloud".to_string(), "mail".to_string()]
+}
+
+/// One step: what is done, and what must then hold.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// 1-based line of the step's table in the file.
+    pub line: usize,
+    pub action: Action,
+    pub expect: Expect,
+}
+
+/// What a step does.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// A user's message posted to the app's chat endpoint by their browser.
+    Ask {
+        #[serde(default = "user_default")]
+        user: String,
+        #[serde(default = "conversation_default")]
+        conversation: String,
+        text: String,
+        /// Added to the message as its `metadata` (e.g. a forged `uid`).
+        #[serde(default)]
+        metadata: Option<Value>,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// The user's decisions on the approval requests of the conversation's
+    /// latest answer that had any: `approve = true` (all), `false` (none)
+    /// or one boolean per request, in order.
+    Decide {
+        #[serde(default = "user_default")]
+        user: String,
+        #[serde(default = "conversation_default")]
+        conversation: String,
+        approve: Approve,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// Any HTTP request to the fake Nextcloud (its DAV, OCS, app routes or
+    /// `/__fake/` admin routes). `{previewId}` in the path is the last mail
+    /// preview a tool produced.
+    Http {
+        #[serde(default = "method_default")]
+        method: String,
+        path: String,
+        /// `browser` (session cookies and request token), `basic` (the
+        /// user's password from the fixture), `bearer` (a valid token of
+        /// the user minted for Nextcloud's audience) or `none`.
+        #[serde(default = "auth_default")]
+        auth: String,
+        /// Extra request headers (e.g. `OCS-APIRequest = "true"`).
+        #[serde(default)]
+        headers: std::collections::BTreeMap<String, String>,
+        #[serde(default = "user_default")]
+        user: String,
+        /// JSON body (a table), or text (a string).
+        #[serde(default)]
+        body: Option<Value>,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// Replace the fake Nextcloud's faults (`PUT /__fake/faults`).
+    NextcloudFaults {
+        faults: Value,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// Replace the fake model's global faults.
+    ModelFaults {
+        faults: Value,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// Move the fake Nextcloud's clock.
+    AdvanceClock {
+        seconds: i64,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// Wait in real time (tokens are checked against the real clock by the
+    /// MCP servers).
+    Wait {
+        ms: u64,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// End the user's browser sessions.
+    EndSession {
+        #[serde(default = "user_default")]
+        user: String,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// Stop the orchestrator and start it again on the same data directory.
+    RestartOrchestrator {
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// Only check expectations (the state after the previous steps).
+    Check {
+        #[serde(default)]
+        expect: Expect,
+    },
+}
+
+impl Action {
+    pub fn expect(&self) -> &Expect {
+        match self {
+            Action::Ask { expect, .. }
+            | Action::Decide { expect, .. }
+            | Action::Http { expect, .. }
+            | Action::NextcloudFaults { expect, .. }
+            | Action::ModelFaults { expect, .. }
+            | Action::AdvanceClock { expect, .. }
+            | Action::Wait { expect, .. }
+            | Action::EndSession { expect, .. }
+            | Action::RestartOrchestrator { expect, .. }
+            | Action::Check { expect, .. } => expect,
+        }
+    }
+
+    /// The step's kind as written in the file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Ask { .. } => "ask",
+            Action::Decide { .. } => "decide",
+            Action::Http { .. } => "http",
+            Action::NextcloudFaults { .. } => "nextcloud_faults",
+            Action::ModelFaults { .. } => "model_faults",
+            Action::AdvanceClock { .. } => "advance_clock",
+            Action::Wait { .. } => "wait",
+            Action::EndSession { .. } => "end_session",
+            Action::RestartOrchestrator { .. } => "restart_orchestrator",
+            Action::Check { .. } => "check",
+        }
+    }
+}
+
+/// Decisions on pending approval requests.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Approve {
+    All(bool),
+    Each(Vec<bool>),
+}
+
+/// What must hold after a step. Every field is optional; an empty table
+/// checks only the invariants every step checks (an error envelope carries
+/// a request id).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The HTTP status of the step's request.
+    pub status: Option<u16>,
+    /// Each entry matches at least one chunk (partial JSON: every key given
+    /// must be equal; objects recursively, strings exactly).
+    #[serde(default)]
+    pub chunks_include: Vec<Value>,
+    /// No chunk matches any entry.
+    #[serde(default)]
+    pub chunks_exclude: Vec<Value>,
+    /// The answer's text (its text deltas joined) contains each of these.
+    #[serde(default)]
+    pub text_contains: Vec<String>,
+    pub text_equals: Option<String>,
+    /// The error shown to the user (an error envelope's or an `error`
+    /// chunk's message) contains this.
+    pub error_contains: Option<String>,
+    /// The tools announced in this step's stream, in order.
+    pub tools_called: Option<Vec<String>>,
+    /// The `finish` chunk's `finishReason`.
+    pub finish_reason: Option<String>,
+    /// The first text delta arrived at least this long before the stream
+    /// ended (the proxy does not buffer).
+    pub first_text_before_end_ms: Option<u64>,
+    /// The response body (JSON) matches this partially (http steps).
+    pub body_includes: Option<Value>,
+    /// Every tool call of the user so far in audit.db, in order.
+    pub audit: Option<Vec<AuditRow>>,
+    /// How many facts the user's memory holds.
+    pub memory_facts: Option<usize>,
+    /// The latest stored summary of the step's conversation covers
+    /// messages up to this sequence number.
+    pub summary_upto: Option<i64>,
+    /// How many rows mcp-nextcloud's index.db `queries` table holds (one
+    /// per `files_grep` search).
+    pub index_queries: Option<i64>,
+    /// How many requests reached the model during this step.
+    pub model_requests: Option<usize>,
+    /// What the model was shown during this step.
+    pub model_shown: Option<ModelShown>,
+    /// The fake Nextcloud's `/__fake/state` counts match these.
+    pub nextcloud_state: Option<Value>,
+}
+
+/// One audit row.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditRow {
+    pub tool: String,
+    pub outcome: String,
+}
+
+/// Checks on one model request recorded during the step.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelShown {
+    /// Which request of the step: 0-based, or negative from the end
+    /// (default -1, the last).
+    #[serde(default = "request_default")]
+    pub request: i64,
+    #[serde(default)]
+    pub system_contains: Vec<String>,
+    #[serde(default)]
+    pub system_excludes: Vec<String>,
+    #[serde(default)]
+    pub tools_include: Vec<String>,
+    #[serde(default)]
+    pub tools_exclude: Vec<String>,
+    /// Exactly these tools were offered, in any order.
+    pub tools_equal: Option<Vec<String>>,
+    /// The user messages, in order, exactly.
+    pub user_messages: Option<Vec<String>>,
+    /// Some message other than the system prompt contains each of these.
+    #[serde(default)]
+    pub messages_contain: Vec<String>,
+    #[serde(default)]
+    pub messages_exclude: Vec<String>,
+    /// How many tool results the request carries.
+    pub tool_results: Option<usize>,
+    /// Some request of the step was not streamed (the fallback).
+    pub some_not_streamed: Option<bool>,
+}
+
+fn request_default() -> i64 {
+    -1
+}
+
+const AUTHS: &[&str] = &["browser", "basic", "bearer", "none"];
+
+fn user_default() -> String {
+    "alice".to_string()
+}
+
+fn conversation_default() -> String {
+    "c-1".to_string()
+}
+
+fn method_default() -> String {
+    "GET".to_string()
+}
+
+fn auth_default() -> String {
+    "none".to_string()
+}
+
+/// A problem in a scenario file: where, and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub path: PathBuf,
+    /// 1-based; 0 when the problem has no place (the file cannot be read).
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.path.display(), self.message)
+        } else {
+            write!(f, "{}:{}:{}: {}", self.path.display(), self.line, self.column, self.message)
+        }
+    }
+}
+
+/// Every problem found in one file.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct LoadError(pub Vec<Diagnostic>);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    description: String,
+    #[serde(default)]
+    fixture: Option<Spanned<RawFixture>>,
+    #[serde(default)]
+    options: Options,
+    #[serde(default)]
+    model: Option<Spanned<toml::Table>>,
+    #[serde(default)]
+    steps: Vec<Spanned<RawStep>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFixture {
+    /// A fixture file, relative to the scenario file.
+    #[serde(default = "fixture_base_default")]
+    base: String,
+    /// Laid over the base: tables merge key by key, arrays of tables are
+    /// appended, other values replace.
+    #[serde(default)]
+    add: toml::Table,
+}
+
+fn fixture_base_default() -> String {
+    "fixtures/demo.toml".to_string()
+}
+
+#[derive(Deserialize)]
+struct RawStep(Action);
+
+/// Reads and checks a scenario file; every problem found is returned.
+pub fn load(path: &Path) -> Result<Scenario, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        LoadError(vec![Diagnostic {
+            path: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the scenario file: {error}"),
+        }])
+    })?;
+    parse(path, &text)
+}
+
+/// Checks scenario text as if read from `path` (fixtures resolve beside it).
+pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
+    let at = |span: std::ops::Range<usize>, message: String| {
+        let (line, column) = line_column(text, span.start);
+        Diagnostic { path: path.to_path_buf(), line, column, message }
+    };
+    let raw: RawScenario = toml::from_str(text).map_err(|error| {
+        let span = error.span().unwrap_or(0..0);
+        LoadError(vec![at(span, error.message().to_string())])
+    })?;
+    let mut problems = Vec::new();
+    let directory = path.parent().unwrap_or(Path::new("."));
+
+    let (fixture_base, fixture_add, fixture_span) = match raw.fixture {
+        Some(fixture) => {
+            let span = fixture.span();
+            let fixture = fixture.into_inner();
+            (fixture.base, fixture.add, span)
+        }
+        None => (fixture_base_default(), toml::Table::new(), 0..0),
+    };
+    let fixture = match load_fixture(&directory.join(&fixture_base), fixture_add) {
+        Ok(fixture) => Some(fixture),
+        Err(message) => {
+            problems.push(at(fixture_span, format!("[fixture]: {message}")));
+            None
+        }
+    };
+
+    let (model_script, model_span) = match raw.model {
+        Some(model) => {
+            let span = model.span();
+            (toml::to_string(model.get_ref()).expect("a TOML table serialises"), span)
+        }
+        None => (String::new(), 0..0),
+    };
+    if let Err(error) = fake_model::Script::from_toml(&model_script) {
+        problems.push(at(
+            model_span,
+            format!("[model] is not a valid fake-model script (docs/fake-model.md): {error}"),
+        ));
+    }
+
+    for server in &raw.options.mcp_servers {
+        if !["nextcloud", "mail"].contains(&server.as_str()) {
+            problems.push(at(
+                0..0,
+                format!("[options] mcp_servers: {server:?} is not \"nextcloud\" or \"mail\""),
+            ));
+        }
+    }
+    let mut steps = Vec::new();
+    let mut asked = std::collections::BTreeSet::new();
+    for step in raw.steps {
+        let span = step.span();
+        let RawStep(action) = step.into_inner();
+        match &action {
+            Action::Ask { conversation, .. } => {
+                asked.insert(conversation.clone());
+            }
+            Action::Decide { conversation, .. } if !asked.contains(conversation) => {
+                problems.push(at(
+                    span.clone(),
+                    format!(
+                        "a `decide` step in conversation {conversation:?} needs an `ask` step \
+                         in that conversation before it"
+                    ),
+                ));
+            }
+            Action::Http { auth, .. } if !AUTHS.contains(&auth.as_str()) => {
+                problems
+                    .push(at(span.clone(), format!("auth = {auth:?}: expected one of {AUTHS:?}")));
+            }
+            _ => {}
+        }
+        let expect = action.expect().clone();
+        steps.push(Step { line: line_column(text, span.start).0, action, expect });
+    }
+    if steps.is_empty() {
+        problems.push(at(0..0, "no [[steps]]: a scenario does at least one thing".to_string()));
+    }
+    if !problems.is_empty() {
+        return Err(LoadError(problems));
+    }
+    Ok(Scenario {
+        name: path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default(),
+        path: path.to_path_buf(),
+        description: raw.description,
+        fixture: fixture.expect("no problems, so the fixture loaded"),
+        model_script,
+        options: raw.options,
+        steps,
+    })
+}
+
+/// The scenario files of a folder (`*.toml`, not its subfolders), sorted.
+pub fn discover(directory: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(directory)? {
+        let path = entry?.path();
+        if path.is_file() && path.extension().is_some_and(|extension| extension == "toml") {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+fn load_fixture(path: &Path, add: toml::Table) -> Result<fake_nextcloud::Fixture, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read the fixture {}: {error}", path.display()))?;
+    let mut table: toml::Table = toml::from_str(&text)
+        .map_err(|error| format!("the fixture {} is not TOML: {error}", path.display()))?;
+    merge(&mut table, add);
+    let merged = toml::to_string(&table).expect("a TOML table serialises");
+    let mut fixture = fake_nextcloud::Fixture::parse(&merged)
+        .map_err(|error| format!("the fixture {} with `add` laid over: {error}", path.display()))?;
+    fixture.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok(fixture)
+}
+
+/// Lays `add` over `base`: tables merge, arrays are appended, the rest
+/// replaces.
+fn merge(base: &mut toml::Table, add: toml::Table) {
+    for (key, value) in add {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(base)), toml::Value::Table(add)) => merge(base, add),
+            (Some(toml::Value::Array(base)), toml::Value::Array(add)) => base.extend(add),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(before.len(), |newline| before.len() - newline - 1) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(text: &str) -> String {
+        parse(Path::new("../../scenarios/x.toml"), text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_unknown_step_kind_names_the_line_and_the_kinds() {
+        let message = error_of(
+            "description = \"x\"\n\n[[steps]]\nkind = \"ask\"\ntext = \"hi\"\n\n[[steps]]\nkind = \"jump\"\n",
+        );
+        assert!(message.starts_with("../../scenarios/x.toml:8:8:"), "{message}");
+        assert!(message.contains("unknown variant `jump`"), "{message}");
+        assert!(message.contains("`ask`"), "{message}");
+    }
+
+    #[test]
+    fn an_unknown_expectation_is_an_error_not_a_silent_pass() {
+        let message = error_of(
+            "description = \"x\"\n[[steps]]\nkind = \"ask\"\ntext = \"hi\"\nexpect = { stauts = 200 }\n",
+        );
+        assert!(message.contains(":2:"), "{message}");
+        assert!(message.contains("stauts"), "{message}");
+    }
+
+    #[test]
+    fn a_decision_without_a_question_is_refused_with_its_line() {
+        let message =
+            error_of("description = \"x\"\n[[steps]]\nkind = \"decide\"\napprove = true\n");
+        assert!(message.contains("x.toml:2:1: a `decide` step"), "{message}");
+    }
+
+    #[test]
+    fn a_bad_model_script_is_reported_at_the_model_table() {
+        let message = error_of(
+            "description = \"x\"\n[model]\n[[model.rules]]\nname = \"r\"\nwhen = { nope = 1 }\ntext = \"t\"\n[[steps]]\nkind = \"check\"\n",
+        );
+        assert!(message.contains("[model] is not a valid fake-model script"), "{message}");
+    }
+
+    #[test]
+    fn fixture_additions_append_and_merge() {
+        let mut base: toml::Table = toml::from_str("a = [1]\n[t]\nx = 1\ny = 2\n").unwrap();
+        let add: toml::Table = toml::from_str("a = [2]\n[t]\ny = 3\n").unwrap();
+        merge(&mut base, add);
+        assert_eq!(base.to_string(), "a = [1, 2]\n\n[t]\nx = 1\ny = 3\n");
+    }
+}
