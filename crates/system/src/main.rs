@@ -2,6 +2,7 @@
 //! them. It is glue: parsing flags, starting a library's server, printing
 //! where it listens. No behaviour lives here.
 
+mod doctor;
 mod index_commands;
 
 use anyhow::Context as _;
@@ -63,6 +64,9 @@ enum Command {
         #[command(subcommand)]
         command: IndexCommand,
     },
+    /// Check a configuration against Nextcloud and the services: one finding
+    /// per check, with the exact fix; exit 1 on any ERROR.
+    Doctor(Box<doctor::DoctorArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -350,6 +354,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let options = index_commands::StatusOptions { json: args.json, watch };
             index_commands::status(&args.index_db.index_db, options).await
         }
+        Command::Doctor(args) => doctor::run(*args).await,
         Command::Index { command: IndexCommand::Report(args) } => {
             index_commands::report(&args.index_db.index_db, args.since, args.json).await
         }
