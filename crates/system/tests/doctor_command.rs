@@ -76,8 +76,7 @@ impl Stack {
                 .join("../../scenarios/fixtures/demo.toml"),
         )
         .unwrap();
-        let fake =
-            FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
+        let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
         let base = fake.base_url().to_string();
         let mcp = mcp_nextcloud::McpNextcloud::start(mcp_nextcloud::Config {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -151,10 +150,7 @@ impl Stack {
         let flag = |name: &str, value: String| (format!("--{name}"), value);
         vec![
             flag("nextcloud-url", base.clone()),
-            flag(
-                "mcp",
-                format!("nextcloud={}/mcp,mail={}/mcp", self.mcp.url(), self.mail.url()),
-            ),
+            flag("mcp", format!("nextcloud={}/mcp,mail={}/mcp", self.mcp.url(), self.mail.url())),
             flag("mcp-nextcloud-url", MCP_NEXTCLOUD_AUDIENCE.into()),
             flag("mcp-mail-url", MCP_MAIL_AUDIENCE.into()),
             flag("orchestrator-url", self.orchestrator.url().to_string()),
@@ -342,7 +338,8 @@ async fn a_model_on_a_closed_port_is_an_error() {
     let stack = Stack::start().await;
     // A port nothing listens on: bind one, then let it go.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let outcome = stack.doctor(stack.with("model-url", &format!("http://127.0.0.1:{port}/v1"))).await;
+    let outcome =
+        stack.doctor(stack.with("model-url", &format!("http://127.0.0.1:{port}/v1"))).await;
     assert_eq!(outcome.code, 1, "{}", outcome.stdout);
     let model = outcome.finding("8. model");
     assert_eq!(model["status"], "error", "{}", outcome.stdout);

@@ -74,10 +74,7 @@ pub async fn run_all(args: &DoctorArgs) -> Vec<Finding> {
     findings
 }
 
-async fn get_json(
-    http: &reqwest::Client,
-    url: &str,
-) -> Result<(u16, Value), String> {
+async fn get_json(http: &reqwest::Client, url: &str) -> Result<(u16, Value), String> {
     let response = http.get(url).send().await.map_err(|error| describe(&error))?;
     let status = response.status().as_u16();
     let text = response.text().await.map_err(|error| describe(&error))?;
@@ -179,7 +176,9 @@ async fn discovery(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
     if found == config.issuer && found == public_origin {
         findings.push(Finding::ok(
             CHECK,
-            format!("discovery's issuer {found} is the configured issuer and the browser-facing URL"),
+            format!(
+                "discovery's issuer {found} is the configured issuer and the browser-facing URL"
+            ),
         ));
         return;
     }
@@ -226,9 +225,7 @@ fn looks_internal(url: &str) -> bool {
     url::Url::parse(url)
         .ok()
         .and_then(|url| url.host_str().map(str::to_string))
-        .is_some_and(|host| {
-            !host.contains('.') && !host.contains(':') && host != "localhost"
-        })
+        .is_some_and(|host| !host.contains('.') && !host.contains(':') && host != "localhost")
 }
 
 async fn pairs(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
@@ -393,7 +390,9 @@ fn canonical(config: &Resolved<'_>, name: &str) -> Option<String> {
 
 fn expected_audience(config: &Resolved<'_>, audience: &str) -> Option<(String, &'static str)> {
     match audience {
-        "mcp-nextcloud" => canonical(config, "nextcloud").map(|url| (url, "TAMEBI_MCP_NEXTCLOUD_URL")),
+        "mcp-nextcloud" => {
+            canonical(config, "nextcloud").map(|url| (url, "TAMEBI_MCP_NEXTCLOUD_URL"))
+        }
         "mcp-mail" => canonical(config, "mail").map(|url| (url, "TAMEBI_MCP_MAIL_URL")),
         _ => Some((config.args.nextcloud_audience.clone(), "TAMEBI_NEXTCLOUD_AUDIENCE")),
     }
@@ -458,8 +457,7 @@ async fn tokens(config: &Resolved<'_>, findings: &mut Vec<Finding>) -> Option<To
             client_secret: &client_secret,
             redirect_uri: &redirect,
         };
-        let token = match oidc::code_flow(&config.http, &config.internal, &session, &client).await
-        {
+        let token = match oidc::code_flow(&config.http, &config.internal, &session, &client).await {
             Ok(token) => token,
             Err(reason) => {
                 findings.push(Finding::error(
@@ -504,7 +502,9 @@ async fn tokens(config: &Resolved<'_>, findings: &mut Vec<Finding>) -> Option<To
             };
             findings.push(Finding::error(
                 check,
-                format!("client {client_id}'s token carries aud {aud:?}, not {expected} ({variable})"),
+                format!(
+                    "client {client_id}'s token carries aud {aud:?}, not {expected} ({variable})"
+                ),
                 "a token is only accepted by the service it names: this one is refused with a 401",
                 fix,
             ));
@@ -533,12 +533,14 @@ async fn accepted(config: &Resolved<'_>, tokens: Option<&Tokens>, findings: &mut
     let Some(tokens) = tokens else {
         findings.push(Finding::skipped(nextcloud_check, "tokens (check 4)"));
         for name in ["mcp-nextcloud", "mcp-mail"] {
-            findings.push(Finding::skipped(format!("5. {name} accepts its token"), "tokens (check 4)"));
+            findings
+                .push(Finding::skipped(format!("5. {name} accepts its token"), "tokens (check 4)"));
         }
         return;
     };
     match tokens.get("nextcloud") {
-        None => findings.push(Finding::skipped(nextcloud_check, "the nextcloud-audience token (check 4)")),
+        None => findings
+            .push(Finding::skipped(nextcloud_check, "the nextcloud-audience token (check 4)")),
         Some(token) => {
             let url = format!("{}/ocs/v2.php/cloud/user?format=json", config.internal);
             let answer = config
@@ -588,11 +590,17 @@ async fn accepted(config: &Resolved<'_>, tokens: Option<&Tokens>, findings: &mut
     ] {
         let check = format!("5. {audience} accepts its token");
         let Some(url) = mcp_reach(config, server) else {
-            findings.push(Finding::skipped(check, format!("{server}=URL in --mcp / TAMEBI_MCP_SERVERS")));
+            findings.push(Finding::skipped(
+                check,
+                format!("{server}=URL in --mcp / TAMEBI_MCP_SERVERS"),
+            ));
             continue;
         };
         let (Some(own), Some(nextcloud)) = (tokens.get(audience), tokens.get("nextcloud")) else {
-            findings.push(Finding::skipped(check, format!("the {audience} and nextcloud tokens (check 4)")));
+            findings.push(Finding::skipped(
+                check,
+                format!("the {audience} and nextcloud tokens (check 4)"),
+            ));
             continue;
         };
         let answer = config
@@ -603,7 +611,10 @@ async fn accepted(config: &Resolved<'_>, tokens: Option<&Tokens>, findings: &mut
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
             .header("mcp-protocol-version", "2025-11-25")
-            .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).to_string())
+            .body(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+                    .to_string(),
+            )
             .send()
             .await;
         let canonical = canonical(config, server).unwrap_or(url.clone());
@@ -694,9 +705,7 @@ async fn webhooks(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
         .await;
     let register = "tamebi webhooks register (with TAMEBI_WEBHOOK_ENDPOINT, TAMEBI_WEBHOOK_SECRET, NEXTCLOUD_ADMIN_USER, NEXTCLOUD_ADMIN_PASSWORD)";
     let body: Value = match answer {
-        Ok(response) if response.status() == 200 => {
-            response.json().await.unwrap_or(Value::Null)
-        }
+        Ok(response) if response.status() == 200 => response.json().await.unwrap_or(Value::Null),
         Ok(response) => {
             findings.push(Finding::error(
                 CHECK,
@@ -870,7 +879,10 @@ async fn model(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
         Ok(response) if response.status() == 401 || response.status() == 403 => {
             findings.push(Finding::error(
                 CHECK,
-                format!("{base}/models answers HTTP {}: the API key is refused", response.status().as_u16()),
+                format!(
+                    "{base}/models answers HTTP {}: the API key is refused",
+                    response.status().as_u16()
+                ),
                 "every turn fails",
                 "set TAMEBI_MODEL_API_KEY to a key the provider accepts",
             ));
@@ -880,12 +892,18 @@ async fn model(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
             let body: Value = response.json().await.unwrap_or(Value::Null);
             let ids: Vec<String> = body["data"]
                 .as_array()
-                .map(|all| all.iter().filter_map(|m| m["id"].as_str().map(str::to_string)).collect())
+                .map(|all| {
+                    all.iter().filter_map(|m| m["id"].as_str().map(str::to_string)).collect()
+                })
                 .unwrap_or_default();
             if !ids.is_empty() && !ids.contains(&args.model) {
                 findings.push(Finding::error(
                     CHECK,
-                    format!("the provider does not serve {:?}; it lists {}", args.model, ids.join(", ")),
+                    format!(
+                        "the provider does not serve {:?}; it lists {}",
+                        args.model,
+                        ids.join(", ")
+                    ),
                     "every turn is refused",
                     format!("set TAMEBI_MODEL to one of: {}", ids.join(", ")),
                 ));

@@ -18,7 +18,11 @@ pub struct Session {
 
 impl Session {
     fn header(&self) -> String {
-        self.cookies.iter().map(|(name, value)| format!("{name}={value}")).collect::<Vec<_>>().join("; ")
+        self.cookies
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 
     fn absorb(&mut self, response: &reqwest::Response) {
@@ -58,7 +62,7 @@ pub async fn login(
     if let Some(token) = request_token {
         form.push(("requesttoken", token));
     }
-    let mut request = http.post(&page_url).form(&form);
+    let mut request = form_post(http, &page_url, &form);
     if !session.cookies.is_empty() {
         request = request.header(reqwest::header::COOKIE, session.header());
     }
@@ -75,6 +79,20 @@ pub async fn login(
         ));
     }
     Ok(session)
+}
+
+/// A form POST (reqwest is built without its `form` feature).
+fn form_post(
+    http: &reqwest::Client,
+    url: &str,
+    pairs: &[(&str, String)],
+) -> reqwest::RequestBuilder {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs.iter().map(|(name, value)| (*name, value.as_str())))
+        .finish();
+    http.post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(body)
 }
 
 fn location(response: &reqwest::Response) -> String {
@@ -104,17 +122,21 @@ pub async fn code_flow(
     let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
     let state = random_string(24);
     let authorize = format!("{base}/index.php/apps/oidc/authorize");
-    let answer = http
-        .get(&authorize)
-        .query(&[
+    let authorize_url = url::Url::parse_with_params(
+        &authorize,
+        &[
             ("response_type", "code"),
             ("client_id", client.client_id),
             ("redirect_uri", client.redirect_uri),
             ("scope", "openid profile"),
-            ("state", &state),
-            ("code_challenge", &challenge),
+            ("state", state.as_str()),
+            ("code_challenge", challenge.as_str()),
             ("code_challenge_method", "S256"),
-        ])
+        ],
+    )
+    .map_err(|error| format!("{authorize}: {error}"))?;
+    let answer = http
+        .get(authorize_url)
         .header(reqwest::header::COOKIE, session.header())
         .send()
         .await
@@ -144,16 +166,16 @@ pub async fn code_flow(
     }
     let code = get("code").ok_or("the authorize endpoint's redirect carries no code")?;
     let token_url = format!("{base}/index.php/apps/oidc/token");
-    let answer = http
-        .post(&token_url)
-        .form(&[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", client.redirect_uri),
-            ("client_id", client.client_id),
-            ("client_secret", client.client_secret),
-            ("code_verifier", &verifier),
-        ])
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", client.redirect_uri),
+        ("client_id", client.client_id),
+        ("client_secret", client.client_secret),
+        ("code_verifier", verifier.as_str()),
+    ]
+    .map(|(name, value)| (name, value.to_string()));
+    let answer = form_post(http, &token_url, &form)
         .send()
         .await
         .map_err(|error| format!("{token_url}: {error}"))?;
