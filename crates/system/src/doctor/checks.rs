@@ -49,24 +49,24 @@ pub async fn run_all(args: &DoctorArgs) -> Vec<Finding> {
     let config = Resolved { args, internal, public, issuer, http };
     let mut findings = Vec::new();
     let reachable = nextcloud_reachable(&config, &mut findings).await;
+    let needs = "Nextcloud reachable (check 1)";
     if reachable {
         discovery(&config, &mut findings).await;
         pairs(&config, &mut findings).await;
+    } else {
+        findings.push(Finding::skipped("2. OIDC issuer", needs));
+        findings.push(Finding::skipped("3. Nextcloud URL pair", needs));
+    }
+    onlyoffice_pair(&config, &mut findings).await;
+    if reachable {
         let tokens = tokens(&config, &mut findings).await;
         accepted(&config, tokens.as_ref(), &mut findings).await;
         webhooks(&config, &mut findings).await;
     } else {
-        for check in [
-            "2. OIDC issuer",
-            "3. Nextcloud URL pair",
-            "4. OIDC clients",
-            "5. tokens accepted",
-            "6. webhooks",
-        ] {
-            findings.push(Finding::skipped(check, "Nextcloud reachable (check 1)"));
+        for check in ["4. OIDC clients", "5. tokens accepted", "6. webhooks"] {
+            findings.push(Finding::skipped(check, needs));
         }
     }
-    onlyoffice_pair(&config, &mut findings).await;
     converter(&config, &mut findings).await;
     model(&config, &mut findings).await;
     orchestrator(&config, &mut findings).await;
