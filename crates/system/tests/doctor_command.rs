@@ -157,6 +157,7 @@ impl Stack {
             flag("model-url", self.model.api_base()),
             flag("model", "fake-model".into()),
             flag("converter-url", self.fake.converter_url().to_string()),
+            flag("converter-public-url", self.fake.converter_url().to_string()),
             flag("converter-secret", CONVERTER_SECRET.into()),
             flag("user", "alice".into()),
             flag("password", "alice-demo-password".into()),
@@ -229,16 +230,13 @@ impl Stack {
 async fn a_healthy_stack_is_ok_on_every_check() {
     let stack = Stack::start().await;
     let outcome = stack.doctor(stack.flags()).await;
-    let not_ok: Vec<&Value> =
-        outcome.findings.iter().filter(|finding| finding["status"] != "ok").collect();
-    // Only the OnlyOffice URL pair has no input: the fake has one converter URL.
-    assert_eq!(not_ok.len(), 1, "{}", outcome.stdout);
-    assert_eq!(outcome.finding("OnlyOffice URL pair")["status"], "skipped");
     assert_eq!(outcome.code, 0, "{}", outcome.stdout);
+    assert!(outcome.findings.iter().all(|finding| finding["status"] == "ok"), "{}", outcome.stdout);
     for check in [
         "1. Nextcloud reachable",
         "2. OIDC issuer",
         "3. Nextcloud URL pair",
+        "3. OnlyOffice URL pair",
         "4. OIDC client mcp-nextcloud",
         "4. OIDC client mcp-mail",
         "4. OIDC client nextcloud",
@@ -377,5 +375,42 @@ async fn a_missing_test_user_skips_the_token_checks_and_says_what_they_need() {
     assert_eq!(client["status"], "skipped");
     assert!(client["what"].as_str().unwrap().contains("--user"), "{client}");
     assert!(outcome.stdout.contains("skipped: needs"), "{}", outcome.stdout);
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_minted_for_another_audience_names_the_occ_fix() {
+    let stack = Stack::start().await;
+    // mcp-nextcloud claims a canonical URL the client does not name.
+    let outcome = stack.doctor(stack.with("mcp-nextcloud-url", "http://mcp.example/mcp")).await;
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let client = outcome.finding("4. OIDC client mcp-nextcloud");
+    assert_eq!(client["status"], "error", "{}", outcome.stdout);
+    let fix = client["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("occ oidc:create --token_type=jwt --resource_url=http://mcp.example/mcp"),
+        "{fix}"
+    );
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nextcloud_refusing_the_bearer_names_user_oidc_settings() {
+    let stack = Stack::start().await;
+    let set = stack
+        .http
+        .put(format!("{}/__fake/faults", stack.fake.base_url()))
+        .json(&json!({ "bearer_rejected_on": ["/ocs/v2.php/cloud/user"] }))
+        .send()
+        .await
+        .unwrap();
+    assert!(set.status().is_success());
+    let outcome = stack.doctor(stack.flags()).await;
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let bearer = outcome.finding("5. Nextcloud accepts the bearer");
+    assert_eq!(bearer["status"], "error", "{}", outcome.stdout);
+    let fix = bearer["fix"].as_str().unwrap();
+    assert!(fix.contains("oidc_provider_bearer_validation"), "{fix}");
+    assert!(fix.contains("selfencoded_bearer_validation_audience_check"), "{fix}");
     stack.shutdown().await;
 }

@@ -350,6 +350,11 @@ async fn onlyoffice_pair(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
             "mcp-nextcloud cannot convert DOC, RTF, XLS(X), PPT(X), EPUB: they stay unread",
             "start the document server or fix ONLYOFFICE_URL",
         ));
+    } else if trim(&internal) == trim(&public) {
+        findings.push(Finding::ok(
+            CHECK,
+            format!("{internal} answers, one URL for browsers and services"),
+        ));
     } else {
         findings.push(Finding::ok(
             CHECK,
