@@ -3,6 +3,7 @@
 //! where it listens. No behaviour lives here.
 
 mod ask;
+mod doctor;
 mod index_commands;
 mod up;
 mod scenario_command;
@@ -76,6 +77,9 @@ enum Command {
         #[command(subcommand)]
         command: scenario_command::ScenarioCommand,
     },
+    /// Check a configuration against Nextcloud and the services: one finding
+    /// per check, with the exact fix; exit 1 on any ERROR.
+    Doctor(Box<doctor::DoctorArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -363,6 +367,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let options = index_commands::StatusOptions { json: args.json, watch };
             index_commands::status(&args.index_db.index_db, options).await
         }
+        Command::Doctor(args) => doctor::run(*args).await,
         Command::Index { command: IndexCommand::Report(args) } => {
             index_commands::report(&args.index_db.index_db, args.since, args.json).await
         }

@@ -1,0 +1,416 @@
+//! `tamebi doctor` against the whole stack in this process (the fake
+//! Nextcloud with the demo fixture, mcp-nextcloud, mcp-mail, the fake model,
+//! the orchestrator): the real binary, run with flags, must say ok to a
+//! healthy stack and name the fix for each documented trap.
+
+use fake_model::{FakeModel, Script};
+use fake_nextcloud::{FakeNextcloud, Fixture};
+use orchestrator::mcp::ServerConfig;
+use orchestrator::service::{self, Orchestrator};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+const SECRET: &str = "doctor-command-shared-secret-0123456789";
+const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
+const MCP_MAIL_AUDIENCE: &str = "http://127.0.0.1:9102/mcp";
+const REDIRECT_URI: &str = "http://127.0.0.1:8080/index.php/apps/tamebi/oauth/callback";
+const CLIENTS: &str = "mcp-nextcloud=tamebi-mcp-nextcloud:demo-secret-mcp-nextcloud,mcp-mail=tamebi-mcp-mail:demo-secret-mcp-mail,nextcloud=nextcloud:demo-secret-nextcloud";
+const CONVERTER_SECRET: &str = "demo-converter-secret";
+
+/// Every variable the doctor reads: the child must see only our flags.
+const VARIABLES: &[&str] = &[
+    "NEXTCLOUD_URL",
+    "TAMEBI_PUBLIC_URL",
+    "TAMEBI_OIDC_ISSUER",
+    "TAMEBI_NEXTCLOUD_AUDIENCE",
+    "TAMEBI_MCP_SERVERS",
+    "TAMEBI_MCP_NEXTCLOUD_URL",
+    "TAMEBI_MCP_MAIL_URL",
+    "TAMEBI_ORCHESTRATOR_URL",
+    "TAMEBI_MODEL_URL",
+    "TAMEBI_MODEL",
+    "TAMEBI_MODEL_API_KEY",
+    "ONLYOFFICE_URL",
+    "ONLYOFFICE_PUBLIC_URL",
+    "ONLYOFFICE_JWT_SECRET",
+    "TAMEBI_DOCTOR_USER",
+    "TAMEBI_DOCTOR_PASSWORD",
+    "TAMEBI_OIDC_CLIENTS",
+    "TAMEBI_OIDC_REDIRECT_URI",
+    "NEXTCLOUD_ADMIN_USER",
+    "NEXTCLOUD_ADMIN_PASSWORD",
+    "TAMEBI_WEBHOOK_ENDPOINT",
+    "TAMEBI_DATA_DIR",
+    "TAMEBI_INDEX_DB",
+];
+
+struct Stack {
+    fake: FakeNextcloud,
+    mcp: mcp_nextcloud::McpNextcloud,
+    mail: mcp_mail::McpMail,
+    model: FakeModel,
+    orchestrator: Orchestrator,
+    dir: PathBuf,
+    http: reqwest::Client,
+}
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    findings: Vec<Value>,
+}
+
+impl Outcome {
+    fn finding(&self, check: &str) -> &Value {
+        self.findings
+            .iter()
+            .find(|finding| finding["check"].as_str().is_some_and(|name| name.contains(check)))
+            .unwrap_or_else(|| panic!("no finding {check:?} in {}", self.stdout))
+    }
+}
+
+impl Stack {
+    async fn start() -> Stack {
+        let fixture = Fixture::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../scenarios/fixtures/demo.toml"),
+        )
+        .unwrap();
+        let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
+        let base = fake.base_url().to_string();
+        let mcp = mcp_nextcloud::McpNextcloud::start(mcp_nextcloud::Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            canonical_url: MCP_NEXTCLOUD_AUDIENCE.into(),
+            issuer: base.clone(),
+            jwks_url: None,
+            nextcloud_url: base.clone(),
+            upstream: mcp_nextcloud::UpstreamAuth::SecondToken {
+                nextcloud_audience: "nextcloud".into(),
+            },
+            allowed_hosts: vec!["127.0.0.1".into()],
+            index: Default::default(),
+            converter: None,
+        })
+        .await
+        .unwrap();
+        let mail = mcp_mail::McpMail::start(mcp_mail::Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            canonical_url: MCP_MAIL_AUDIENCE.into(),
+            issuer: base.clone(),
+            jwks_url: None,
+            app_url: base.clone(),
+            nextcloud_audience: "nextcloud".into(),
+            allowed_hosts: vec!["127.0.0.1".into()],
+        })
+        .await
+        .unwrap();
+        let model = FakeModel::start(fake_model::Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            script: Script::default(),
+            ..fake_model::Config::default()
+        })
+        .await
+        .unwrap();
+        let orchestrator = Orchestrator::start(service::Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            secret: SECRET.as_bytes().to_vec(),
+            model: orchestrator::model::ModelConfig::new(model.api_base(), "fake-model"),
+            window_tokens: 100_000,
+            servers: vec![
+                ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", mcp.url()) },
+                ServerConfig { name: "mail".into(), url: format!("{}/mcp", mail.url()) },
+            ],
+            data_dir: None,
+        })
+        .await
+        .unwrap();
+        let http = reqwest::Client::new();
+        let endpoint = format!("{}/webhooks/nextcloud", mcp.url());
+        mcp_nextcloud::index::webhook::register(
+            &http,
+            &base,
+            ("admin", "admin-demo-password"),
+            &endpoint,
+            "doctor-webhook-secret",
+        )
+        .await
+        .unwrap();
+        let dir = std::env::temp_dir().join(format!(
+            "tamebi-doctor-{}-{}",
+            std::process::id(),
+            fake.base_url().rsplit(':').next().unwrap()
+        ));
+        std::fs::create_dir_all(dir.join("orchestrator")).unwrap();
+        Stack { fake, mcp, mail, model, orchestrator, dir, http }
+    }
+
+    /// The flags of a healthy configuration.
+    fn flags(&self) -> Vec<(String, String)> {
+        let base = self.fake.base_url().to_string();
+        let flag = |name: &str, value: String| (format!("--{name}"), value);
+        vec![
+            flag("nextcloud-url", base.clone()),
+            flag("mcp", format!("nextcloud={}/mcp,mail={}/mcp", self.mcp.url(), self.mail.url())),
+            flag("mcp-nextcloud-url", MCP_NEXTCLOUD_AUDIENCE.into()),
+            flag("mcp-mail-url", MCP_MAIL_AUDIENCE.into()),
+            flag("orchestrator-url", self.orchestrator.url().to_string()),
+            flag("model-url", self.model.api_base()),
+            flag("model", "fake-model".into()),
+            flag("converter-url", self.fake.converter_url().to_string()),
+            flag("converter-public-url", self.fake.converter_url().to_string()),
+            flag("converter-secret", CONVERTER_SECRET.into()),
+            flag("user", "alice".into()),
+            flag("password", "alice-demo-password".into()),
+            flag("oidc-client", CLIENTS.into()),
+            flag("redirect-uri", REDIRECT_URI.into()),
+            flag("admin-user", "admin".into()),
+            flag("admin-password", "admin-demo-password".into()),
+            flag("webhook-endpoint", format!("{}/webhooks/nextcloud", self.mcp.url())),
+            flag("data-dir", self.dir.join("orchestrator").display().to_string()),
+            flag("index-db", self.dir.join("index.db").display().to_string()),
+        ]
+    }
+
+    /// Runs `tamebi doctor --json` with these flags, and once more as text.
+    async fn doctor(&self, flags: Vec<(String, String)>) -> Outcome {
+        let run = move |json: bool| {
+            let flags = flags.clone();
+            tokio::task::spawn_blocking(move || {
+                let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tamebi"));
+                command.arg("doctor");
+                for name in VARIABLES {
+                    command.env_remove(name);
+                }
+                command.env("RUST_LOG", "error");
+                for (name, value) in &flags {
+                    command.arg(format!("{name}={value}"));
+                }
+                if json {
+                    command.arg("--json");
+                }
+                command.output().unwrap()
+            })
+        };
+        let json_output = run(true).await.unwrap();
+        let text_output = run(false).await.unwrap();
+        let report: Value = serde_json::from_slice(&json_output.stdout).unwrap_or_else(|_| {
+            panic!(
+                "doctor --json printed JSON: {}{}",
+                String::from_utf8_lossy(&json_output.stdout),
+                String::from_utf8_lossy(&json_output.stderr)
+            )
+        });
+        let code = json_output.status.code().unwrap();
+        assert_eq!(text_output.status.code().unwrap(), code, "the same verdict as text");
+        Outcome {
+            code,
+            stdout: String::from_utf8_lossy(&text_output.stdout).to_string(),
+            findings: report["findings"].as_array().unwrap().clone(),
+        }
+    }
+
+    fn with(&self, name: &str, value: &str) -> Vec<(String, String)> {
+        let mut flags = self.flags();
+        flags.retain(|(flag, _)| flag != &format!("--{name}"));
+        flags.push((format!("--{name}"), value.to_string()));
+        flags
+    }
+
+    async fn shutdown(self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        self.orchestrator.shutdown().await;
+        self.model.shutdown().await;
+        self.mail.shutdown().await;
+        self.mcp.shutdown().await;
+        self.fake.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_healthy_stack_is_ok_on_every_check() {
+    let stack = Stack::start().await;
+    let outcome = stack.doctor(stack.flags()).await;
+    assert_eq!(outcome.code, 0, "{}", outcome.stdout);
+    assert!(outcome.findings.iter().all(|finding| finding["status"] == "ok"), "{}", outcome.stdout);
+    for check in [
+        "1. Nextcloud reachable",
+        "2. OIDC issuer",
+        "3. Nextcloud URL pair",
+        "3. OnlyOffice URL pair",
+        "4. OIDC client mcp-nextcloud",
+        "4. OIDC client mcp-mail",
+        "4. OIDC client nextcloud",
+        "5. Nextcloud accepts the bearer",
+        "5. mcp-nextcloud accepts its token",
+        "5. mcp-mail accepts its token",
+        "6. webhooks",
+        "7. converter",
+        "8. model",
+        "8. orchestrator",
+        "9. orchestrator data dir",
+        "9. index.db",
+    ] {
+        assert_eq!(outcome.finding(check)["status"], "ok", "{check}: {}", outcome.stdout);
+    }
+    assert!(outcome.stdout.contains("0 ERROR(s)"), "{}", outcome.stdout);
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unset_overwritehost_is_named_with_its_occ_fix() {
+    let stack = Stack::start().await;
+    let base = stack.fake.base_url().to_string();
+    let port = base.rsplit(':').next().unwrap().to_string();
+    let public = format!("http://localhost:{port}");
+    // Browsers use localhost; the services reach 127.0.0.1. With
+    // overwritehost the issuer is the browser-facing URL whatever the Host...
+    let set = stack
+        .http
+        .post(format!("{base}/__fake/server"))
+        .json(&json!({ "overwritehost": format!("localhost:{port}") }))
+        .send()
+        .await
+        .unwrap();
+    assert!(set.status().is_success());
+    let mut flags = stack.with("public-url", &public);
+    flags.push(("--issuer".into(), public.clone()));
+    let healthy = stack.doctor(flags.clone()).await;
+    assert_eq!(healthy.finding("2. OIDC issuer")["status"], "ok", "{}", healthy.stdout);
+    assert_eq!(healthy.finding("3. Nextcloud URL pair")["status"], "ok", "{}", healthy.stdout);
+    // ... and without it, the issuer follows the Host of each request.
+    let set = stack
+        .http
+        .put(format!("{base}/__fake/faults"))
+        .json(&json!({ "overwritehost_unset": true }))
+        .send()
+        .await
+        .unwrap();
+    assert!(set.status().is_success());
+    let outcome = stack.doctor(flags).await;
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let issuer = outcome.finding("2. OIDC issuer");
+    assert_eq!(issuer["status"], "error", "{}", outcome.stdout);
+    let fix = issuer["fix"].as_str().unwrap();
+    assert!(
+        fix.contains(&format!("occ config:system:set overwritehost --value=localhost:{port}")),
+        "{fix}"
+    );
+    assert!(fix.contains("overwriteprotocol --value=http"), "{fix}");
+    assert!(issuer["why"].as_str().unwrap().contains("bare 401"), "{issuer}");
+    assert!(outcome.stdout.contains("overwritehost"), "{}", outcome.stdout);
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_converter_secret_is_an_error_with_the_fix() {
+    let stack = Stack::start().await;
+    // Our side: no ONLYOFFICE_JWT_SECRET, and the document server checks JWT.
+    let mut flags = stack.flags();
+    flags.retain(|(flag, _)| flag != "--converter-secret");
+    let outcome = stack.doctor(flags).await;
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let converter = outcome.finding("7. converter");
+    assert_eq!(converter["status"], "error", "{}", outcome.stdout);
+    assert!(converter["fix"].as_str().unwrap().contains("ONLYOFFICE_JWT_SECRET"), "{converter}");
+    // The other side: the document server runs with JWT off (the fake's
+    // converter_secret_missing): it accepts anything, which the doctor
+    // catches by signing with a wrong secret.
+    let set = stack
+        .http
+        .put(format!("{}/__fake/faults", stack.fake.base_url()))
+        .json(&json!({ "converter_secret_missing": true }))
+        .send()
+        .await
+        .unwrap();
+    assert!(set.status().is_success());
+    let outcome = stack.doctor(stack.flags()).await;
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let converter = outcome.finding("7. converter");
+    assert_eq!(converter["status"], "error", "{}", outcome.stdout);
+    assert!(converter["fix"].as_str().unwrap().contains("JWT_ENABLED=true"), "{converter}");
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_on_a_closed_port_is_an_error() {
+    let stack = Stack::start().await;
+    // A port nothing listens on: bind one, then let it go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let outcome =
+        stack.doctor(stack.with("model-url", &format!("http://127.0.0.1:{port}/v1"))).await;
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let model = outcome.finding("8. model");
+    assert_eq!(model["status"], "error", "{}", outcome.stdout);
+    assert!(model["fix"].as_str().unwrap().contains("TAMEBI_MODEL_URL"), "{model}");
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_refusing_streamed_tool_calls_is_a_warning() {
+    let stack = Stack::start().await;
+    let set = stack
+        .http
+        .put(format!("{}/__fake/faults", stack.model.url()))
+        .json(&json!({ "refuse_streaming_with_tools": true }))
+        .send()
+        .await
+        .unwrap();
+    assert!(set.status().is_success());
+    let outcome = stack.doctor(stack.flags()).await;
+    assert_eq!(outcome.code, 0, "{}", outcome.stdout);
+    let model = outcome.finding("8. model");
+    assert_eq!(model["status"], "warning", "{}", outcome.stdout);
+    assert!(model["what"].as_str().unwrap().contains("unstreamed"), "{model}");
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_test_user_skips_the_token_checks_and_says_what_they_need() {
+    let stack = Stack::start().await;
+    let mut flags = stack.flags();
+    flags.retain(|(flag, _)| flag != "--user" && flag != "--password");
+    let outcome = stack.doctor(flags).await;
+    assert_eq!(outcome.code, 0, "{}", outcome.stdout);
+    let client = outcome.finding("4. OIDC client nextcloud");
+    assert_eq!(client["status"], "skipped");
+    assert!(client["what"].as_str().unwrap().contains("--user"), "{client}");
+    assert!(outcome.stdout.contains("skipped: needs"), "{}", outcome.stdout);
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_minted_for_another_audience_names_the_occ_fix() {
+    let stack = Stack::start().await;
+    // mcp-nextcloud claims a canonical URL the client does not name.
+    let outcome = stack.doctor(stack.with("mcp-nextcloud-url", "http://mcp.example/mcp")).await;
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let client = outcome.finding("4. OIDC client mcp-nextcloud");
+    assert_eq!(client["status"], "error", "{}", outcome.stdout);
+    let fix = client["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("occ oidc:create --token_type=jwt --resource_url=http://mcp.example/mcp"),
+        "{fix}"
+    );
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nextcloud_refusing_the_bearer_names_user_oidc_settings() {
+    let stack = Stack::start().await;
+    let set = stack
+        .http
+        .put(format!("{}/__fake/faults", stack.fake.base_url()))
+        .json(&json!({ "bearer_rejected_on": ["/ocs/v2.php/cloud/user"] }))
+        .send()
+        .await
+        .unwrap();
+    assert!(set.status().is_success());
+    let outcome = stack.doctor(stack.flags()).await;
+    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
+    let bearer = outcome.finding("5. Nextcloud accepts the bearer");
+    assert_eq!(bearer["status"], "error", "{}", outcome.stdout);
+    let fix = bearer["fix"].as_str().unwrap();
+    assert!(fix.contains("oidc_provider_bearer_validation"), "{fix}");
+    assert!(fix.contains("selfencoded_bearer_validation_audience_check"), "{fix}");
+    stack.shutdown().await;
+}
