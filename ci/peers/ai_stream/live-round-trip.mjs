@@ -11,7 +11,7 @@
 // runs the call and the continuation extends the same message; a denial
 // becomes an output-denied part; the stored history the orchestrator
 // serves passes validateUIMessages and matches what the client holds.
-import { createHash, createHmac } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import assert from "node:assert/strict";
 import { DefaultChatTransport, readUIMessageStream, validateUIMessages } from "ai";
 
@@ -21,16 +21,19 @@ const tokens = JSON.parse(process.env.TAMEBI_TOKENS ?? "{}");
 const uid = "alice";
 let requests = 0;
 
-function signedHeaders(body) {
+// docs/identity.md: uid, timestamp, nonce, method, path and the body's hash.
+function signedHeaders(method, path, body) {
   const timestamp = Math.floor(Date.now() / 1000).toString();
+  const nonce = randomBytes(16).toString("hex");
   const digest = createHash("sha256").update(body ?? "").digest("hex");
   const signature = createHmac("sha256", secret)
-    .update(`${uid}\n${timestamp}\n${digest}`)
+    .update([uid, timestamp, nonce, method, path, digest].join("\n"))
     .digest("hex");
   requests += 1;
   const headers = {
     "x-tamebi-uid": uid,
     "x-tamebi-timestamp": timestamp,
+    "x-tamebi-nonce": nonce,
     "x-tamebi-signature": signature,
     "x-request-id": `ai-peer-${requests}`,
     "x-tamebi-time-zone": "Europe/Paris",
@@ -43,7 +46,9 @@ function signedHeaders(body) {
 
 async function signingFetch(url, init = {}) {
   const headers = new Headers(init.headers);
-  for (const [name, value] of Object.entries(signedHeaders(init.body))) {
+  const method = (init.method ?? "GET").toUpperCase();
+  const path = new URL(url).pathname;
+  for (const [name, value] of Object.entries(signedHeaders(method, path, init.body))) {
     headers.set(name, value);
   }
   return fetch(url, { ...init, headers });
@@ -135,7 +140,7 @@ await validateUIMessages({ messages });
 
 // 4. The history the orchestrator stored is what the client holds.
 const path = `/api/conversations/${chatId}`;
-const response = await fetch(`${base}${path}`, { headers: signedHeaders("") });
+const response = await fetch(`${base}${path}`, { headers: signedHeaders("GET", path, "") });
 assert.equal(response.status, 200);
 const stored = (await response.json()).messages;
 await validateUIMessages({ messages: stored });

@@ -94,8 +94,12 @@ fn assert_signed(received: &app_support::Received, uid: &str) {
     assert!(skew.abs() <= 60, "the timestamp is {skew} s from the real clock");
     let body_hash: String =
         Sha256::digest(&received.body).iter().map(|byte| format!("{byte:02x}")).collect();
+    let nonce = received.header("x-tamebi-nonce").expect("a nonce");
+    assert!((16..=64).contains(&nonce.len()), "{nonce}");
+    let method = &received.method;
+    let path = received.target.split('?').next().unwrap();
     let mut mac = hmac::Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
-    mac.update(format!("{uid}\n{timestamp}\n{body_hash}").as_bytes());
+    mac.update(format!("{uid}\n{timestamp}\n{nonce}\n{method}\n{path}\n{body_hash}").as_bytes());
     let expected: String =
         mac.finalize().into_bytes().iter().map(|byte| format!("{byte:02x}")).collect();
     assert_eq!(received.header("x-tamebi-signature"), Some(expected.as_str()));

@@ -29,6 +29,13 @@ use replay::{ReplaySet, Seen};
 pub const HEADER_UID: &str = "x-tamebi-uid";
 pub const HEADER_TIMESTAMP: &str = "x-tamebi-timestamp";
 pub const HEADER_SIGNATURE: &str = "x-tamebi-signature";
+/// A fresh random value per request, under the signature: two requests
+/// alike in every other way (two tabs listing conversations in the same
+/// second) are still two requests, not a replay.
+pub const HEADER_NONCE: &str = "x-tamebi-nonce";
+/// Bytes of a nonce: 16 to 64 of `A-Z a-z 0-9 - _`.
+pub const NONCE_BYTES_MIN: usize = 16;
+pub const NONCE_BYTES_MAX: usize = 64;
 /// Each of the user's access tokens comes in its own header, named for its
 /// audience: `x-tamebi-token-mcp-nextcloud`, `x-tamebi-token-mcp-mail`,
 /// `x-tamebi-token-nextcloud` — one token per audience, so no service is
@@ -115,6 +122,7 @@ pub enum IdentityError {
 /// signature holds, so an unauthenticated caller cannot make us parse JSON.
 pub fn verify(
     headers: &HeaderMap,
+    route: Route<'_>,
     body: &[u8],
     verifier: &Verifier,
     now_unix_s: u64,
@@ -124,6 +132,8 @@ pub fn verify(
     let timestamp_text = header(headers, HEADER_TIMESTAMP)?;
     let timestamp = parse_timestamp(timestamp_text)?;
     let signature = parse_signature(header(headers, HEADER_SIGNATURE)?)?;
+    let nonce = header(headers, HEADER_NONCE)?;
+    check_nonce(nonce)?;
     let request_id = header(headers, HEADER_REQUEST_ID)?;
     check_request_id(request_id)?;
     let tokens = parse_tokens(headers)?;
@@ -133,8 +143,16 @@ pub fn verify(
         return Err(IdentityError::StaleTimestamp { skew_s });
     }
 
+    let signed = Signed {
+        uid,
+        timestamp: timestamp_text,
+        nonce,
+        method: route.method,
+        path: route.path,
+        body,
+    };
     let mut mac = verifier.mac();
-    mac.update(canonical_string(uid, timestamp_text, body).as_bytes());
+    mac.update(signed.canonical().as_bytes());
     // `verify_slice` compares in constant time.
     mac.verify_slice(&signature).map_err(|_| IdentityError::BadSignature)?;
 
@@ -157,19 +175,79 @@ pub fn verify(
     Ok(Identity { uid: uid.to_owned(), tokens, request_id: request_id.to_owned() })
 }
 
-/// The string the app signs: `uid`, the timestamp as sent, and the lowercase
-/// hex SHA-256 of the raw body, joined by `\n`. Neither a uid nor a timestamp
-/// can contain `\n`, so no two requests share a canonical string.
-pub fn canonical_string(uid: &str, timestamp: &str, body: &[u8]) -> String {
-    format!("{uid}\n{timestamp}\n{}", hex_lower(&Sha256::digest(body)))
+/// The identity headers for one request signed now, with a fresh nonce —
+/// what the Nextcloud app attaches (tests, benchmarks and tools use it):
+/// uid, timestamp, nonce and signature, as (header, value) pairs.
+pub fn signed_headers(
+    secret: &[u8],
+    uid: &str,
+    route: Route<'_>,
+    body: &[u8],
+) -> [(&'static str, String); 4] {
+    let timestamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs())
+        .unwrap_or(0)
+        .to_string();
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
+    let signed = Signed {
+        uid,
+        timestamp: &timestamp,
+        nonce: &nonce,
+        method: route.method,
+        path: route.path,
+        body,
+    };
+    let signature = signed.sign(secret);
+    [
+        (HEADER_UID, uid.to_string()),
+        (HEADER_TIMESTAMP, timestamp),
+        (HEADER_NONCE, nonce),
+        (HEADER_SIGNATURE, signature),
+    ]
 }
 
-/// Signs a request the way the Nextcloud app does: lowercase hex
-/// HMAC-SHA256 of [`canonical_string`]. For tests and the fake app.
-pub fn sign(secret: &[u8], uid: &str, timestamp: &str, body: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC accepts any key length");
-    mac.update(canonical_string(uid, timestamp, body).as_bytes());
-    hex_lower(&mac.finalize().into_bytes())
+/// The route a request was sent to: its method and its path (without the
+/// query string), as the orchestrator received them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+}
+
+/// Everything a request's signature covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signed<'a> {
+    pub uid: &'a str,
+    /// As sent in the header.
+    pub timestamp: &'a str,
+    pub nonce: &'a str,
+    /// Upper case, as sent: `POST`.
+    pub method: &'a str,
+    /// The orchestrator route's path, no query string: `/api/chat`.
+    pub path: &'a str,
+    pub body: &'a [u8],
+}
+
+impl Signed<'_> {
+    /// The string the app signs: uid, timestamp, nonce, method, path and
+    /// the lowercase hex SHA-256 of the raw body, joined by `\n`. None of
+    /// the first five can contain `\n`, so no two requests share one.
+    pub fn canonical(&self) -> String {
+        let Signed { uid, timestamp, nonce, method, path, body } = self;
+        format!(
+            "{uid}\n{timestamp}\n{nonce}\n{method}\n{path}\n{}",
+            hex_lower(&Sha256::digest(body))
+        )
+    }
+
+    /// Signs the way the Nextcloud app does: lowercase hex HMAC-SHA256 of
+    /// [`Signed::canonical`]. For tests and the fake app.
+    pub fn sign(&self, secret: &[u8]) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC accepts any key length");
+        mac.update(self.canonical().as_bytes());
+        hex_lower(&mac.finalize().into_bytes())
+    }
 }
 
 impl IdentityError {
@@ -313,6 +391,18 @@ fn parse_signature(text: &str) -> Result<[u8; 32], IdentityError> {
         }
     }
     Ok(signature)
+}
+
+fn check_nonce(nonce: &str) -> Result<(), IdentityError> {
+    let ok = (NONCE_BYTES_MIN..=NONCE_BYTES_MAX).contains(&nonce.len())
+        && nonce.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !ok {
+        return Err(IdentityError::MalformedHeader {
+            header: HEADER_NONCE,
+            reason: "not 16 to 64 letters, digits, - or _",
+        });
+    }
+    Ok(())
 }
 
 fn check_request_id(request_id: &str) -> Result<(), IdentityError> {

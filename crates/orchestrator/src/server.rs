@@ -22,7 +22,7 @@ use crate::ui_stream;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use std::sync::Arc;
@@ -96,12 +96,22 @@ fn claimed_request_id(headers: &HeaderMap) -> String {
         .to_string()
 }
 
-fn authenticate(api: &Api, headers: &HeaderMap, body: &[u8]) -> Result<Identity, ApiError> {
+/// What a route's handler hands to [`authenticate`]: the request's method,
+/// path and headers.
+struct Incoming<'a> {
+    method: &'a Method,
+    uri: &'a Uri,
+    headers: &'a HeaderMap,
+}
+
+fn authenticate(api: &Api, incoming: &Incoming<'_>, body: &[u8]) -> Result<Identity, ApiError> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_secs())
         .unwrap_or(0);
-    identity::verify(headers, body, &api.verifier, now).map_err(|error| {
+    let headers = incoming.headers;
+    let route = identity::Route { method: incoming.method.as_str(), path: incoming.uri.path() };
+    identity::verify(headers, route, body, &api.verifier, now).map_err(|error| {
         let request_id = claimed_request_id(headers);
         tracing::warn!(%request_id, %error, "identity refused");
         ApiError::new(error.status(), refusal(&error), &request_id)
@@ -121,15 +131,27 @@ fn refusal(error: &IdentityError) -> String {
     }
 }
 
-async fn chat_post(State(api): State<Arc<Api>>, headers: HeaderMap, body: Bytes) -> Response {
-    match chat_stream(&api, &headers, &body).await {
+async fn chat_post(
+    State(api): State<Arc<Api>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
+    match chat_stream(&api, &incoming, &body).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
     }
 }
 
-async fn chat_stream(api: &Api, headers: &HeaderMap, body: &[u8]) -> Result<Response, ApiError> {
-    let identity = authenticate(api, headers, body)?;
+async fn chat_stream(
+    api: &Api,
+    incoming: &Incoming<'_>,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let headers = incoming.headers;
+    let identity = authenticate(api, incoming, body)?;
     let request_id = identity.request_id.clone();
     let post = ui_stream::parse_chat_post(body)
         .map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, error.to_string(), &request_id))?;
@@ -180,12 +202,12 @@ enum Store {
 /// Authenticates the request, then runs `work` on a store for the user.
 async fn as_user<T: Send + 'static>(
     api: &Api,
-    headers: &HeaderMap,
+    incoming: &Incoming<'_>,
     body: &[u8],
     store: Store,
     work: impl FnOnce(&mut rusqlite::Connection, &str) -> Result<T, store::StoreError> + Send + 'static,
 ) -> Result<(Identity, T), ApiError> {
-    let identity = authenticate(api, headers, body)?;
+    let identity = authenticate(api, incoming, body)?;
     let database = match store {
         Store::Chat => &api.services.chat,
         Store::Memory => &api.services.memory,
@@ -200,11 +222,14 @@ async fn as_user<T: Send + 'static>(
 
 async fn conversations(
     State(api): State<Arc<Api>>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
     let (_, listed) =
-        as_user(&api, &headers, &body, Store::Chat, |c, uid| chat::conversations(c, uid)).await?;
+        as_user(&api, &incoming, &body, Store::Chat, |c, uid| chat::conversations(c, uid)).await?;
     let body: Vec<_> = listed
         .into_iter()
         .map(|c| {
@@ -217,11 +242,14 @@ async fn conversations(
 async fn conversation(
     State(api): State<Arc<Api>>,
     Path(id): Path<String>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
     let wanted = id.clone();
-    let (identity, found) = as_user(&api, &headers, &body, Store::Chat, move |c, uid| {
+    let (identity, found) = as_user(&api, &incoming, &body, Store::Chat, move |c, uid| {
         let owned = chat::conversations(c, uid)?.into_iter().find(|c| c.id == wanted);
         let Some(conversation) = owned else { return Ok(None) };
         let approvals = chat::approvals(c, uid, &wanted)?;
@@ -254,10 +282,13 @@ fn not_found(request_id: &str) -> ApiError {
 async fn delete_conversation(
     State(api): State<Arc<Api>>,
     Path(id): Path<String>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let (identity, deleted) = as_user(&api, &headers, &body, Store::Chat, move |c, uid| {
+    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
+    let (identity, deleted) = as_user(&api, &incoming, &body, Store::Chat, move |c, uid| {
         chat::delete_conversation(c, uid, &id)
     })
     .await?;
@@ -269,11 +300,14 @@ async fn delete_conversation(
 
 async fn memory_list(
     State(api): State<Arc<Api>>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
     let (_, facts) =
-        as_user(&api, &headers, &body, Store::Memory, |c, uid| memory::list(c, uid, 1000)).await?;
+        as_user(&api, &incoming, &body, Store::Memory, |c, uid| memory::list(c, uid, 1000)).await?;
     let facts: Vec<_> = facts
         .into_iter()
         .map(|f| serde_json::json!({"id": f.id, "text": f.text, "source": f.source, "created": f.created}))
@@ -284,14 +318,17 @@ async fn memory_list(
 async fn memory_delete(
     State(api): State<Arc<Api>>,
     Path(id): Path<String>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
     // An id that is not a number names no fact: the same answer as a
     // fact that is gone.
     let id: i64 = id.parse().unwrap_or(-1);
     let (identity, deleted) =
-        as_user(&api, &headers, &body, Store::Memory, move |c, uid| memory::delete(c, uid, id))
+        as_user(&api, &incoming, &body, Store::Memory, move |c, uid| memory::delete(c, uid, id))
             .await?;
     if !deleted {
         return Err(ApiError::new(

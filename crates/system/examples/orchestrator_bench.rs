@@ -236,19 +236,15 @@ async fn chat(
         "id": conversation, "trigger": "submit-message",
         "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]},
     }))?;
-    let timestamp =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs().to_string();
-    let signature = orchestrator::identity::sign(SECRET.as_bytes(), "alice", &timestamp, &body);
+    let route = orchestrator::identity::Route { method: "POST", path: "/api/chat" };
+    let signed = orchestrator::identity::signed_headers(SECRET.as_bytes(), "alice", route, &body);
     let started = Instant::now();
-    let response = http
-        .post(format!("{url}/api/chat"))
-        .header("x-tamebi-uid", "alice")
-        .header("x-tamebi-timestamp", timestamp)
-        .header("x-tamebi-signature", signature)
-        .header("x-request-id", format!("bench-{conversation}"))
-        .body(body)
-        .send()
-        .await?;
+    let mut request = http.post(format!("{url}/api/chat"));
+    for (name, value) in signed {
+        request = request.header(name, value);
+    }
+    let response =
+        request.header("x-request-id", format!("bench-{conversation}")).body(body).send().await?;
     anyhow::ensure!(response.status().is_success(), "orchestrator answered {}", response.status());
     read_stream(response, started, "\"type\":\"text-delta\"").await
 }

@@ -5,8 +5,8 @@
 mod ask;
 mod doctor;
 mod index_commands;
-mod up;
 mod scenario_command;
+mod up;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};

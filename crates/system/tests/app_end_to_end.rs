@@ -315,14 +315,24 @@ async fn identity_is_the_apps_and_only_the_apps() {
     // Straight to the orchestrator: what the app would sign, altered.
     let url = format!("{}/api/chat", stack.orchestrator.url());
     let bytes = question("c-direct", "hello").to_string().into_bytes();
+    let nonce = "e2e-direct-nonce-0123456789";
     let signed = |timestamp: u64, body: &[u8], signed_body: &[u8]| {
         let timestamp = timestamp.to_string();
-        let signature = identity::sign(SECRET.as_bytes(), "alice", &timestamp, signed_body);
+        let signature = identity::Signed {
+            uid: "alice",
+            timestamp: &timestamp,
+            nonce,
+            method: "POST",
+            path: "/api/chat",
+            body: signed_body,
+        }
+        .sign(SECRET.as_bytes());
         stack
             .http
             .post(&url)
             .header(identity::HEADER_UID, "alice")
             .header(identity::HEADER_TIMESTAMP, timestamp)
+            .header(identity::HEADER_NONCE, nonce)
             .header(identity::HEADER_SIGNATURE, signature)
             .header(identity::HEADER_REQUEST_ID, "req-direct")
             .body(body.to_vec())

@@ -106,17 +106,12 @@ impl Stack {
         uid: &str,
         body: &[u8],
     ) -> reqwest::RequestBuilder {
-        let timestamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-            .to_string();
-        let signature = identity::sign(SECRET.as_bytes(), uid, &timestamp, body);
-        self.http
-            .request(method, format!("{base}{path}"))
-            .header(identity::HEADER_UID, uid)
-            .header(identity::HEADER_TIMESTAMP, timestamp)
-            .header(identity::HEADER_SIGNATURE, signature)
+        let route = identity::Route { method: method.as_str(), path };
+        let mut request = self.http.request(method.clone(), format!("{base}{path}"));
+        for (name, value) in identity::signed_headers(SECRET.as_bytes(), uid, route, body) {
+            request = request.header(name, value);
+        }
+        request
             .header(identity::HEADER_REQUEST_ID, format!("req-{}", uuid_ish()))
             .header(
                 "x-tamebi-token-mcp-nextcloud",

@@ -60,6 +60,9 @@ final class OrchestratorProxy {
 			new Signer($secret),
 			$uid,
 			$this->timeFactory->getTime(),
+			Signer::nonce(),
+			$method,
+			$path,
 			$body,
 			$this->request->getId(),
 			$tokens,
@@ -79,8 +82,8 @@ final class OrchestratorProxy {
 	 * @param array<string, string> $tokens audience => token; an audience without one sends no header
 	 * @return array<string, string>
 	 */
-	public static function headers(Signer $signer, string $uid, int $now, string $body, string $requestId, array $tokens, string $displayName, string $timeZone): array {
-		$headers = $signer->headers($uid, $now, $body);
+	public static function headers(Signer $signer, string $uid, int $now, string $nonce, string $method, string $path, string $body, string $requestId, array $tokens, string $displayName, string $timeZone): array {
+		$headers = $signer->headers($uid, $now, $nonce, $method, $path, $body);
 		$headers[self::HEADER_REQUEST_ID] = $requestId;
 		foreach ($tokens as $audience => $token) {
 			$headers[self::tokenHeader($audience)] = $token;

@@ -18,6 +18,7 @@ final class Signer {
 	public const HEADER_UID = 'X-Tamebi-Uid';
 	public const HEADER_TIMESTAMP = 'X-Tamebi-Timestamp';
 	public const HEADER_SIGNATURE = 'X-Tamebi-Signature';
+	public const HEADER_NONCE = 'X-Tamebi-Nonce';
 
 	private string $secret;
 
@@ -28,23 +29,34 @@ final class Signer {
 		$this->secret = $secret;
 	}
 
-	/** `uid \n timestamp \n lowercase_hex(sha256(body))`. */
-	public static function canonical(string $uid, string $timestamp, string $body): string {
-		return $uid . "\n" . $timestamp . "\n" . hash('sha256', $body);
+	/**
+	 * `uid \n timestamp \n nonce \n METHOD \n path \n lowercase_hex(sha256(body))`:
+	 * the path is the orchestrator route's, percent-encoded as sent, no query.
+	 */
+	public static function canonical(string $uid, string $timestamp, string $nonce, string $method, string $path, string $body): string {
+		return implode("\n", [$uid, $timestamp, $nonce, $method, $path, hash('sha256', $body)]);
 	}
 
 	/** Lowercase hex HMAC-SHA256 of the canonical string. */
-	public function signature(string $uid, string $timestamp, string $body): string {
-		return hash_hmac('sha256', self::canonical($uid, $timestamp, $body), $this->secret);
+	public function signature(string $uid, string $timestamp, string $nonce, string $method, string $path, string $body): string {
+		return hash_hmac('sha256', self::canonical($uid, $timestamp, $nonce, $method, $path, $body), $this->secret);
+	}
+
+	/** A fresh nonce: 16 random bytes as 32 hex digits. */
+	public static function nonce(): string {
+		return bin2hex(random_bytes(16));
 	}
 
 	/**
-	 * The three signed headers for one request. The timestamp is the
+	 * The four signed headers for one request. The timestamp is the
 	 * decimal text of `$now`, the one spelling the orchestrator accepts.
 	 *
 	 * @return array<string, string>
 	 */
-	public function headers(string $uid, int $now, string $body): array {
+	public function headers(string $uid, int $now, string $nonce, string $method, string $path, string $body): array {
+		if (preg_match('/\A[A-Za-z0-9_-]{16,64}\z/', $nonce) !== 1) {
+			throw new \InvalidArgumentException('a nonce is 16 to 64 letters, digits, - or _');
+		}
 		if (!self::uidIsValid($uid)) {
 			throw new \InvalidArgumentException('not a Nextcloud uid');
 		}
@@ -55,7 +67,8 @@ final class Signer {
 		return [
 			self::HEADER_UID => $uid,
 			self::HEADER_TIMESTAMP => $timestamp,
-			self::HEADER_SIGNATURE => $this->signature($uid, $timestamp, $body),
+			self::HEADER_NONCE => $nonce,
+			self::HEADER_SIGNATURE => $this->signature($uid, $timestamp, $nonce, $method, $path, $body),
 		];
 	}
 

@@ -85,8 +85,10 @@ final class ChatControllerTest extends TestCase {
 		$headers = $response->upstreamHeaders();
 		self::assertSame('alice', $headers['X-Tamebi-Uid']);
 		self::assertSame('1767225600', $headers['X-Tamebi-Timestamp']);
-		self::assertSame(hash_hmac('sha256', "alice\n1767225600\n" . hash('sha256', $this->raw->bodyBytes), self::SECRET), $headers['X-Tamebi-Signature']);
-		self::assertSame((new Signer(self::SECRET))->signature('alice', '1767225600', $this->raw->bodyBytes), $headers['X-Tamebi-Signature']);
+		$nonce = $headers['X-Tamebi-Nonce'];
+		self::assertMatchesRegularExpression('/\A[0-9a-f]{32}\z/', $nonce);
+		self::assertSame(hash_hmac('sha256', "alice\n1767225600\n$nonce\nPOST\n/api/chat\n" . hash('sha256', $this->raw->bodyBytes), self::SECRET), $headers['X-Tamebi-Signature']);
+		self::assertSame((new Signer(self::SECRET))->signature('alice', '1767225600', $nonce, 'POST', '/api/chat', $this->raw->bodyBytes), $headers['X-Tamebi-Signature']);
 		self::assertSame('Z9x-req.42', $headers['X-Request-Id']);
 		self::assertSame('Alice%20Mart%C3%ADn', $headers['X-Tamebi-Display-Name']);
 		self::assertSame('Europe/Paris', $headers['X-Tamebi-Time-Zone']);
@@ -169,7 +171,7 @@ final class ChatControllerTest extends TestCase {
 			self::assertSame($verb, $options[CURLOPT_CUSTOMREQUEST]);
 			// An empty body is signed as one: sha256 of nothing.
 			$headers = $response->upstreamHeaders();
-			self::assertSame((new Signer(self::SECRET))->signature('alice', $headers['X-Tamebi-Timestamp'], ''), $headers['X-Tamebi-Signature']);
+			self::assertSame((new Signer(self::SECRET))->signature('alice', $headers['X-Tamebi-Timestamp'], $headers['X-Tamebi-Nonce'], $verb, $path, ''), $headers['X-Tamebi-Signature']);
 		}
 	}
 
@@ -203,7 +205,7 @@ final class ChatControllerTest extends TestCase {
 		self::assertSame($this->raw->bodyBytes, $received['body']);
 		self::assertSame('alice', $headers['x-tamebi-uid']);
 		self::assertSame(
-			(new Signer(self::SECRET))->signature('alice', $headers['x-tamebi-timestamp'], $received['body']),
+			(new Signer(self::SECRET))->signature('alice', $headers['x-tamebi-timestamp'], $headers['x-tamebi-nonce'], $received['method'], $received['path'], $received['body']),
 			$headers['x-tamebi-signature'],
 		);
 		self::assertSame('Z9x-req.42', $headers['x-request-id']);

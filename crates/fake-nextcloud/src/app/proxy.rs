@@ -72,8 +72,17 @@ pub(super) async fn forward(
 
     let tokens = renew::tokens(&shared, &caller, &parts.headers).await;
     let timestamp = crate::clock::wall_now().to_string();
-    let signature = sign::signature(&secret, &caller.uid, &timestamp, &body);
     let route = upstream_route(parts.uri.path());
+    let nonce = sign::nonce();
+    let signed = sign::Signed {
+        uid: &caller.uid,
+        timestamp: &timestamp,
+        nonce: &nonce,
+        method: parts.method.as_str(),
+        path: route,
+        body: &body,
+    };
+    let signature = signed.signature(&secret);
     let url = match parts.uri.query() {
         Some(query) => format!("{}{route}?{query}", orchestrator_url.trim_end_matches('/')),
         None => format!("{}{route}", orchestrator_url.trim_end_matches('/')),
@@ -85,6 +94,7 @@ pub(super) async fn forward(
         .header("x-tamebi-uid", &caller.uid)
         .header("x-tamebi-timestamp", &timestamp)
         .header("x-tamebi-signature", &signature)
+        .header("x-tamebi-nonce", &nonce)
         .header("x-request-id", &request_id.0)
         .header(
             "x-tamebi-display-name",

@@ -13,19 +13,45 @@ use sha2::{Digest as _, Sha256};
 
 type HmacSha256 = hmac::Hmac<Sha256>;
 
-/// `uid + "\n" + timestamp + "\n" + lowercase_hex(sha256(body))`.
-pub fn canonical_string(uid: &str, timestamp: &str, body: &[u8]) -> String {
-    assert!(!uid.contains('\n'), "a Nextcloud uid never contains a newline");
-    assert!(!timestamp.contains('\n'), "a timestamp is decimal digits");
-    format!("{uid}\n{timestamp}\n{}", hex_lower(&Sha256::digest(body)))
+/// What one request's signature covers.
+pub struct Signed<'a> {
+    pub uid: &'a str,
+    pub timestamp: &'a str,
+    /// Fresh per request ([`nonce`]).
+    pub nonce: &'a str,
+    /// Upper case: `POST`.
+    pub method: &'a str,
+    /// The orchestrator route's path, no query: `/api/chat`.
+    pub path: &'a str,
+    pub body: &'a [u8],
 }
 
-/// The `X-Tamebi-Signature` value: lowercase hex HMAC-SHA256 of the
-/// canonical string under the shared secret.
-pub fn signature(secret: &[u8], uid: &str, timestamp: &str, body: &[u8]) -> String {
-    let mut mac = HmacSha256::new_from_slice(secret).expect("HMAC takes keys of any length");
-    mac.update(canonical_string(uid, timestamp, body).as_bytes());
-    hex_lower(&mac.finalize().into_bytes())
+impl Signed<'_> {
+    /// `uid \n timestamp \n nonce \n METHOD \n path \n lowercase_hex(sha256(body))`.
+    pub fn canonical(&self) -> String {
+        for part in [self.uid, self.timestamp, self.nonce, self.method, self.path] {
+            assert!(!part.contains('\n'), "no signed field contains a newline");
+        }
+        let Signed { uid, timestamp, nonce, method, path, body } = self;
+        format!(
+            "{uid}\n{timestamp}\n{nonce}\n{method}\n{path}\n{}",
+            hex_lower(&Sha256::digest(body))
+        )
+    }
+
+    /// The `X-Tamebi-Signature` value: lowercase hex HMAC-SHA256 of the
+    /// canonical string under the shared secret.
+    pub fn signature(&self, secret: &[u8]) -> String {
+        let mut mac = HmacSha256::new_from_slice(secret).expect("HMAC takes keys of any length");
+        mac.update(self.canonical().as_bytes());
+        hex_lower(&mac.finalize().into_bytes())
+    }
+}
+
+/// A fresh nonce: 16 random bytes as 32 hex digits.
+pub fn nonce() -> String {
+    let bytes: [u8; 16] = rand::random();
+    hex_lower(&bytes)
 }
 
 /// Whether a body is JSON with a `uid` key at any depth. A body that is not
@@ -72,13 +98,20 @@ mod tests {
         for vector in signatures {
             let (uid, timestamp, body) =
                 (text(vector, "uid"), text(vector, "timestamp"), text(vector, "body"));
+            let (nonce, method, path) =
+                (text(vector, "nonce"), text(vector, "method"), text(vector, "path"));
+            let signed = Signed {
+                uid: &uid,
+                timestamp: &timestamp,
+                nonce: &nonce,
+                method: &method,
+                path: &path,
+                body: body.as_bytes(),
+            };
             assert_eq!(hex_lower(&Sha256::digest(body.as_bytes())), text(vector, "sha256"));
+            assert_eq!(signed.canonical(), text(vector, "canonical"));
             assert_eq!(
-                canonical_string(&uid, &timestamp, body.as_bytes()),
-                text(vector, "canonical")
-            );
-            assert_eq!(
-                signature(secret.as_bytes(), &uid, &timestamp, body.as_bytes()),
+                signed.signature(secret.as_bytes()),
                 text(vector, "signature"),
                 "{}",
                 text(vector, "name")

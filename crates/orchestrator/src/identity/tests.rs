@@ -8,6 +8,7 @@ use super::*;
 
 const SECRET: &[u8] = b"tamebi-unit-test-secret-0123456789abcdef";
 const NOW: u64 = 1_767_225_600;
+const ROUTE: Route<'static> = Route { method: "POST", path: "/api/chat" };
 
 /// A request as the Nextcloud app would send it; tests edit it, then sign or not.
 #[derive(Clone, Debug)]
@@ -17,6 +18,7 @@ struct Request {
     body: Vec<u8>,
     access_token: Option<String>,
     request_id: String,
+    nonce: String,
 }
 
 impl Request {
@@ -27,11 +29,23 @@ impl Request {
             body: body.as_bytes().to_vec(),
             access_token: Some("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln".to_owned()),
             request_id: "aB3dE5fG7hJ9kL1mN3pQ".to_owned(),
+            nonce: "n0nce-0123456789abcdef".to_owned(),
+        }
+    }
+
+    fn signed(&self) -> Signed<'_> {
+        Signed {
+            uid: &self.uid,
+            timestamp: &self.timestamp,
+            nonce: &self.nonce,
+            method: ROUTE.method,
+            path: ROUTE.path,
+            body: &self.body,
         }
     }
 
     fn signature(&self) -> String {
-        sign(SECRET, &self.uid, &self.timestamp, &self.body)
+        self.signed().sign(SECRET)
     }
 
     fn headers(&self, signature: &str) -> HeaderMap {
@@ -43,6 +57,7 @@ impl Request {
         put(HEADER_TIMESTAMP, &self.timestamp);
         put(HEADER_SIGNATURE, signature);
         put(HEADER_REQUEST_ID, &self.request_id);
+        put(HEADER_NONCE, &self.nonce);
         if let Some(token) = &self.access_token {
             headers.insert("x-tamebi-token-mcp-nextcloud", HeaderValue::from_str(token).unwrap());
         }
@@ -56,7 +71,7 @@ fn verifier() -> Verifier {
 
 /// Signs `request` and verifies it with a fresh verifier at `NOW`.
 fn check(request: &Request) -> Result<Identity, IdentityError> {
-    verify(&request.headers(&request.signature()), &request.body, &verifier(), NOW)
+    verify(&request.headers(&request.signature()), ROUTE, &request.body, &verifier(), NOW)
 }
 
 fn check_refused(request: &Request, status: StatusCode, expected: IdentityError) {
@@ -77,9 +92,17 @@ fn the_documented_vectors_are_what_the_code_computes() {
         let (secret, uid, timestamp, body) =
             (field("secret"), field("uid"), field("timestamp"), field("body"));
         empty_bodies += usize::from(body.is_empty());
+        let signed = Signed {
+            uid,
+            timestamp,
+            nonce: field("nonce"),
+            method: field("method"),
+            path: field("path"),
+            body: body.as_bytes(),
+        };
         assert_eq!(hex_lower(&Sha256::digest(body)), field("sha256"), "{uid}");
-        assert_eq!(canonical_string(uid, timestamp, body.as_bytes()), field("canonical"), "{uid}");
-        assert_eq!(sign(secret.as_bytes(), uid, timestamp, body.as_bytes()), field("signature"));
+        assert_eq!(signed.canonical(), field("canonical"), "{uid}");
+        assert_eq!(signed.sign(secret.as_bytes()), field("signature"));
 
         let request = Request {
             uid: uid.to_owned(),
@@ -87,11 +110,14 @@ fn the_documented_vectors_are_what_the_code_computes() {
             body: body.as_bytes().to_vec(),
             access_token: None,
             request_id: "vector".to_owned(),
+            nonce: field("nonce").to_owned(),
         };
         let now = timestamp.parse().unwrap();
         let verifier = Verifier::new(secret).unwrap();
+        let route = Route { method: field("method"), path: field("path") };
         let identity =
-            verify(&request.headers(field("signature")), &request.body, &verifier, now).unwrap();
+            verify(&request.headers(field("signature")), route, &request.body, &verifier, now)
+                .unwrap();
         assert_eq!(identity.uid, uid);
     }
     assert_eq!(empty_bodies, 1, "one vector pins the hash of an empty body");
@@ -143,7 +169,7 @@ fn each_audience_has_its_own_token_header() {
     let request = Request::new("");
     let mut headers = request.headers(&request.signature());
     headers.insert("x-tamebi-token-nextcloud", HeaderValue::from_static("nc.token"));
-    let identity = verify(&headers, &request.body, &verifier(), NOW).unwrap();
+    let identity = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap();
     assert_eq!(identity.tokens.keys().collect::<Vec<_>>(), ["mcp-nextcloud", "nextcloud"]);
     assert_eq!(identity.tokens["nextcloud"].expose(), "nc.token");
 
@@ -155,21 +181,21 @@ fn each_audience_has_its_own_token_header() {
         let mut headers = request.headers(&request.signature());
         headers
             .insert(http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
-        let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
+        let error = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap_err();
         assert_eq!(error.status(), StatusCode::BAD_REQUEST, "{name}: {error}");
     }
     let mut repeated = request.headers(&request.signature());
     repeated.append("x-tamebi-token-mcp-nextcloud", HeaderValue::from_static("again"));
-    assert!(verify(&repeated, &request.body, &verifier(), NOW).is_err());
+    assert!(verify(&repeated, ROUTE, &request.body, &verifier(), NOW).is_err());
 }
 
 #[test]
 fn missing_headers_are_unauthenticated() {
     let request = Request::new("");
-    for name in [HEADER_UID, HEADER_TIMESTAMP, HEADER_SIGNATURE, HEADER_REQUEST_ID] {
+    for name in [HEADER_UID, HEADER_TIMESTAMP, HEADER_SIGNATURE, HEADER_NONCE, HEADER_REQUEST_ID] {
         let mut headers = request.headers(&request.signature());
         headers.remove(name);
-        let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
+        let error = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap_err();
         assert_eq!(error, IdentityError::MissingHeader(name));
         assert_eq!(error.status(), StatusCode::UNAUTHORIZED);
     }
@@ -180,7 +206,7 @@ fn a_repeated_header_is_malformed() {
     let request = Request::new("");
     let mut headers = request.headers(&request.signature());
     headers.append(HEADER_UID, HeaderValue::from_static("bob"));
-    let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
+    let error = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap_err();
     assert_eq!(error.status(), StatusCode::BAD_REQUEST);
     assert_eq!(
         error,
@@ -191,12 +217,14 @@ fn a_repeated_header_is_malformed() {
 #[test]
 fn garbled_headers_are_malformed() {
     type Garble = fn(&mut Request);
-    let garble: [(&str, Garble); 6] = [
+    let garble: [(&str, Garble); 8] = [
         (HEADER_TIMESTAMP, |r| r.timestamp = "0".to_owned() + &r.timestamp),
         (HEADER_TIMESTAMP, |r| r.timestamp = "+".to_owned() + &r.timestamp),
         (HEADER_TIMESTAMP, |r| r.timestamp = "1767225600.5".to_owned()),
         (HEADER_TIMESTAMP, |r| r.timestamp = "99999999999999999999999".to_owned()),
         (HEADER_REQUEST_ID, |r| r.request_id = "a b".to_owned()),
+        (HEADER_NONCE, |r| r.nonce = "short".to_owned()),
+        (HEADER_NONCE, |r| r.nonce = "has a space in it, sixteen+".to_owned()),
         (HEADER_TOKEN_PATTERN, |r| r.access_token = Some("Bearer x".to_owned())),
     ];
     for (header, garble) in garble {
@@ -218,8 +246,8 @@ fn a_signature_must_be_64_lowercase_hex_digits() {
     for signature in
         [good.to_uppercase(), good[..62].to_owned(), format!("{good}00"), "zz".repeat(32)]
     {
-        let error =
-            verify(&request.headers(&signature), &request.body, &verifier(), NOW).unwrap_err();
+        let error = verify(&request.headers(&signature), ROUTE, &request.body, &verifier(), NOW)
+            .unwrap_err();
         assert_eq!(
             error,
             IdentityError::MalformedHeader {
@@ -264,7 +292,7 @@ fn a_uid_that_is_not_ascii_is_refused() {
     let request = Request::new("");
     let mut headers = request.headers(&request.signature());
     headers.insert(HEADER_UID, HeaderValue::from_bytes("zoë".as_bytes()).unwrap());
-    let error = verify(&headers, &request.body, &verifier(), NOW).unwrap_err();
+    let error = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap_err();
     assert_eq!(error.status(), StatusCode::BAD_REQUEST);
 }
 
@@ -290,13 +318,9 @@ fn the_timestamp_window_is_sixty_seconds_either_way() {
 fn a_wrong_signature_is_refused_without_revealing_the_right_one() {
     let request = Request::new(r#"{"a":1}"#);
     let good = request.signature();
-    let wrong = sign(
-        b"another-secret-of-at-least-32-bytes!!",
-        &request.uid,
-        &request.timestamp,
-        &request.body,
-    );
-    let error = verify(&request.headers(&wrong), &request.body, &verifier(), NOW).unwrap_err();
+    let wrong = request.signed().sign(b"another-secret-of-at-least-32-bytes!!");
+    let error =
+        verify(&request.headers(&wrong), ROUTE, &request.body, &verifier(), NOW).unwrap_err();
     assert_eq!(error, IdentityError::BadSignature);
     assert_eq!(error.status(), StatusCode::UNAUTHORIZED);
     let shown = format!("{error} {error:?}");
@@ -305,16 +329,34 @@ fn a_wrong_signature_is_refused_without_revealing_the_right_one() {
 }
 
 #[test]
+fn the_signature_binds_the_route_and_two_alike_requests_differ_by_nonce() {
+    let verifier = verifier();
+    let request = Request::new("");
+    let headers = request.headers(&request.signature());
+    let elsewhere = Route { method: "DELETE", path: "/api/conversations/c1" };
+    let moved = verify(&headers, elsewhere, &request.body, &verifier, NOW).unwrap_err();
+    assert_eq!(moved, IdentityError::BadSignature, "a signature is for one route");
+    assert!(verify(&headers, ROUTE, &request.body, &verifier, NOW).is_ok());
+    let mut twin = request.clone();
+    twin.nonce = "another-nonce-0123456".to_owned();
+    let twin_headers = twin.headers(&twin.signature());
+    assert!(
+        verify(&twin_headers, ROUTE, &twin.body, &verifier, NOW).is_ok(),
+        "the same request in the same second with its own nonce is not a replay"
+    );
+}
+
+#[test]
 fn a_signed_request_is_accepted_once() {
     let verifier = verifier();
     let request = Request::new(r#"{"messages":[]}"#);
     let headers = request.headers(&request.signature());
-    assert!(verify(&headers, &request.body, &verifier, NOW).is_ok());
-    let again = verify(&headers, &request.body, &verifier, NOW + 30).unwrap_err();
+    assert!(verify(&headers, ROUTE, &request.body, &verifier, NOW).is_ok());
+    let again = verify(&headers, ROUTE, &request.body, &verifier, NOW + 30).unwrap_err();
     assert_eq!(again, IdentityError::Replayed);
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
     // Past the window the timestamp check refuses it, whatever the replay set remembers.
-    let later = verify(&headers, &request.body, &verifier, NOW + 61).unwrap_err();
+    let later = verify(&headers, ROUTE, &request.body, &verifier, NOW + 61).unwrap_err();
     assert_eq!(later, IdentityError::StaleTimestamp { skew_s: 61 });
 }
 
@@ -323,23 +365,23 @@ fn a_refused_request_does_not_use_up_its_signature() {
     let verifier = verifier();
     let request = Request::new("");
     let headers = request.headers(&request.signature());
-    assert!(verify(&headers, &request.body, &verifier, NOW + 61).is_err());
-    assert!(verify(&headers, &request.body, &verifier, NOW).is_ok());
+    assert!(verify(&headers, ROUTE, &request.body, &verifier, NOW + 61).is_err());
+    assert!(verify(&headers, ROUTE, &request.body, &verifier, NOW).is_ok());
 }
 
 #[test]
 fn a_full_replay_set_refuses_with_503() {
     let verifier = Verifier::with_replay_entries_max(SECRET, 1).unwrap();
     let first = Request::new("");
-    assert!(verify(&first.headers(&first.signature()), &first.body, &verifier, NOW).is_ok());
+    assert!(verify(&first.headers(&first.signature()), ROUTE, &first.body, &verifier, NOW).is_ok());
     let mut second = Request::new("");
     second.timestamp = (NOW + 1).to_string();
     let headers = second.headers(&second.signature());
-    let error = verify(&headers, &second.body, &verifier, NOW).unwrap_err();
+    let error = verify(&headers, ROUTE, &second.body, &verifier, NOW).unwrap_err();
     assert_eq!(error, IdentityError::ReplayCapacity);
     assert_eq!(error.status(), StatusCode::SERVICE_UNAVAILABLE);
     // Once the first entry leaves the window the second request gets in.
-    assert!(verify(&headers, &second.body, &verifier, NOW + 61).is_ok());
+    assert!(verify(&headers, ROUTE, &second.body, &verifier, NOW + 61).is_ok());
 }
 
 #[test]
@@ -396,7 +438,7 @@ proptest! {
         let signature = request.signature();
         let headers = request.headers(&signature);
         prop_assert!(
-            verify(&headers, &request.body, &verifier(), NOW).is_ok(),
+            verify(&headers, ROUTE, &request.body, &verifier(), NOW).is_ok(),
             "the unchanged request is accepted"
         );
 
@@ -417,7 +459,7 @@ proptest! {
             let Ok(value) = HeaderValue::from_bytes(value) else { return Ok(()) };
             headers.insert(name, value);
         }
-        let result = verify(&headers, &parts[2], &verifier(), NOW);
+        let result = verify(&headers, ROUTE, &parts[2], &verifier(), NOW);
         prop_assert!(result.is_err(), "{} changed at byte {index} was accepted", PART_NAMES[part]);
     }
 }
@@ -434,8 +476,18 @@ fn the_shared_vectors_hold() {
     for vector in vectors["signatures"].as_array().unwrap() {
         let (uid, timestamp, body) =
             (text(vector, "uid"), text(vector, "timestamp"), text(vector, "body"));
-        assert_eq!(canonical_string(&uid, &timestamp, body.as_bytes()), text(vector, "canonical"));
-        assert_eq!(sign(secret, &uid, &timestamp, body.as_bytes()), text(vector, "signature"));
+        let (nonce, method, path) =
+            (text(vector, "nonce"), text(vector, "method"), text(vector, "path"));
+        let signed = Signed {
+            uid: &uid,
+            timestamp: &timestamp,
+            nonce: &nonce,
+            method: &method,
+            path: &path,
+            body: body.as_bytes(),
+        };
+        assert_eq!(signed.canonical(), text(vector, "canonical"));
+        assert_eq!(signed.sign(secret), text(vector, "signature"));
     }
     for vector in vectors["bodies"].as_array().unwrap() {
         let body = text(vector, "body");
