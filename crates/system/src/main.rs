@@ -4,6 +4,7 @@
 
 mod ask;
 mod doctor;
+mod erase;
 mod index_commands;
 mod scenario_command;
 mod up;
@@ -62,6 +63,9 @@ enum Command {
         #[command(subcommand)]
         command: WebhooksCommand,
     },
+    /// Erase a user's conversations and memory (the audit is kept), or
+    /// purge the facts the agent wrote.
+    Erase(erase::EraseArgs),
     /// Look at mcp-nextcloud's passage index (index.db) from outside.
     Index {
         #[command(subcommand)]
@@ -368,6 +372,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             index_commands::status(&args.index_db.index_db, options).await
         }
         Command::Doctor(args) => doctor::run(*args).await,
+        Command::Erase(args) => erase::run(args).await,
         Command::Index { command: IndexCommand::Report(args) } => {
             index_commands::report(&args.index_db.index_db, args.since, args.json).await
         }
