@@ -21,7 +21,7 @@ use crate::turn::{self, Services, Turn, TurnError};
 use crate::ui_stream;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -96,22 +96,36 @@ fn claimed_request_id(headers: &HeaderMap) -> String {
         .to_string()
 }
 
-/// What a route's handler hands to [`authenticate`]: the request's method,
-/// path and headers.
-struct Incoming<'a> {
-    method: &'a Method,
-    uri: &'a Uri,
-    headers: &'a HeaderMap,
+/// What every signed route reads of its request: method, path, headers and
+/// body — the signature covers all four (the last extractor of a handler).
+struct Incoming {
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
 }
 
-fn authenticate(api: &Api, incoming: &Incoming<'_>, body: &[u8]) -> Result<Identity, ApiError> {
+impl<S: Send + Sync> FromRequest<S> for Incoming {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Incoming, Response> {
+        let (parts, body) = request.into_parts();
+        let http::request::Parts { method, uri, headers, .. } = parts.clone();
+        let body = Bytes::from_request(Request::from_parts(parts, body), state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        Ok(Incoming { method, uri, headers, body })
+    }
+}
+
+fn authenticate(api: &Api, incoming: &Incoming) -> Result<Identity, ApiError> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_secs())
         .unwrap_or(0);
-    let headers = incoming.headers;
+    let headers = &incoming.headers;
     let route = identity::Route { method: incoming.method.as_str(), path: incoming.uri.path() };
-    identity::verify(headers, route, body, &api.verifier, now).map_err(|error| {
+    identity::verify(headers, route, &incoming.body, &api.verifier, now).map_err(|error| {
         let request_id = claimed_request_id(headers);
         tracing::warn!(%request_id, %error, "identity refused");
         ApiError::new(error.status(), refusal(&error), &request_id)
@@ -131,27 +145,17 @@ fn refusal(error: &IdentityError) -> String {
     }
 }
 
-async fn chat_post(
-    State(api): State<Arc<Api>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
-    match chat_stream(&api, &incoming, &body).await {
+async fn chat_post(State(api): State<Arc<Api>>, incoming: Incoming) -> Response {
+    match chat_stream(&api, &incoming).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
     }
 }
 
-async fn chat_stream(
-    api: &Api,
-    incoming: &Incoming<'_>,
-    body: &[u8],
-) -> Result<Response, ApiError> {
-    let headers = incoming.headers;
-    let identity = authenticate(api, incoming, body)?;
+async fn chat_stream(api: &Api, incoming: &Incoming) -> Result<Response, ApiError> {
+    let headers = &incoming.headers;
+    let body = &incoming.body;
+    let identity = authenticate(api, incoming)?;
     let request_id = identity.request_id.clone();
     let post = ui_stream::parse_chat_post(body)
         .map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, error.to_string(), &request_id))?;
@@ -202,12 +206,11 @@ enum Store {
 /// Authenticates the request, then runs `work` on a store for the user.
 async fn as_user<T: Send + 'static>(
     api: &Api,
-    incoming: &Incoming<'_>,
-    body: &[u8],
+    incoming: &Incoming,
     store: Store,
     work: impl FnOnce(&mut rusqlite::Connection, &str) -> Result<T, store::StoreError> + Send + 'static,
 ) -> Result<(Identity, T), ApiError> {
-    let identity = authenticate(api, incoming, body)?;
+    let identity = authenticate(api, incoming)?;
     let database = match store {
         Store::Chat => &api.services.chat,
         Store::Memory => &api.services.memory,
@@ -222,14 +225,10 @@ async fn as_user<T: Send + 'static>(
 
 async fn conversations(
     State(api): State<Arc<Api>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    incoming: Incoming,
 ) -> Result<Response, ApiError> {
-    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
     let (_, listed) =
-        as_user(&api, &incoming, &body, Store::Chat, |c, uid| chat::conversations(c, uid)).await?;
+        as_user(&api, &incoming, Store::Chat, |c, uid| chat::conversations(c, uid)).await?;
     let body: Vec<_> = listed
         .into_iter()
         .map(|c| {
@@ -242,14 +241,10 @@ async fn conversations(
 async fn conversation(
     State(api): State<Arc<Api>>,
     Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    incoming: Incoming,
 ) -> Result<Response, ApiError> {
-    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
     let wanted = id.clone();
-    let (identity, found) = as_user(&api, &incoming, &body, Store::Chat, move |c, uid| {
+    let (identity, found) = as_user(&api, &incoming, Store::Chat, move |c, uid| {
         let owned = chat::conversations(c, uid)?.into_iter().find(|c| c.id == wanted);
         let Some(conversation) = owned else { return Ok(None) };
         let approvals = chat::approvals(c, uid, &wanted)?;
@@ -282,16 +277,11 @@ fn not_found(request_id: &str) -> ApiError {
 async fn delete_conversation(
     State(api): State<Arc<Api>>,
     Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    incoming: Incoming,
 ) -> Result<Response, ApiError> {
-    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
-    let (identity, deleted) = as_user(&api, &incoming, &body, Store::Chat, move |c, uid| {
-        chat::delete_conversation(c, uid, &id)
-    })
-    .await?;
+    let (identity, deleted) =
+        as_user(&api, &incoming, Store::Chat, move |c, uid| chat::delete_conversation(c, uid, &id))
+            .await?;
     if !deleted {
         return Err(not_found(&identity.request_id));
     }
@@ -300,14 +290,10 @@ async fn delete_conversation(
 
 async fn memory_list(
     State(api): State<Arc<Api>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    incoming: Incoming,
 ) -> Result<Response, ApiError> {
-    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
     let (_, facts) =
-        as_user(&api, &incoming, &body, Store::Memory, |c, uid| memory::list(c, uid, 1000)).await?;
+        as_user(&api, &incoming, Store::Memory, |c, uid| memory::list(c, uid, 1000)).await?;
     let facts: Vec<_> = facts
         .into_iter()
         .map(|f| serde_json::json!({"id": f.id, "text": f.text, "source": f.source, "created": f.created}))
@@ -318,18 +304,13 @@ async fn memory_list(
 async fn memory_delete(
     State(api): State<Arc<Api>>,
     Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
+    incoming: Incoming,
 ) -> Result<Response, ApiError> {
-    let incoming = Incoming { method: &method, uri: &uri, headers: &headers };
     // An id that is not a number names no fact: the same answer as a
     // fact that is gone.
     let id: i64 = id.parse().unwrap_or(-1);
     let (identity, deleted) =
-        as_user(&api, &incoming, &body, Store::Memory, move |c, uid| memory::delete(c, uid, id))
-            .await?;
+        as_user(&api, &incoming, Store::Memory, move |c, uid| memory::delete(c, uid, id)).await?;
     if !deleted {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
