@@ -180,8 +180,14 @@ fn up_answers_a_question_with_a_citation_and_stops_on_sigterm() {
 #[test]
 fn a_port_in_use_exits_2_naming_the_port_and_the_flag() {
     let dir = temp_dir("port");
-    let base = free_base_port();
-    let _taken = std::net::TcpListener::bind(("127.0.0.1", base + 21)).unwrap();
+    // Hold the port from the moment the range is chosen: a range found free
+    // can be taken by someone else before it is bound again.
+    let (base, _taken) = (0..20)
+        .find_map(|_| {
+            let base = free_base_port();
+            std::net::TcpListener::bind(("127.0.0.1", base + 21)).ok().map(|taken| (base, taken))
+        })
+        .expect("a free range whose mcp-nextcloud port can be held");
     let output = Command::new(TAMEBI)
         .args(["up", "--base-port", &base.to_string(), "--data-dir"])
         .arg(dir.join("data"))
