@@ -52,6 +52,20 @@ pub struct Options {
     /// The OnlyOffice-style converter mcp-nextcloud is given.
     #[serde(default)]
     pub converter: ConverterSetting,
+    /// How mcp-nextcloud signs in to Nextcloud.
+    #[serde(default)]
+    pub upstream: UpstreamSetting,
+}
+
+/// mcp-nextcloud's `--upstream` (docs/mcp-nextcloud.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpstreamSetting {
+    /// A second token of the user, for Nextcloud's audience.
+    #[default]
+    SecondToken,
+    /// The app password the user saved in the Tamebi app.
+    AppPassword,
 }
 
 /// The bounds of an index pass (docs/mcp-nextcloud.md), each optional.
@@ -106,6 +120,7 @@ impl Default for Options {
             index_limits: IndexLimits::default(),
             webhooks: false,
             converter: ConverterSetting::None,
+            upstream: UpstreamSetting::SecondToken,
         }
     }
 }
@@ -253,10 +268,12 @@ pub enum Action {
         expect: Expect,
     },
     /// Stop mcp-nextcloud and start it again on the same index.db,
-    /// optionally with another converter setting.
+    /// optionally with another converter or upstream setting.
     RestartMcpNextcloud {
         #[serde(default)]
         converter: Option<ConverterSetting>,
+        #[serde(default)]
+        upstream: Option<UpstreamSetting>,
         #[serde(default)]
         expect: Expect,
     },
@@ -721,6 +738,17 @@ mod tests {
         );
         assert!(message.contains(":2:"), "{message}");
         assert!(message.contains("stauts"), "{message}");
+    }
+
+    #[test]
+    fn webhook_and_tool_steps_are_checked_before_anything_starts() {
+        let error = error_of(
+            "description = \"x\"\n[[steps]]\nkind = \"webhook\"\nevent = \"moved\"\npath = \"a.md\"\n\n[[steps]]\nkind = \"webhook\"\nevent = \"written\"\npath = \"a.md\"\nto = \"b.md\"\n\n[[steps]]\nkind = \"tool\"\nserver = \"calendar\"\nname = \"x\"\n\n[[steps]]\nkind = \"check\"\nexpect = { index_docs = [{ status = \"ok\" }] }\n",
+        );
+        assert!(error.contains("x.toml:2:1: event = \"moved\": expected one of"), "{error}");
+        assert!(error.contains("x.toml:7:1: `to` (the new path) goes with event"), "{error}");
+        assert!(error.contains("x.toml:13:1: server = \"calendar\""), "{error}");
+        assert!(error.contains("x.toml:18:1: every entry of index_docs names"), "{error}");
     }
 
     #[test]

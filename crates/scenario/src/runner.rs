@@ -7,7 +7,9 @@
 //! A failed expectation does not stop the scenario: every failure is
 //! collected, so one run shows all that is wrong.
 
-use crate::format::{Action, Approve, AuditRow, ConverterSetting, Expect, ModelShown, Scenario};
+use crate::format::{
+    Action, Approve, AuditRow, ConverterSetting, Expect, ModelShown, Scenario, UpstreamSetting,
+};
 use crate::normalise::Normaliser;
 use fake_model::{FakeModel, Script};
 use fake_nextcloud::{AppConfig, FakeNextcloud};
@@ -191,9 +193,7 @@ impl Stack {
             issuer: base.clone(),
             jwks_url: None,
             nextcloud_url: base.clone(),
-            upstream: mcp_nextcloud::UpstreamAuth::SecondToken {
-                nextcloud_audience: "nextcloud".into(),
-            },
+            upstream: upstream_auth(scenario.options.upstream),
             allowed_hosts: vec!["127.0.0.1".into()],
             index,
             converter: converter_config(&fake, scenario.options.converter),
@@ -280,6 +280,9 @@ impl Stack {
             model,
             window_tokens: self.window_tokens,
             servers: self.servers.clone(),
+            // As an app-password deployment sets it; nothing is sent until
+            // a user saves an app password in the app.
+            app_password_servers: vec!["nextcloud".into()],
             data_dir: Some(self.data_dir.clone()),
         })
         .await
@@ -571,7 +574,7 @@ impl Stack {
                 result.status = Some(status);
                 transcript.line(&format!("status {status}"));
             }
-            Action::RestartMcpNextcloud { converter, .. } => {
+            Action::RestartMcpNextcloud { converter, upstream, .. } => {
                 transcript.line("mcp-nextcloud restarts");
                 if let Some(mcp) = self.mcp.take() {
                     mcp.index().idle().await;
@@ -579,6 +582,9 @@ impl Stack {
                 }
                 if let Some(converter) = converter {
                     self.mcp_config.converter = converter_config(&self.fake, *converter);
+                }
+                if let Some(upstream) = upstream {
+                    self.mcp_config.upstream = upstream_auth(*upstream);
                 }
                 let mcp = mcp_nextcloud::McpNextcloud::start(self.mcp_config.clone())
                     .await
@@ -658,9 +664,17 @@ impl Stack {
         };
         let url = url.ok_or_else(|| format!("the {server} server does not run"))?;
         let shared = &self.fake.shared;
-        let response = self
-            .http
-            .post(format!("{url}/mcp"))
+        // What the orchestrator adds for mcp-nextcloud once the user has
+        // saved an app password in the app.
+        let app_password = match server {
+            "nextcloud" => shared.world().app.app_passwords.get(user).cloned(),
+            _ => None,
+        };
+        let mut request = self.http.post(format!("{url}/mcp"));
+        if let Some(app_password) = app_password {
+            request = request.header(mcp_nextcloud::config::APP_PASSWORD_HEADER, app_password);
+        }
+        let response = request
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2025-11-25")
             .bearer_auth(shared.mint_access_token(user, audience))
@@ -1188,6 +1202,15 @@ fn seed_corpus(fake: &FakeNextcloud, corpus: &[crate::format::Corpus]) {
                 series.first_mtime + number as i64,
             );
         }
+    }
+}
+
+fn upstream_auth(setting: UpstreamSetting) -> mcp_nextcloud::UpstreamAuth {
+    match setting {
+        UpstreamSetting::SecondToken => {
+            mcp_nextcloud::UpstreamAuth::SecondToken { nextcloud_audience: "nextcloud".into() }
+        }
+        UpstreamSetting::AppPassword => mcp_nextcloud::UpstreamAuth::AppPassword,
     }
 }
 
