@@ -79,7 +79,9 @@ fn render_tools() -> String {
          tools at length: [mcp-nextcloud](../mcp-nextcloud.md#tools), \
          [mcp-mail](../mcp-mail.md#tools).\n\n",
     );
-    out.push_str("| server | tool | readOnlyHint | destructiveHint | idempotentHint | openWorldHint |\n");
+    out.push_str(
+        "| server | tool | readOnlyHint | destructiveHint | idempotentHint | openWorldHint |\n",
+    );
     out.push_str("|---|---|---|---|---|---|\n");
     for (server, tools) in &servers {
         for tool in tools {
