@@ -172,7 +172,8 @@ fn help(path: &[String]) -> String {
         .output()
         .expect("the tamebi binary runs");
     assert!(output.status.success(), "tamebi {} --help failed", path.join(" "));
-    String::from_utf8(output.stdout).unwrap()
+    // With no environment clap prints an unset variable as `[env: NAME=]`.
+    String::from_utf8(output.stdout).unwrap().replace("=]", "]")
 }
 
 /// The subcommands a help text lists under `Commands:` (without `help`).
