@@ -3,6 +3,7 @@
 
     python3 ci/book/check_links.py [BOOK_DIR]     # default: target/book
     python3 ci/book/check_links.py --self-test
+    python3 ci/book/check_links.py --markdown README.md ARCHITECTURE.md
 
 It walks the HTML mdBook wrote (so it checks what readers get: `.md` links
 already turned into `.html`, heading ids as mdBook made them) and, for every
@@ -12,9 +13,15 @@ id. A link from a page in `docs/` to a file outside it (`../crates/...`) is
 broken in the book and is reported too. External links (`https:`, `mailto:`)
 are not fetched: CI has no network. Exit status 1 when anything is broken,
 with one line per broken link.
+
+`--markdown FILE...` checks Markdown files that are not in the book (the
+repository's README and ARCHITECTURE) the simple way: every relative
+`[text](target)` must name an existing file or folder (fragments are not
+checked there: GitHub makes those ids, not mdBook).
 """
 
 import os
+import re
 import sys
 import tempfile
 from html.parser import HTMLParser
@@ -97,6 +104,29 @@ def check(book_dir):
     return sorted(problems)
 
 
+MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def check_markdown(paths):
+    """Relative links of Markdown files outside the book: the file must exist."""
+    problems = []
+    for path in paths:
+        in_code = False
+        with open(path, encoding="utf-8") as file:
+            for number, line in enumerate(file, 1):
+                if line.lstrip().startswith("```"):
+                    in_code = not in_code
+                if in_code:
+                    continue
+                for url in MARKDOWN_LINK.findall(line):
+                    if is_external(url) or url.startswith("#"):
+                        continue
+                    target = os.path.join(os.path.dirname(path), unquote(urlsplit(url).path))
+                    if not os.path.exists(target):
+                        problems.append(f"{path}:{number}: ({url}): no such file {os.path.normpath(target)}")
+    return problems
+
+
 def self_test():
     """The checker must find what is broken and nothing else."""
     pages = {
@@ -139,13 +169,32 @@ def self_test():
         for line in sorted(expected):
             print("  " + line)
         return 1
-    print(f"self-test ok: {len(expected)} broken links found, nothing else")
+    with tempfile.TemporaryDirectory() as directory:
+        readme = os.path.join(directory, "README.md")
+        os.makedirs(os.path.join(directory, "docs"))
+        open(os.path.join(directory, "docs", "up.md"), "w").close()
+        with open(readme, "w", encoding="utf-8") as file:
+            file.write("[ok](docs/up.md) [ok](docs/) [web](https://x.org/a.md) [here](#top)\n"
+                       "[gone](docs/gone.md#x)\n```\n[in code](nothing.md)\n```\n")
+        markdown = check_markdown([readme])
+    if len(markdown) != 1 or "docs/gone.md" not in markdown[0]:
+        print("self-test FAILED: --markdown found", markdown, "instead of docs/gone.md alone")
+        return 1
+    print(f"self-test ok: {len(expected) + 1} broken links found, nothing else")
     return 0
 
 
 def main(argv):
     if argv[1:] == ["--self-test"]:
         return self_test()
+    if argv[1:2] == ["--markdown"]:
+        problems = check_markdown(argv[2:])
+        for line in problems:
+            print(line)
+        if problems:
+            return 1
+        print(f"links ok in {', '.join(argv[2:])}")
+        return 0
     book_dir = argv[1] if len(argv) > 1 else "target/book"
     if not os.path.isfile(os.path.join(book_dir, "index.html")):
         print(f"{book_dir} holds no built book: run `mdbook build` first")
