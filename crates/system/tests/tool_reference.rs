@@ -116,8 +116,8 @@ fn hint(annotations: &Value, key: &str) -> String {
 
 fn render_tool(out: &mut String, tool: &Value) {
     let name = tool["name"].as_str().unwrap();
-    // An explicit id, so links stay `#files_grep` whatever the heading says.
-    out.push_str(&format!("### `{name}` {{#{name}}}\n\n"));
+    // mdBook makes the id `files_grep` of this heading: the table links it.
+    out.push_str(&format!("### `{name}`\n\n"));
     if let Some(title) = tool.get("title").and_then(Value::as_str) {
         out.push_str(&format!("**{title}**\n\n"));
     }
@@ -193,8 +193,7 @@ fn render_command(out: &mut String, path: Vec<String>) {
     let text = help(&path);
     if !path.is_empty() {
         let depth = "#".repeat((path.len() + 1).min(4));
-        let id = path.join("-");
-        out.push_str(&format!("{depth} `tamebi {}` {{#{id}}}\n\n", path.join(" ")));
+        out.push_str(&format!("{depth} `tamebi {}`\n\n", path.join(" ")));
         out.push_str("```text\n");
         out.push_str(text.trim_end());
         out.push_str("\n```\n\n");
