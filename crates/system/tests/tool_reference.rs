@@ -122,7 +122,7 @@ fn render_tool(out: &mut String, tool: &Value) {
         out.push_str(&format!("**{title}**\n\n"));
     }
     if let Some(description) = tool.get("description").and_then(Value::as_str) {
-        out.push_str(description.trim());
+        out.push_str(&escape_markdown(description.trim()));
         out.push_str("\n\n");
     }
     out.push_str("Annotations:\n\n```json\n");
@@ -140,6 +140,19 @@ fn render_tool(out: &mut String, tool: &Value) {
         out.push_str(&pretty(output));
         out.push_str("\n```\n\n</details>\n\n");
     }
+}
+
+/// A description is prose for the model, not Markdown: the characters that
+/// would start emphasis, a link, code or HTML are shown as themselves.
+fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        if matches!(character, '\\' | '*' | '[' | ']' | '`' | '<' | '>' | '|') {
+            out.push('\\');
+        }
+        out.push(character);
+    }
+    out
 }
 
 fn pretty(value: &Value) -> String {
