@@ -202,20 +202,31 @@ fn subcommands(help: &str) -> Vec<String> {
         .collect()
 }
 
-fn render_command(out: &mut String, path: Vec<String>) {
+/// Every command path (`[]`, `["up"]`, `["index", "status"]`, …) with its
+/// help text, depth first in the order `tamebi --help` lists them.
+fn commands(path: Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
     let text = help(&path);
-    if !path.is_empty() {
-        let depth = "#".repeat((path.len() + 1).min(4));
-        out.push_str(&format!("{depth} `tamebi {}`\n\n", path.join(" ")));
-        out.push_str("```text\n");
-        out.push_str(text.trim_end());
-        out.push_str("\n```\n\n");
-    }
-    for sub in subcommands(&text) {
+    let subs = subcommands(&text);
+    out.push((path.clone(), text));
+    for sub in subs {
         let mut next = path.clone();
         next.push(sub);
-        render_command(out, next);
+        commands(next, out);
     }
+}
+
+/// The variables a help text names (`[env: NAME]`).
+fn variables(help: &str) -> Vec<String> {
+    help.split("[env: ")
+        .skip(1)
+        .filter_map(|rest| rest.split(']').next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The heading id mdBook gives `## \`tamebi a b\``.
+fn anchor(path: &[String]) -> String {
+    std::iter::once("tamebi").chain(path.iter().map(String::as_str)).collect::<Vec<_>>().join("-")
 }
 
 fn render_configuration() -> String {
@@ -234,13 +245,41 @@ fn render_configuration() -> String {
          when this page drifts; the manuals say what each option is for \
          ([up](../up.md#flags), [doctor](../doctor.md#configuration), \
          [orchestrator](../orchestrator.md), [mcp-nextcloud](../mcp-nextcloud.md), \
-         [mcp-mail](../mcp-mail.md), [fake model](../fake-model.md)).\n\n",
+         [mcp-mail](../mcp-mail.md), [fake model](../fake-model.md)). \
+         `tamebi up` reads no variable of its own: it hands each child only what \
+         it needs, and `TAMEBI_MODEL_API_KEY` only to the orchestrator and only \
+         with `--model-url` ([up](../up.md#secrets)).\n\n",
     );
-    let top = help(&[]);
-    out.push_str("## `tamebi`\n\n```text\n");
-    out.push_str(top.trim_end());
-    out.push_str("\n```\n\n");
-    render_command(&mut out, Vec::new());
+    let mut all = Vec::new();
+    commands(Vec::new(), &mut all);
+
+    // Index: each variable and the commands that read it.
+    let mut readers: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (path, text) in &all {
+        for variable in variables(text) {
+            let link = format!("[`{}`](#{})", path.join(" "), anchor(path));
+            let entry = readers.entry(variable).or_default();
+            if !entry.contains(&link) {
+                entry.push(link);
+            }
+        }
+    }
+    out.push_str("## Environment variables\n\n| variable | read by |\n|---|---|\n");
+    for (variable, commands) in &readers {
+        out.push_str(&format!("| `{variable}` | {} |\n", commands.join(", ")));
+    }
+    out.push('\n');
+
+    for (path, text) in &all {
+        let depth = "#".repeat((path.len() + 2).min(4));
+        let name = std::iter::once("tamebi")
+            .chain(path.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push_str(&format!("{depth} `{name}`\n\n```text\n"));
+        out.push_str(text.trim_end());
+        out.push_str("\n```\n\n");
+    }
     out
 }
 
