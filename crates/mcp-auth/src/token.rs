@@ -32,6 +32,35 @@ pub struct AuthConfig {
     pub issuer: String,
     /// Where the issuer's keys are fetched.
     pub jwks_url: String,
+    /// What `exp`, `nbf` and `iat` are checked against.
+    pub clock: Clock,
+}
+
+/// The time tokens are checked against: the system clock, or — in a
+/// harness that moves a fake Nextcloud's clock fifteen minutes ahead — that
+/// clock, so expiry is tested without waiting.
+#[derive(Clone, Default)]
+pub struct Clock(Option<std::sync::Arc<dyn Fn() -> i64 + Send + Sync>>);
+
+impl Clock {
+    /// Unix seconds from `now` instead of the system clock.
+    pub fn from_fn(now: impl Fn() -> i64 + Send + Sync + 'static) -> Clock {
+        Clock(Some(std::sync::Arc::new(now)))
+    }
+
+    /// Unix seconds now.
+    pub fn now(&self) -> i64 {
+        match &self.0 {
+            Some(now) => now(),
+            None => unix_now(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Clock(given)" } else { "Clock(system)" })
+    }
 }
 
 /// The verified bearer addressed to this server.
@@ -132,7 +161,7 @@ impl Authenticator {
     }
 
     async fn validate(&self, token: &str, audience: &str) -> Result<Claims, Refusal> {
-        self.validate_at(token, audience, unix_now()).await
+        self.validate_at(token, audience, self.config.clock.now()).await
     }
 
     async fn validate_at(&self, token: &str, audience: &str, now: i64) -> Result<Claims, Refusal> {
@@ -266,6 +295,7 @@ mod tests {
             canonical_url: AUDIENCE.into(),
             issuer: "http://nc.test".into(),
             jwks_url: "http://127.0.0.1:9/unreachable".into(),
+            clock: Clock::default(),
         };
         let authenticator = Authenticator::new(config, reqwest::Client::new());
         *authenticator.keys.lock().unwrap() =

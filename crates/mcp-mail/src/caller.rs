@@ -34,6 +34,7 @@ impl CallerCheck {
             canonical_url: config.canonical_url.clone(),
             issuer: config.issuer.clone(),
             jwks_url: config.jwks_url(),
+            clock: config.clock.clone(),
         };
         CallerCheck {
             authenticator: Authenticator::new(auth_config, http),

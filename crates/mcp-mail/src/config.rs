@@ -23,6 +23,9 @@ pub struct Config {
     /// Host names (or host:port) accepted in the `Host` header (DNS-rebinding
     /// protection); container names belong here in Compose.
     pub allowed_hosts: Vec<String>,
+    /// What token expiry is checked against: the system clock (default);
+    /// a harness moving a fake Nextcloud's clock passes that one.
+    pub clock: mcp_auth::Clock,
 }
 
 /// The audience of the Nextcloud token unless configured otherwise.

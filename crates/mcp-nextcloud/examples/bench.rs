@@ -107,6 +107,7 @@ async fn main() {
         nextcloud_url: fake.base_url().to_string(),
         upstream: UpstreamAuth::SecondToken { nextcloud_audience: NEXTCLOUD_AUDIENCE.to_string() },
         allowed_hosts: vec!["127.0.0.1".into()],
+        clock: Default::default(),
         index: Default::default(),
         converter: None,
     })

@@ -25,6 +25,9 @@ pub struct Config {
     /// The OnlyOffice document server, for formats read by no in-process
     /// extractor; `None` leaves those files unread.
     pub converter: Option<crate::convert::ConverterConfig>,
+    /// What token expiry is checked against: the system clock (default);
+    /// a harness moving a fake Nextcloud's clock passes that one.
+    pub clock: mcp_auth::Clock,
 }
 
 /// How requests toward Nextcloud are authenticated.

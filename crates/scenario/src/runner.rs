@@ -195,6 +195,7 @@ impl Stack {
             nextcloud_url: base.clone(),
             upstream: upstream_auth(scenario.options.upstream),
             allowed_hosts: vec!["127.0.0.1".into()],
+            clock: fake_clock(&fake),
             index,
             converter: converter_config(&fake, scenario.options.converter),
         };
@@ -220,6 +221,7 @@ impl Stack {
             app_url: base.clone(),
             nextcloud_audience: "nextcloud".into(),
             allowed_hosts: vec!["127.0.0.1".into()],
+            clock: fake_clock(&fake),
         })
         .await
         .map_err(|error| format!("mcp-mail: {error}"))?;
@@ -1203,6 +1205,13 @@ fn seed_corpus(fake: &FakeNextcloud, corpus: &[crate::format::Corpus]) {
             );
         }
     }
+}
+
+/// The MCP servers check tokens against the fake Nextcloud's clock, so an
+/// `advance_clock` step expires them as the same time passing would.
+fn fake_clock(fake: &FakeNextcloud) -> mcp_auth::Clock {
+    let shared = fake.shared.clone();
+    mcp_auth::Clock::from_fn(move || shared.clock.now())
 }
 
 fn upstream_auth(setting: UpstreamSetting) -> mcp_nextcloud::UpstreamAuth {

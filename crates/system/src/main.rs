@@ -613,6 +613,7 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
         allowed_hosts,
         index,
         converter,
+        clock: Default::default(),
     };
     let server = match mcp_nextcloud::McpNextcloud::start(config.clone()).await {
         Ok(server) => server,
@@ -690,6 +691,7 @@ async fn mcp_mail_command(args: McpMailArgs) -> anyhow::Result<()> {
         app_url: args.nextcloud_url,
         nextcloud_audience: args.nextcloud_audience,
         allowed_hosts,
+        clock: Default::default(),
     };
     let server = match mcp_mail::McpMail::start(config.clone()).await {
         Ok(server) => server,

@@ -88,6 +88,7 @@ impl Stack {
                 nextcloud_audience: "nextcloud".into(),
             },
             allowed_hosts: vec!["127.0.0.1".into()],
+            clock: Default::default(),
             index: Default::default(),
             converter: None,
         })
@@ -101,6 +102,7 @@ impl Stack {
             app_url: base.clone(),
             nextcloud_audience: "nextcloud".into(),
             allowed_hosts: vec!["127.0.0.1".into()],
+            clock: Default::default(),
         })
         .await
         .unwrap();

@@ -29,6 +29,7 @@ async fn tools_are_listed_and_called_as_the_user_and_failures_are_told_apart() {
         nextcloud_url: fake.base_url().to_string(),
         upstream: UpstreamAuth::SecondToken { nextcloud_audience: "nextcloud".into() },
         allowed_hosts: vec!["127.0.0.1".into()],
+        clock: Default::default(),
         index: Default::default(),
         converter: None,
     })

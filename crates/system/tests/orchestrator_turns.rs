@@ -61,6 +61,7 @@ impl Stack {
             nextcloud_url: fake.base_url().to_string(),
             upstream: UpstreamAuth::SecondToken { nextcloud_audience: "nextcloud".into() },
             allowed_hosts: vec!["127.0.0.1".into()],
+            clock: Default::default(),
             index: Default::default(),
             converter: None,
         })

@@ -369,6 +369,7 @@ pub fn config_for(fake: &FakeNextcloud, app_url: &str) -> Config {
         app_url: app_url.to_string(),
         nextcloud_audience: NEXTCLOUD_AUDIENCE.to_string(),
         allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
+        clock: Default::default(),
     }
 }
 

@@ -63,6 +63,7 @@ pub fn config_for(fake: &FakeNextcloud, upstream: &UpstreamAuth) -> Config {
         nextcloud_url: fake.base_url().to_string(),
         upstream: upstream.clone(),
         allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
+        clock: Default::default(),
         index: Default::default(),
         converter: None,
     }
