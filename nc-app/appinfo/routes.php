@@ -27,6 +27,11 @@ return [
 		['name' => 'mail#send', 'url' => '/api/mail/previews/{id}/send', 'verb' => 'POST'],
 		['name' => 'mail#save', 'url' => '/api/mail/previews/{id}/save', 'verb' => 'POST'],
 
+		// App-password mode: whether one is saved, save one, forget it (session + CSRF).
+		['name' => 'app_password#status', 'url' => '/api/app-password', 'verb' => 'GET'],
+		['name' => 'app_password#save', 'url' => '/api/app-password', 'verb' => 'PUT'],
+		['name' => 'app_password#remove', 'url' => '/api/app-password', 'verb' => 'DELETE'],
+
 		// MCP Apps re-serve.
 		['name' => 'ui#store', 'url' => '/api/ui', 'verb' => 'POST'],
 		['name' => 'ui#show', 'url' => '/ui/{id}', 'verb' => 'GET'],

@@ -22,6 +22,8 @@ final class Envelope {
 	public const NOT_CONFIGURED = 'The assistant is not set up on this Nextcloud yet. Ask your administrator to finish its setup.';
 	public const BODY_TOO_LARGE = 'The request is too large. Shorten it and try again.';
 	public const NOT_ENABLED = 'The assistant is not enabled for your account. Ask your administrator.';
+	public const APP_PASSWORD_NOT_JSON = 'Send a JSON object with your app password in "appPassword", then try again.';
+	public const APP_PASSWORD_NOT_YOURS = 'That is not an app password of your account. Create one under Settings → Security → Devices & sessions, then paste it here.';
 
 	/** @return array{error: array{message: string, requestId: string}} */
 	public static function data(string $message, string $requestId): array {

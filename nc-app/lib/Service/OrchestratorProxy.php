@@ -17,7 +17,8 @@ use Psr\Log\LoggerInterface;
  * The chat proxy's last steps (contract steps 3–6): sign the session's uid
  * over the exact body, attach the request id, the user's tokens, display
  * name and time zone, and answer with a response that streams the
- * orchestrator's answer through as it comes.
+ * orchestrator's answer through as it comes. In app-password mode the
+ * user's saved app password rides along in `X-Tamebi-App-Password`.
  */
 final class OrchestratorProxy {
 	public const BODY_BYTES_MAX = 4 * 1024 * 1024;
@@ -26,10 +27,12 @@ final class OrchestratorProxy {
 	public const HEADER_DISPLAY_NAME = 'X-Tamebi-Display-Name';
 	public const HEADER_TIME_ZONE = 'X-Tamebi-Time-Zone';
 	public const HEADER_TOKEN_PREFIX = 'X-Tamebi-Token-';
+	public const HEADER_APP_PASSWORD = 'X-Tamebi-App-Password';
 
 	public function __construct(
 		private Settings $settings,
 		private TokenRenewer $tokenRenewer,
+		private AppPasswordStore $appPasswords,
 		private IConfig $config,
 		private ITimeFactory $timeFactory,
 		private IRequest $request,
@@ -68,6 +71,7 @@ final class OrchestratorProxy {
 			$tokens,
 			(string)$user->getDisplayName(),
 			(string)$this->config->getUserValue($uid, 'core', 'timezone', ''),
+			$this->appPasswords->get($uid),
 		);
 		$contentType = $this->request->getHeader('Content-Type');
 		if ($contentType !== '') {
@@ -80,9 +84,10 @@ final class OrchestratorProxy {
 	 * Every header the orchestrator reads, for one request. Pure.
 	 *
 	 * @param array<string, string> $tokens audience => token; an audience without one sends no header
+	 * @param ?string $appPassword the user's saved app password (app-password mode); null: no header
 	 * @return array<string, string>
 	 */
-	public static function headers(Signer $signer, string $uid, int $now, string $nonce, string $method, string $path, string $body, string $requestId, array $tokens, string $displayName, string $timeZone): array {
+	public static function headers(Signer $signer, string $uid, int $now, string $nonce, string $method, string $path, string $body, string $requestId, array $tokens, string $displayName, string $timeZone, ?string $appPassword = null): array {
 		$headers = $signer->headers($uid, $now, $nonce, $method, $path, $body);
 		$headers[self::HEADER_REQUEST_ID] = $requestId;
 		foreach ($tokens as $audience => $token) {
@@ -93,6 +98,10 @@ final class OrchestratorProxy {
 		}
 		if (preg_match('#\A[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_+\-]+)*\z#', $timeZone) === 1) {
 			$headers[self::HEADER_TIME_ZONE] = $timeZone;
+		}
+		// The shape the save route accepts: a header never breaks.
+		if ($appPassword !== null && AppPasswordStore::hasTheShape($appPassword)) {
+			$headers[self::HEADER_APP_PASSWORD] = $appPassword;
 		}
 		return $headers;
 	}

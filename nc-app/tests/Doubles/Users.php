@@ -117,8 +117,16 @@ final class FakeConfig implements IConfig {
 	) {
 	}
 
+	public function setUserValue($userId, $appName, $key, $value, $preCondition = null) {
+		$this->userValues["$userId/$appName/$key"] = (string)$value;
+	}
+
 	public function getUserValue($userId, $appName, $key, $default = '') {
 		return $this->userValues["$userId/$appName/$key"] ?? $default;
+	}
+
+	public function deleteUserValue($userId, $appName, $key) {
+		unset($this->userValues["$userId/$appName/$key"]);
 	}
 }
 
@@ -146,16 +154,29 @@ final class FakeTime implements ITimeFactory {
 
 final class FakeLogger implements LoggerInterface {
 	public array $lines = [];
+	/** @var list<array> each line's context, in the order of `$lines` */
+	public array $contexts = [];
 
 	public function error(string|\Stringable $message, array $context = []): void {
 		$this->lines[] = ['error', (string)$message];
+		$this->contexts[] = $context;
 	}
 
 	public function warning(string|\Stringable $message, array $context = []): void {
 		$this->lines[] = ['warning', (string)$message];
+		$this->contexts[] = $context;
 	}
 
 	public function info(string|\Stringable $message, array $context = []): void {
 		$this->lines[] = ['info', (string)$message];
+		$this->contexts[] = $context;
+	}
+
+	/** Everything logged, messages and contexts (exceptions by message), as one string. */
+	public function everything(): string {
+		$contexts = array_map(static function (array $context): array {
+			return array_map(static fn ($value) => $value instanceof \Throwable ? get_class($value) . ': ' . $value->getMessage() : $value, $context);
+		}, $this->contexts);
+		return json_encode([$this->lines, $contexts], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR);
 	}
 }

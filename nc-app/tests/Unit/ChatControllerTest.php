@@ -7,6 +7,7 @@ namespace OCA\Tamebi\Tests\Unit;
 use OCA\Tamebi\Controller\ChatController;
 use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Http\StreamResponse;
+use OCA\Tamebi\Service\AppPasswordStore;
 use OCA\Tamebi\Service\OrchestratorProxy;
 use OCA\Tamebi\Service\Settings;
 use OCA\Tamebi\Service\Signer;
@@ -15,6 +16,7 @@ use OCA\Tamebi\Tests\Doubles\FakeAppConfig;
 use OCA\Tamebi\Tests\Doubles\FakeAppManager;
 use OCA\Tamebi\Tests\Doubles\FakeClientService;
 use OCA\Tamebi\Tests\Doubles\FakeConfig;
+use OCA\Tamebi\Tests\Doubles\FakeCrypto;
 use OCA\Tamebi\Tests\Doubles\FakeLogger;
 use OCA\Tamebi\Tests\Doubles\FakeOidc;
 use OCA\Tamebi\Tests\Doubles\FakeOutput;
@@ -40,6 +42,8 @@ final class ChatControllerTest extends TestCase {
 	private FakeAppConfig $appConfig;
 	private FakeTime $time;
 	private FakeAppManager $appManager;
+	private FakeConfig $config;
+	private FakeCrypto $crypto;
 
 	protected function setUp(): void {
 		// The client tries to choose a user in a header too: never read.
@@ -50,6 +54,8 @@ final class ChatControllerTest extends TestCase {
 		$this->appConfig = FakeAppConfig::complete();
 		$this->time = new FakeTime(1767225600);
 		$this->appManager = new FakeAppManager();
+		$this->config = new FakeConfig(['alice/core/timezone' => 'Europe/Paris']);
+		$this->crypto = new FakeCrypto();
 	}
 
 	private function controller(string $orchestratorUrl = 'http://orchestrator.test:9100'): ChatController {
@@ -57,8 +63,7 @@ final class ChatControllerTest extends TestCase {
 		$settings = new Settings($this->appConfig);
 		$logger = new FakeLogger();
 		$renewer = new TokenRenewer($this->http, new FakeSession(), $settings, $this->time, $logger);
-		$config = new FakeConfig(['alice/core/timezone' => 'Europe/Paris']);
-		$proxy = new OrchestratorProxy($settings, $renewer, $config, $this->time, $this->request, $logger);
+		$proxy = new OrchestratorProxy($settings, $renewer, new AppPasswordStore($this->config, $this->crypto, $logger), $this->config, $this->time, $this->request, $logger);
 		$guard = new Guard($this->request, $this->userSession, $this->appManager);
 		return new ChatController($this->request, $guard, $this->raw, $proxy);
 	}
@@ -114,6 +119,49 @@ final class ChatControllerTest extends TestCase {
 		$headers = $this->controller()->chat()->upstreamHeaders();
 		self::assertSame([], array_filter(array_keys($headers), fn ($name) => str_starts_with($name, 'X-Tamebi-Token-')));
 		self::assertSame('alice', $headers['X-Tamebi-Uid']);
+	}
+
+	public function testNoAppPasswordHeaderWhenTheUserSavedNone(): void {
+		$headers = $this->controller()->chat()->upstreamHeaders();
+		self::assertArrayNotHasKey('X-Tamebi-App-Password', $headers);
+	}
+
+	public function testASavedAppPasswordRidesAlongOnEveryRoute(): void {
+		(new AppPasswordStore($this->config, $this->crypto, new FakeLogger()))->save('alice', 'Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs');
+		// Bob's is not Alice's: only the session user's is read.
+		(new AppPasswordStore($this->config, $this->crypto, new FakeLogger()))->save('bob', 'bobs-own-app-password');
+		$this->raw->bodyBytes = '';
+		$controller = $this->controller();
+		foreach ([['chat', []], ['conversations', []], ['conversation', ['c1']], ['deleteConversation', ['c1']], ['memory', []], ['deleteMemory', ['7']]] as [$method, $arguments]) {
+			$headers = $controller->$method(...$arguments)->upstreamHeaders();
+			self::assertSame('Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs', $headers['X-Tamebi-App-Password'], $method);
+			self::assertSame('alice', $headers['X-Tamebi-Uid'], $method);
+		}
+	}
+
+	public function testAnAppPasswordThatNoLongerDecryptsIsLeftOutAndTheChatGoesOn(): void {
+		$this->config->setUserValue('alice', 'tamebi', 'app_password', 'from-another-instance-secret');
+		$headers = $this->controller()->chat()->upstreamHeaders();
+		self::assertArrayNotHasKey('X-Tamebi-App-Password', $headers);
+		self::assertSame('alice', $headers['X-Tamebi-Uid']);
+	}
+
+	public function testTheHeadersFunctionAddsTheAppPasswordOnlyWhenGiven(): void {
+		$signer = new Signer(self::SECRET);
+		$nonce = str_repeat('ab', 16);
+		$without = OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC');
+		self::assertArrayNotHasKey('X-Tamebi-App-Password', $without);
+		self::assertSame($without, OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', null));
+		$with = OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'Xk3pQ-7rTzw');
+		self::assertSame('Xk3pQ-7rTzw', $with['X-Tamebi-App-Password']);
+		self::assertSame(str_repeat('a', 256), OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', str_repeat('a', 256))['X-Tamebi-App-Password']);
+		// Not part of the signature: the rest is the same, byte for byte.
+		unset($with['X-Tamebi-App-Password']);
+		self::assertSame($without, $with);
+		// A value that could break the header is never sent.
+		foreach (["a\r\nX-Tamebi-Uid: bob", '', ' padded ', "caf\u{e9}", str_repeat('a', 257)] as $unsafe) {
+			self::assertArrayNotHasKey('X-Tamebi-App-Password', OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', $unsafe));
+		}
 	}
 
 	public function testAnEndedSessionIs401WithTheEnvelopeAndNothingIsRead(): void {
@@ -216,5 +264,25 @@ final class ChatControllerTest extends TestCase {
 		self::assertArrayNotHasKey('cookie', $headers);
 		self::assertArrayNotHasKey('requesttoken', $headers);
 		self::assertArrayNotHasKey('authorization', $headers);
+		self::assertArrayNotHasKey('x-tamebi-app-password', $headers);
+	}
+
+	public function testEndToEndTheSavedAppPasswordReachesTheOrchestrator(): void {
+		(new AppPasswordStore($this->config, $this->crypto, new FakeLogger()))->save('alice', 'Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs');
+		$server = new OrchestratorServer();
+		$chunks = [];
+		try {
+			$this->controller($server->url)->chat()->withSinkFactory(static function () use (&$chunks): \Closure {
+				return static function (string $chunk) use (&$chunks): void {
+					$chunks[] = $chunk;
+				};
+			})->callback(new FakeOutput());
+		} finally {
+			$server->stop();
+		}
+		$first = json_decode(substr(explode("\n\n", implode('', $chunks))[0], strlen('data: ')), true);
+		$headers = array_change_key_case($first['received']['headers'], CASE_LOWER);
+		self::assertSame('Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs', $headers['x-tamebi-app-password']);
+		self::assertSame('alice', $headers['x-tamebi-uid']);
 	}
 }

@@ -29,6 +29,9 @@ final class RoutesTest extends TestCase {
 		['GET', '/api/mail/previews/{id}', 'mail#preview', 'app-checked'],
 		['POST', '/api/mail/previews/{id}/send', 'mail#send', 'app-checked'],
 		['POST', '/api/mail/previews/{id}/save', 'mail#save', 'app-checked'],
+		['GET', '/api/app-password', 'app_password#status', 'app-checked'],
+		['PUT', '/api/app-password', 'app_password#save', 'app-checked'],
+		['DELETE', '/api/app-password', 'app_password#remove', 'app-checked'],
 		['POST', '/api/ui', 'ui#store', 'app-checked'],
 		['GET', '/ui/{id}', 'ui#show', 'nextcloud-session'],
 	];
@@ -43,7 +46,8 @@ final class RoutesTest extends TestCase {
 	public function testEachRouteMethodIsAuthenticatedAsDeclared(): void {
 		foreach (self::CONTRACT as [, , $name, $access]) {
 			[$controller, $method] = explode('#', $name);
-			$class = 'OCA\\Tamebi\\Controller\\' . ucfirst($controller) . 'Controller';
+			$class = 'OCA\\Tamebi\\Controller\\' . self::underscoreToCamelCase(ucfirst($controller)) . 'Controller';
+			$method = self::underscoreToCamelCase($method);
 			$reflection = new \ReflectionMethod($class, $method);
 			$attributes = array_map(fn ($a) => $a->getName(), $reflection->getAttributes());
 			self::assertContains(NoAdminRequired::class, $attributes, $name);
@@ -59,6 +63,20 @@ final class RoutesTest extends TestCase {
 				self::assertMatchesRegularExpression('/\A\s*\{?\s*(\$user = \$this->guard->(session|sessionOnly|bearer)\(\);|return \$this->forward\()/', $source, "$name must start with the guard");
 			}
 		}
+	}
+
+	public function testRouteNamesMapToClassesAsNextcloudMapsThem(): void {
+		self::assertSame('AppPassword', self::underscoreToCamelCase(ucfirst('app_password')));
+		self::assertSame('deleteConversation', self::underscoreToCamelCase('deleteConversation'));
+		self::assertSame('Ui', self::underscoreToCamelCase(ucfirst('ui')));
+	}
+
+	/**
+	 * Nextcloud's RouteParser: `app_password#x` → `AppPasswordController::x`
+	 * (each `_` and the letter after it become that letter, upper case).
+	 */
+	private static function underscoreToCamelCase(string $name): string {
+		return preg_replace_callback('/_[a-z]?/', static fn (array $m): string => strtoupper(ltrim($m[0], '_')), $name);
 	}
 
 	public function testSendAndSaveUseTheSessionOnlyGuard(): void {

@@ -42,7 +42,9 @@ namespace OCP {
 	}
 
 	interface IConfig {
+		public function setUserValue($userId, $appName, $key, $value, $preCondition = null);
 		public function getUserValue($userId, $appName, $key, $default = '');
+		public function deleteUserValue($userId, $appName, $key);
 	}
 
 	interface IAppConfig {
@@ -65,6 +67,15 @@ namespace OCP {
 		public static function addScript(string $application, string $file, string $afterAppId = 'core', bool $prepend = false): void {
 			self::$scripts[] = [$application, $file];
 		}
+	}
+}
+
+namespace OCP\Security {
+	interface ICrypto {
+		public function calculateHMAC(string $message, string $password = ''): string;
+		public function encrypt(string $plaintext, string $password = ''): string;
+		/** @throws \Exception when the ciphertext does not authenticate */
+		public function decrypt(string $authenticatedCiphertext, string $password = ''): string;
 	}
 }
 
