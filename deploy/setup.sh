@@ -189,6 +189,12 @@ setup() {
         die "Nextcloud's overwritehost is '$effective', expected '$public_host' (config/reverse-proxy.config.php reads OVERWRITEHOST)"
     ok "Nextcloud names itself $public_url for every request"
 
+    # Every call this stack needs Nextcloud to make goes to a private
+    # address: the token loopback (http://localhost), user_oidc's discovery,
+    # webhook deliveries to http://mcp-nextcloud:9101, the document server at
+    # http://onlyoffice. Nextcloud's HTTP client refuses those by default.
+    ensure_system allow_local_remote_servers true boolean
+
     say "apps"
     local app
     for app in oidc user_oidc webhook_listeners mail deck calendar contacts onlyoffice tamebi; do

@@ -221,6 +221,12 @@ def flag_values(tokens: list[str]) -> dict[str, list[str]]:
     return values
 
 
+def setting(service: dict, flag: str, var: str) -> str:
+    """A service's setting: its --flag, else its environment variable."""
+    value = flag_values(command_tokens(service)).get(flag, [""])[0]
+    return value or environment(service).get(var) or ""
+
+
 def host_port(url: str) -> tuple[str, int | None]:
     match = re.match(r"^[a-z]+://([^/:]+)(?::(\d+))?", url)
     if not match:
@@ -457,7 +463,7 @@ class Checker:
             shared = index_volumes & {s for s, _ in volume_mounts(service or {})}
             if shared:
                 self.error(f"{name}: {sname}", f"mounts {sorted(shared)}, mcp-nextcloud's index volume: it holds the drive's text")
-        index_db = flag_values(command_tokens(mcp_nextcloud)).get("index-db", [""])[0]
+        index_db = setting(mcp_nextcloud, "index-db", "TAMEBI_INDEX_DB")
         index_targets = [t for s, t in volume_mounts(mcp_nextcloud) if s == "index"]
         if not any(index_db.startswith(t.rstrip("/") + "/") for t in index_targets):
             self.error(f"{name}: mcp-nextcloud", f"--index-db {index_db!r} is not on the index volume")
@@ -465,8 +471,7 @@ class Checker:
         for var, source in self.service_env(orchestrator).items():
             if ORCHESTRATOR_FORBIDDEN_ENV.search(var):
                 self.error(where, f"{var} (from {source}): the orchestrator holds no Nextcloud URL, credential or workspace data")
-        flags = flag_values(command_tokens(orchestrator))
-        data_dir = flags.get("data-dir", [""])[0]
+        data_dir = setting(orchestrator, "data-dir", "TAMEBI_DATA_DIR")
         mounts = volume_mounts(orchestrator)
         if not any(named(s) and data_dir.startswith(t.rstrip("/")) for s, t in mounts):
             self.error(where, f"--data-dir {data_dir!r} is not on a named volume: chat.db, audit.db and memory.db would be lost")
@@ -635,6 +640,12 @@ def breakages():
          "--allowed-host=mcp-nextcloud"),
         ("an env file without its example",
          on("orchestrator", lambda s: s.__setitem__("env_file", ["deploy/model.env"])), "does not exist"),
+        ("the index off its volume",
+         on("mcp-nextcloud", lambda s: s["environment"].update(TAMEBI_INDEX_DB="/tmp/index.db")),
+         "not on the index volume"),
+        ("chat.db off a volume",
+         on("orchestrator", lambda s: s["environment"].update(TAMEBI_DATA_DIR="/tmp/orchestrator")),
+         "not on a named volume"),
         ("no healthcheck", on("mcp-mail", lambda s: s.pop("healthcheck")), "no healthcheck"),
         ("a service missing", lambda f: f["compose.fake.yaml"]["services"].pop("fake-model"), "fake-model is missing"),
         ("an unpinned image", on("db", lambda s: s.__setitem__("image", "postgres")), "not pinned"),

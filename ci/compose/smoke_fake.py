@@ -104,7 +104,11 @@ def main() -> int:
                     token = token.replace(target, real)
                 tokens.append(token)
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "RUST_LOG": "info,rmcp=warn"}
-            env.update({k: v for k, v in check.environment(service).items() if v is not None})
+            for key, value in check.environment(service).items():
+                if value is not None:
+                    for target, real in mounts.items():
+                        value = value.replace(target, real)
+                    env[key] = value
             out = open(work / f"{name}.log", "w")
             processes[name] = subprocess.Popen([binary, *tokens], stdout=out, stderr=out, env=env, cwd=work)
             print(f"started {name}: tamebi {' '.join(tokens[:2])} …")
