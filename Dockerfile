@@ -40,7 +40,6 @@ RUN for crate in crates/*/; do mkdir -p "$crate/src" && : > "$crate/src/lib.rs";
 # Our sources. COPY keeps the files' own modification times, which can be
 # older than the stand-ins above: touch them so cargo rebuilds our crates.
 COPY crates crates
-COPY docs/vectors docs/vectors
 RUN find crates -type f -exec touch {} + \
     && cargo build --release --locked --bin tamebi \
     && install -m 0755 target/release/tamebi /usr/local/bin/tamebi

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import fnmatch
 import os
 import re
 import shlex
@@ -575,6 +576,16 @@ class Checker:
         for needed in ("target/", "node_modules", "data/"):
             if needed not in ignore:
                 self.error(".dockerignore", f"does not exclude {needed}")
+        # What the Dockerfile copies from the context must not be ignored.
+        patterns = [p.strip().rstrip("/") for p in ignore.splitlines() if p.strip() and not p.startswith("#")]
+        dockerfile = (self.root / "Dockerfile").read_text()
+        for line in re.findall(r"^COPY (?!--from)(.+)$", dockerfile, re.M):
+            for source in line.split()[:-1]:
+                parts = source.split("/")
+                prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+                for pattern in patterns:
+                    if any(fnmatch.fnmatch(prefix, pattern) for prefix in prefixes):
+                        self.error(".dockerignore", f"{pattern!r} hides {source}, which the Dockerfile copies")
 
 
 def compose_fixture(demo: str) -> str:
