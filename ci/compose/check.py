@@ -39,6 +39,7 @@ import fnmatch
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -268,6 +269,9 @@ class Checker:
         self.cli = cli
         self.root = root
         self.errors: list[str] = []
+        # The dependency layer's cargo check is run once, by main(), not for
+        # every broken copy of the self-test.
+        self.cargo = False
 
     def error(self, where: str, message: str) -> None:
         self.errors.append(f"{where}: {message}")
@@ -561,6 +565,49 @@ class Checker:
             if f"COPY {relative} " not in text:
                 self.error(where, f"the dependency layer does not copy {relative}")
 
+    def check_dependency_layer(self, dockerfile: str) -> None:
+        """Re-enact the Dockerfile's dependency layer (its COPYs of the
+        manifests and the RUN that writes stand-in sources) in a temporary
+        directory, and ask cargo whether that workspace resolves with the
+        lockfile as it is (--locked) for this host."""
+        where = "Dockerfile (dependency layer)"
+        if shutil.which("cargo") is None:
+            self.error(where, "cargo is not on PATH: cannot re-enact the dependency layer")
+            return
+        build = re.split(r"^FROM\s", dockerfile, flags=re.M)[1]
+        run = re.search(r"^RUN (for crate in .*?)&& cargo build", build, re.M | re.S)
+        if not run:
+            self.error(where, "no RUN writing stand-in sources before the first cargo build")
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            for line in re.findall(r"^COPY (?!--from)(.+)$", build, re.M):
+                *sources, destination = line.split()
+                if sources == ["crates"]:
+                    break  # the real sources: the dependency layer ends here
+                for source in sources:
+                    target = Path(tmp) / (destination if destination != "./" else "")
+                    if destination.endswith("/") or destination == "./":
+                        target = target / Path(source).name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(self.root / source, target)
+            stand_ins = subprocess.run(
+                ["bash", "-c", run.group(1).replace("\\\n", " ") + " true"], cwd=tmp, capture_output=True, text=True
+            )
+            if stand_ins.returncode != 0:
+                self.error(where, f"the stand-in sources cannot be written: {stand_ins.stderr.strip()}")
+                return
+            # The Dockerfile's own cargo build, planned and not run: the unit
+            # graph fails exactly where the build would (a missing target
+            # file, a lockfile needing a change) without compiling anything.
+            # --unit-graph is unstable; RUSTC_BOOTSTRAP lets stable cargo plan it.
+            tree = subprocess.run(
+                ["cargo", "build", "--release", "--locked", "--offline", "--bin", "tamebi",
+                 "--unit-graph", "-Z", "unstable-options"],
+                cwd=tmp, capture_output=True, text=True, env=dict(os.environ, RUSTC_BOOTSTRAP="1"),
+            )
+            if tree.returncode != 0:
+                self.error(where, f"cargo build would fail on the stand-in sources: {tree.stderr.strip()[-400:]}")
+
     def check_fixture(self) -> None:
         demo = (self.root / "scenarios/fixtures/demo.toml").read_text()
         path = self.root / "scenarios/fixtures/compose.toml"
@@ -571,6 +618,8 @@ class Checker:
         for name, doc in files.items():
             self.check_compose(name, doc)
         self.check_dockerfile((self.root / "Dockerfile").read_text())
+        if self.cargo:
+            self.check_dependency_layer((self.root / "Dockerfile").read_text())
         self.check_fixture()
         ignore = (self.root / ".dockerignore").read_text() if (self.root / ".dockerignore").exists() else ""
         for needed in ("target/", "node_modules", "data/"):
@@ -701,9 +750,18 @@ def self_test(cli: Cli) -> int:
             failures.append("a root runtime user was not caught")
         else:
             print("self-test: caught a root runtime user in the Dockerfile")
+        # The dependency layer without the stand-in for the scenarios test.
+        dockerfile = (ROOT / "Dockerfile").read_text()
+        broken_layer = re.sub(r"^.*tests/scenarios\.rs.*\n", "", dockerfile, flags=re.M)
+        checker = Checker(cli)
+        checker.check_dependency_layer(broken_layer)
+        if broken_layer == dockerfile or not any("cargo build would fail" in e for e in checker.errors):
+            failures.append("a dependency layer missing a stand-in was not caught")
+        else:
+            print("self-test: caught a dependency layer cargo would refuse")
     for failure in failures:
         print(f"SELF-TEST FAILED: {failure}")
-    print(f"self-test: {len(breakages()) + 2 - len(failures)} broken copies caught, {len(failures)} missed")
+    print(f"self-test: {len(breakages()) + 3 - len(failures)} broken copies caught, {len(failures)} missed")
     return 1 if failures else 0
 
 
@@ -729,6 +787,7 @@ def main() -> int:
     if args.compose:
         files["compose.yaml"] = yaml.safe_load(Path(args.compose).read_text())
     checker = Checker(cli)
+    checker.cargo = True
     checker.run(files)
     for error in checker.errors:
         print(f"ERROR {error}")
