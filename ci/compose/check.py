@@ -333,6 +333,8 @@ class Checker:
 
         self.check_invariants(name, services)
         self.check_urls(name, services, production)
+        if production:
+            self.check_setup_urls(services)
 
     def check_env_files(self, where: str, service: dict) -> None:
         for entry in as_list(service.get("env_file")):
@@ -543,6 +545,19 @@ class Checker:
             if host_port(nextcloud_url)[0] != internal:
                 self.error(where, f"--nextcloud-url {nextcloud_url!r} is not the internal http://{internal}")
 
+    def check_setup_urls(self, services: dict) -> None:
+        """deploy/setup.sh names the same audiences and orchestrator URL."""
+        path = self.root / "deploy/setup.sh"
+        text = path.read_text() if path.exists() else ""
+        for sname in ("mcp-nextcloud", "mcp-mail"):
+            canonical = flag_values(command_tokens(services.get(sname) or {})).get("canonical-url", [""])[0]
+            if f"resource={canonical} " not in text and f"resource={canonical}\n" not in text:
+                self.error("deploy/setup.sh", f"creates no OIDC client with resource_url {canonical} ({sname}'s canonical URL): its tokens would be refused")
+        listen = flag_values(command_tokens(services.get("orchestrator") or {})).get("listen", [""])[0]
+        url = f"http://orchestrator:{listen.rsplit(':', 1)[-1]}"
+        if f"orchestrator_url {url}" not in text:
+            self.error("deploy/setup.sh", f"does not set the app's orchestrator_url to {url}")
+
     # -- the other files
 
     def check_dockerfile(self, text: str) -> None:
@@ -706,6 +721,9 @@ def breakages():
         ("chat.db off a volume",
          on("orchestrator", lambda s: s["environment"].update(TAMEBI_DATA_DIR="/tmp/orchestrator")),
          "not on a named volume"),
+        ("an audience setup.sh does not create",
+         cmd("mcp-mail", "--canonical-url=http://mcp-mail:9102/mcp", "--canonical-url=http://mcp-mail:9102/mail"),
+         "creates no OIDC client"),
         ("no healthcheck", on("mcp-mail", lambda s: s.pop("healthcheck")), "no healthcheck"),
         ("a service missing", lambda f: f["compose.fake.yaml"]["services"].pop("fake-model"), "fake-model is missing"),
         ("an unpinned image", on("db", lambda s: s.__setitem__("image", "postgres")), "not pinned"),
