@@ -108,16 +108,23 @@ wait_for_nextcloud() {
     die "Nextcloud did not finish installing: docker compose logs nextcloud"
 }
 
+# enabled, disabled or nothing: from `occ app:list`, whose text output has
+# an "Enabled:" and a "Disabled:" section of "  - app: version" lines.
+app_state() {
+    occ app:list | awk -v app="$1" '
+        /^Enabled:/ { section = "enabled" }
+        /^Disabled:/ { section = "disabled" }
+        $1 == "-" && ($2 == app ":" || $2 == app) { print section; exit }'
+}
+
 ensure_app() {
     local app=$1
-    if occ app:list --enabled | grep -qE "^  - ${app}:"; then
-        ok "app $app enabled"
-    elif occ app:list --disabled | grep -qE "^  - ${app}:"; then
-        occ app:enable "$app"
-    else
+    case $(app_state "$app") in
+        enabled) ok "app $app enabled" ;;
+        disabled) occ app:enable "$app" ;;
         # Installs from the app store and enables.
-        occ app:install "$app"
-    fi
+        *) occ app:install "$app" ;;
+    esac
 }
 
 # A system value, set only when it differs.
@@ -301,8 +308,11 @@ setup() {
     TAMEBI_MODEL_API_KEY=$(env_value "$DEPLOY/orchestrator.env" TAMEBI_MODEL_API_KEY)
     ONLYOFFICE_JWT_SECRET=$jwt_mcp
     export TAMEBI_OIDC_CLIENTS TAMEBI_MODEL_URL TAMEBI_MODEL TAMEBI_MODEL_API_KEY ONLYOFFICE_JWT_SECRET
+    # A local model server may need no key: pass the variable only when set.
+    local key_env=()
+    [ -z "$TAMEBI_MODEL_API_KEY" ] || key_env=(-e TAMEBI_MODEL_API_KEY)
     $COMPOSE run --rm -T -e TAMEBI_OIDC_CLIENTS -e TAMEBI_MODEL_URL -e TAMEBI_MODEL \
-        -e TAMEBI_MODEL_API_KEY -e ONLYOFFICE_JWT_SECRET tamebi-cli doctor
+        "${key_env[@]}" -e ONLYOFFICE_JWT_SECRET tamebi-cli doctor
 }
 
 case "${1:-}" in
