@@ -11,8 +11,9 @@
 # COMPOSE overrides the compose command (e.g. COMPOSE="docker compose -f
 # compose.yaml -f compose.override.yaml"). Manual: docs/compose.md.
 #
-# Written without a Docker engine at hand: checked with `bash -n` and
-# shellcheck-style reading, not run against a live stack.
+# Written without a Docker engine at hand: `bash -n`, and two runs against a
+# stand-in for docker compose and occ (ci/compose/setup_idempotent.py: the
+# second changes nothing); not yet run against a live Nextcloud.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
