@@ -21,6 +21,7 @@
 // it is built once per request, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod app_password;
 mod mail_api;
 mod page;
 mod proxy;
@@ -28,6 +29,7 @@ mod renew;
 mod reserve;
 pub mod sign;
 
+pub use app_password::AppPasswords;
 pub use mail_api::{Preview, PreviewOutcome, Previews};
 pub use renew::TokenCache;
 pub use reserve::{Page, Pages};
@@ -153,6 +155,7 @@ pub struct AppStore {
     pub tokens: TokenCache,
     pub previews: Previews,
     pub pages: Pages,
+    pub app_passwords: AppPasswords,
 }
 
 pub fn routes() -> Router<AppState> {
@@ -173,6 +176,10 @@ pub fn routes() -> Router<AppState> {
             .route(&at("/api/mail/previews/{id}"), get(mail_api::preview))
             .route(&at("/api/mail/previews/{id}/send"), post(mail_api::send))
             .route(&at("/api/mail/previews/{id}/save"), post(mail_api::save))
+            .route(
+                &at("/api/app-password"),
+                get(app_password::status).put(app_password::save).delete(app_password::remove),
+            )
             .route(&at("/api/ui"), post(reserve::store))
             .route(&at("/ui/{id}"), get(reserve::serve));
     }

@@ -48,6 +48,13 @@ pub const TOKENS_MAX: usize = 8;
 /// Bytes of an audience name in a token header.
 pub const AUDIENCE_NAME_BYTES_MAX: usize = 40;
 pub const HEADER_REQUEST_ID: &str = "x-request-id";
+/// The user's Nextcloud app password, in app-password mode only: the app
+/// sends the one the user saved, and the orchestrator hands it to the MCP
+/// servers configured to receive it (`--app-password-server`), never to
+/// the others.
+pub const HEADER_APP_PASSWORD: &str = "x-tamebi-app-password";
+/// Bytes of an app password (Nextcloud's are 72).
+pub const APP_PASSWORD_BYTES_MAX: usize = 256;
 
 /// How far a request's timestamp may be from the orchestrator's clock, either way.
 pub const TIMESTAMP_WINDOW_S: u64 = 60;
@@ -71,6 +78,9 @@ pub struct Identity {
     pub tokens: BTreeMap<String, AccessToken>,
     /// Nextcloud's request id: one string joins the UI, nextcloud.log and our logs.
     pub request_id: String,
+    /// The user's app password, when the app runs in app-password mode and
+    /// the user saved one.
+    pub app_password: Option<AccessToken>,
 }
 
 /// The user's access token. It is carried to the MCP servers and never stored
@@ -137,6 +147,7 @@ pub fn verify(
     let request_id = header(headers, HEADER_REQUEST_ID)?;
     check_request_id(request_id)?;
     let tokens = parse_tokens(headers)?;
+    let app_password = parse_app_password(headers)?;
 
     let skew_s = now_unix_s.abs_diff(timestamp);
     if skew_s > TIMESTAMP_WINDOW_S {
@@ -172,7 +183,7 @@ pub fn verify(
 
     check_body(body)?;
 
-    Ok(Identity { uid: uid.to_owned(), tokens, request_id: request_id.to_owned() })
+    Ok(Identity { uid: uid.to_owned(), tokens, request_id: request_id.to_owned(), app_password })
 }
 
 /// The identity headers for one request signed now, with a fresh nonce —
@@ -303,6 +314,11 @@ impl AccessToken {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    #[cfg(test)]
+    pub(crate) fn for_tests(text: &str) -> AccessToken {
+        AccessToken(text.to_owned())
+    }
 }
 
 impl fmt::Debug for AccessToken {
@@ -317,6 +333,7 @@ impl fmt::Debug for Identity {
             .field("uid", &self.uid)
             .field("tokens", &self.tokens)
             .field("request_id", &self.request_id)
+            .field("app_password", &self.app_password)
             .finish()
     }
 }
@@ -445,6 +462,27 @@ fn parse_tokens(headers: &HeaderMap) -> Result<BTreeMap<String, AccessToken>, Id
         }
     }
     Ok(tokens)
+}
+
+/// The optional [`HEADER_APP_PASSWORD`]: once, 1 to 256 visible ASCII
+/// characters.
+fn parse_app_password(headers: &HeaderMap) -> Result<Option<AccessToken>, IdentityError> {
+    let malformed = |reason| IdentityError::MalformedHeader { header: HEADER_APP_PASSWORD, reason };
+    let mut values = headers.get_all(HEADER_APP_PASSWORD).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(malformed("sent more than once"));
+    }
+    let text = value.to_str().map_err(|_| malformed("not visible ASCII"))?;
+    let ok = !text.is_empty()
+        && text.len() <= APP_PASSWORD_BYTES_MAX
+        && text.bytes().all(|b| b.is_ascii_graphic());
+    if !ok {
+        return Err(malformed("not 1 to 256 visible ASCII characters without spaces"));
+    }
+    Ok(Some(AccessToken(text.to_owned())))
 }
 
 fn parse_access_token(text: &str) -> Result<AccessToken, IdentityError> {

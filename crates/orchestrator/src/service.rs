@@ -27,6 +27,9 @@ pub struct Config {
     /// The model's context window in tokens.
     pub window_tokens: usize,
     pub servers: Vec<ServerConfig>,
+    /// The servers (by name) that receive the user's app password when the
+    /// app sends one (app-password mode: `nextcloud`); the others never do.
+    pub app_password_servers: Vec<String>,
     /// Where chat.db, audit.db and memory.db live; `None` keeps them in
     /// memory (tests).
     pub data_dir: Option<PathBuf>,
@@ -68,6 +71,7 @@ impl Orchestrator {
             audit: store::audit::open(path("audit.db").as_deref())?,
             memory: store::memory::open(path("memory.db").as_deref())?,
             servers: config.servers.clone(),
+            app_password_servers: config.app_password_servers.clone(),
             http: reqwest::Client::new(),
             window_tokens: config.window_tokens,
             busy: Default::default(),

@@ -15,7 +15,7 @@ mod frames;
 
 use crate::agent::{Agent, AgentEvent, Context, Ending, Model, Resolution, ToolKind};
 use crate::context::{prune, summary};
-use crate::identity::Identity;
+use crate::identity::{HEADER_APP_PASSWORD, Identity};
 use crate::mcp::{Credential, ServerConfig};
 use crate::model::{ChatRequest, Message, ModelEvent};
 use crate::prompt::{self, Environment};
@@ -46,6 +46,8 @@ pub struct Services {
     pub audit: Database,
     pub memory: Database,
     pub servers: Vec<ServerConfig>,
+    /// The servers that receive the user's app password (app-password mode).
+    pub app_password_servers: Vec<String>,
     pub http: reqwest::Client,
     /// The model's context window in tokens; the conversation is summarised
     /// at about half of it.
@@ -121,7 +123,10 @@ async fn run(services: &Services, turn: &Turn, resolutions: Vec<Resolution>, fra
     let servers: Vec<(ServerConfig, Option<Credential>)> = services
         .servers
         .iter()
-        .map(|server| (server.clone(), credential(server, identity)))
+        .map(|server| {
+            let app_password = services.app_password_servers.contains(&server.name);
+            (server.clone(), credential(server, identity, app_password))
+        })
         .collect();
     let tools = tools::assemble(
         &servers,
@@ -220,14 +225,22 @@ fn answer_message_id(entries: &[(i64, Entry)]) -> String {
 }
 
 /// The bearer for `server` is the token minted for `mcp-<name>`; the
-/// Nextcloud-audience token rides along for the server to spend upstream.
-fn credential(server: &ServerConfig, identity: &Identity) -> Option<Credential> {
+/// Nextcloud-audience token rides along for the server to spend upstream,
+/// and the user's app password too where the server is one configured to
+/// receive it.
+fn credential(
+    server: &ServerConfig,
+    identity: &Identity,
+    app_password: bool,
+) -> Option<Credential> {
     let bearer = identity.tokens.get(&format!("mcp-{}", server.name))?;
-    let headers = identity
-        .tokens
-        .get(NEXTCLOUD_AUDIENCE)
-        .map(|token| vec![(NEXTCLOUD_TOKEN_HEADER.to_string(), token.expose().to_string())])
-        .unwrap_or_default();
+    let mut headers = Vec::new();
+    if let Some(token) = identity.tokens.get(NEXTCLOUD_AUDIENCE) {
+        headers.push((NEXTCLOUD_TOKEN_HEADER.to_string(), token.expose().to_string()));
+    }
+    if let Some(password) = identity.app_password.as_ref().filter(|_| app_password) {
+        headers.push((HEADER_APP_PASSWORD.to_string(), password.expose().to_string()));
+    }
     Some(Credential { bearer: bearer.expose().to_string(), headers })
 }
 
@@ -474,4 +487,45 @@ pub(crate) async fn append(
         })
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod credential_tests {
+    use super::*;
+    use crate::identity::AccessToken;
+
+    fn identity(app_password: Option<&str>) -> Identity {
+        let mut tokens = std::collections::BTreeMap::new();
+        for audience in ["mcp-nextcloud", "mcp-mail", "nextcloud"] {
+            tokens.insert(audience.to_string(), AccessToken::for_tests(&format!("{audience}.t")));
+        }
+        Identity {
+            uid: "alice".into(),
+            tokens,
+            request_id: "r".into(),
+            app_password: app_password.map(AccessToken::for_tests),
+        }
+    }
+
+    fn server(name: &str) -> ServerConfig {
+        ServerConfig { name: name.into(), url: format!("http://{name}/mcp") }
+    }
+
+    #[test]
+    fn the_app_password_goes_only_to_the_servers_configured_for_it() {
+        let identity = identity(Some("app-pw"));
+        let nextcloud = credential(&server("nextcloud"), &identity, true).unwrap();
+        assert_eq!(nextcloud.bearer, "mcp-nextcloud.t");
+        assert!(nextcloud.headers.contains(&(HEADER_APP_PASSWORD.into(), "app-pw".into())));
+        let mail = credential(&server("mail"), &identity, false).unwrap();
+        assert_eq!(mail.bearer, "mcp-mail.t");
+        assert!(mail.headers.iter().all(|(name, _)| name != HEADER_APP_PASSWORD), "{mail:?}");
+        assert!(mail.headers.contains(&(NEXTCLOUD_TOKEN_HEADER.into(), "nextcloud.t".into())));
+    }
+
+    #[test]
+    fn without_a_saved_app_password_nothing_is_added() {
+        let credential = credential(&server("nextcloud"), &identity(None), true).unwrap();
+        assert!(credential.headers.iter().all(|(name, _)| name != HEADER_APP_PASSWORD));
+    }
 }

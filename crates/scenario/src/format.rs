@@ -23,6 +23,8 @@ pub struct Scenario {
     /// The fake model's script, as TOML text (fake-model's format).
     pub model_script: String,
     pub options: Options,
+    /// Generated files seeded into the fake Nextcloud before the first step.
+    pub corpus: Vec<Corpus>,
     pub steps: Vec<Step>,
 }
 
@@ -40,6 +42,73 @@ pub struct Options {
     /// `mail`); the others are not offered at all.
     #[serde(default = "mcp_servers_default")]
     pub mcp_servers: Vec<String>,
+    /// mcp-nextcloud's index bounds, each optional (its defaults otherwise).
+    #[serde(default)]
+    pub index_limits: IndexLimits,
+    /// Register webhook_listeners webhooks for mcp-nextcloud's endpoint (as
+    /// `tamebi webhooks register` does), so that uploads reach the index.
+    #[serde(default)]
+    pub webhooks: bool,
+    /// The OnlyOffice-style converter mcp-nextcloud is given.
+    #[serde(default)]
+    pub converter: ConverterSetting,
+    /// How mcp-nextcloud signs in to Nextcloud.
+    #[serde(default)]
+    pub upstream: UpstreamSetting,
+}
+
+/// mcp-nextcloud's `--upstream` (docs/mcp-nextcloud.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpstreamSetting {
+    /// A second token of the user, for Nextcloud's audience.
+    #[default]
+    SecondToken,
+    /// The app password the user saved in the Tamebi app.
+    AppPassword,
+}
+
+/// The bounds of an index pass (docs/mcp-nextcloud.md), each optional.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexLimits {
+    /// Documents read per pass (default 20).
+    pub pass_documents: Option<usize>,
+    /// Files per discovery page (default 500)...
+    pub discovery_page: Option<usize>,
+    /// ...and discovery pages per pass (default 4).
+    pub discovery_pages: Option<usize>,
+}
+
+/// Whether mcp-nextcloud has the fake's document converter, and its secret.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConverterSetting {
+    /// No converter: formats only it reads stay unread.
+    #[default]
+    None,
+    /// The converter with the fixture's `server.converter_secret`.
+    WithSecret,
+    /// The converter without a secret (the seeds' misconfiguration).
+    WithoutSecret,
+}
+
+/// `count` generated files of one owner: `{n}` in `path` and `text` is the
+/// file's number (0-based, three digits); file `n` is modified at
+/// `first_mtime + n`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Corpus {
+    pub owner: String,
+    pub count: usize,
+    pub path: String,
+    pub text: String,
+    #[serde(default = "first_mtime_default")]
+    pub first_mtime: i64,
+}
+
+fn first_mtime_default() -> i64 {
+    1_600_000_000
 }
 
 impl Default for Options {
@@ -48,6 +117,10 @@ impl Default for Options {
             window_tokens: window_tokens_default(),
             renew_margin_s: renew_margin_s_default(),
             mcp_servers: mcp_servers_default(),
+            index_limits: IndexLimits::default(),
+            webhooks: false,
+            converter: ConverterSetting::None,
+            upstream: UpstreamSetting::SecondToken,
         }
     }
 }
@@ -162,6 +235,59 @@ pub enum Action {
         #[serde(default)]
         expect: Expect,
     },
+    /// Call one MCP tool directly as the user (tokens minted as the app
+    /// would get them), without the orchestrator or the model.
+    Tool {
+        #[serde(default = "server_default")]
+        server: String,
+        name: String,
+        #[serde(default = "empty_object")]
+        arguments: Value,
+        #[serde(default = "user_default")]
+        user: String,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// A webhook_listeners delivery to mcp-nextcloud's endpoint about one
+    /// of the user's files: `event` is `written`, `created`, `deleted` or
+    /// `renamed` (then `to` is the new path). `secret` replaces the right
+    /// one (`""`: no secret header).
+    Webhook {
+        event: String,
+        #[serde(default = "user_default")]
+        user: String,
+        path: String,
+        #[serde(default)]
+        to: Option<String>,
+        /// The file's id; looked up by path in the fake when left out.
+        #[serde(default)]
+        fileid: Option<u64>,
+        #[serde(default)]
+        secret: Option<String>,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// Stop mcp-nextcloud and start it again on the same index.db,
+    /// optionally with another converter or upstream setting.
+    RestartMcpNextcloud {
+        #[serde(default)]
+        converter: Option<ConverterSetting>,
+        #[serde(default)]
+        upstream: Option<UpstreamSetting>,
+        #[serde(default)]
+        expect: Expect,
+    },
+    /// What `tamebi erase --uid USER` does to the orchestrator's databases
+    /// (with `agent_facts`: `tamebi erase --uid USER --agent-facts`), on
+    /// their files while the orchestrator runs.
+    Erase {
+        #[serde(default = "user_default")]
+        user: String,
+        #[serde(default)]
+        agent_facts: bool,
+        #[serde(default)]
+        expect: Expect,
+    },
     /// Only check expectations (the state after the previous steps).
     Check {
         #[serde(default)]
@@ -181,6 +307,10 @@ impl Action {
             | Action::Wait { expect, .. }
             | Action::EndSession { expect, .. }
             | Action::RestartOrchestrator { expect, .. }
+            | Action::Tool { expect, .. }
+            | Action::Webhook { expect, .. }
+            | Action::RestartMcpNextcloud { expect, .. }
+            | Action::Erase { expect, .. }
             | Action::Check { expect, .. } => expect,
         }
     }
@@ -197,6 +327,10 @@ impl Action {
             Action::Wait { .. } => "wait",
             Action::EndSession { .. } => "end_session",
             Action::RestartOrchestrator { .. } => "restart_orchestrator",
+            Action::Tool { .. } => "tool",
+            Action::Webhook { .. } => "webhook",
+            Action::RestartMcpNextcloud { .. } => "restart_mcp_nextcloud",
+            Action::Erase { .. } => "erase",
             Action::Check { .. } => "check",
         }
     }
@@ -257,6 +391,14 @@ pub struct Expect {
     pub model_shown: Option<ModelShown>,
     /// The fake Nextcloud's `/__fake/state` counts match these.
     pub nextcloud_state: Option<Value>,
+    /// mcp-nextcloud's index.db `docs` rows: each entry names a `path` and
+    /// matches that row partially (`status`, `dirty`, `attempts`,
+    /// `last_error`, `mtime_known`); `absent = true` means no row.
+    #[serde(default)]
+    pub index_docs: Vec<Value>,
+    /// `tamebi index status`'s counts match these partially (`known`,
+    /// `read`, `pending`, `failed`, `needs_ocr`, `retrying`).
+    pub index_status: Option<Value>,
 }
 
 /// One audit row.
@@ -303,6 +445,15 @@ fn request_default() -> i64 {
 }
 
 const AUTHS: &[&str] = &["browser", "basic", "bearer", "none"];
+const WEBHOOK_EVENTS: &[&str] = &["written", "created", "deleted", "renamed"];
+
+fn server_default() -> String {
+    "nextcloud".to_string()
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
 
 fn user_default() -> String {
     "alice".to_string()
@@ -355,6 +506,8 @@ struct RawScenario {
     options: Options,
     #[serde(default)]
     model: Option<Spanned<toml::Table>>,
+    #[serde(default)]
+    corpus: Vec<Corpus>,
     #[serde(default)]
     steps: Vec<Spanned<RawStep>>,
 }
@@ -464,9 +617,35 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
                 problems
                     .push(at(span.clone(), format!("auth = {auth:?}: expected one of {AUTHS:?}")));
             }
+            Action::Tool { server, .. } if !raw.options.mcp_servers.contains(server) => {
+                problems.push(at(
+                    span.clone(),
+                    format!("server = {server:?}: expected one of [options] mcp_servers"),
+                ));
+            }
+            Action::Webhook { event, to, .. } => {
+                if !WEBHOOK_EVENTS.contains(&event.as_str()) {
+                    problems.push(at(
+                        span.clone(),
+                        format!("event = {event:?}: expected one of {WEBHOOK_EVENTS:?}"),
+                    ));
+                } else if (event == "renamed") != to.is_some() {
+                    problems.push(at(
+                        span.clone(),
+                        "`to` (the new path) goes with event = \"renamed\", and only with it"
+                            .to_string(),
+                    ));
+                }
+            }
             _ => {}
         }
         let expect = action.expect().clone();
+        if expect.index_docs.iter().any(|row| !row["path"].is_string()) {
+            problems.push(at(
+                span.clone(),
+                "every entry of index_docs names the row's `path`".to_string(),
+            ));
+        }
         steps.push(Step { line: line_column(text, span.start).0, action, expect });
     }
     if steps.is_empty() {
@@ -482,6 +661,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
         fixture: fixture.expect("no problems, so the fixture loaded"),
         model_script,
         options: raw.options,
+        corpus: raw.corpus,
         steps,
     })
 }
@@ -558,6 +738,17 @@ mod tests {
         );
         assert!(message.contains(":2:"), "{message}");
         assert!(message.contains("stauts"), "{message}");
+    }
+
+    #[test]
+    fn webhook_and_tool_steps_are_checked_before_anything_starts() {
+        let error = error_of(
+            "description = \"x\"\n[[steps]]\nkind = \"webhook\"\nevent = \"moved\"\npath = \"a.md\"\n\n[[steps]]\nkind = \"webhook\"\nevent = \"written\"\npath = \"a.md\"\nto = \"b.md\"\n\n[[steps]]\nkind = \"tool\"\nserver = \"calendar\"\nname = \"x\"\n\n[[steps]]\nkind = \"check\"\nexpect = { index_docs = [{ status = \"ok\" }] }\n",
+        );
+        assert!(error.contains("x.toml:2:1: event = \"moved\": expected one of"), "{error}");
+        assert!(error.contains("x.toml:7:1: `to` (the new path) goes with event"), "{error}");
+        assert!(error.contains("x.toml:13:1: server = \"calendar\""), "{error}");
+        assert!(error.contains("x.toml:18:1: every entry of index_docs names"), "{error}");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! A failed expectation does not stop the scenario: every failure is
 //! collected, so one run shows all that is wrong.
 
-use crate::format::{Action, Approve, AuditRow, Expect, ModelShown, Scenario};
+use crate::format::{
+    Action, Approve, AuditRow, ConverterSetting, Expect, ModelShown, Scenario, UpstreamSetting,
+};
 use crate::normalise::Normaliser;
 use fake_model::{FakeModel, Script};
 use fake_nextcloud::{AppConfig, FakeNextcloud};
@@ -20,6 +22,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "scenario-runner-shared-secret-0123456789";
+const WEBHOOK_SECRET: &str = "scenario-runner-webhook-secret";
 const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 const MCP_MAIL_AUDIENCE: &str = "http://127.0.0.1:9102/mcp";
 /// No single HTTP request of a scenario may take longer.
@@ -57,7 +60,12 @@ pub async fn run(scenario: &Scenario) -> Outcome {
                 let mut problems = Vec::new();
                 match stack.act(&step.action, &mut transcript).await {
                     Err(error) => problems.push(format!("could not run: {error}")),
-                    Ok(result) => stack.check(&step.action, &step.expect, &result, &mut problems),
+                    Ok(result) => {
+                        if let Err(error) = stack.settle().await {
+                            problems.push(error);
+                        }
+                        stack.check(&step.action, &step.expect, &result, &mut problems)
+                    }
                 }
                 failures.extend(problems.into_iter().map(|problem| format!("{label}: {problem}")));
             }
@@ -114,6 +122,8 @@ struct StepResult {
     user: String,
     /// The model's request log length before the step.
     model_requests_before: usize,
+    /// A tool step's text content (chat steps: the text deltas).
+    tool_text: Option<String>,
 }
 
 struct Browser {
@@ -124,6 +134,9 @@ struct Browser {
 struct Stack {
     fake: FakeNextcloud,
     mcp: Option<mcp_nextcloud::McpNextcloud>,
+    /// mcp-nextcloud's configuration, for restarts (same port, same index).
+    mcp_config: mcp_nextcloud::Config,
+    webhooks: bool,
     mail: Option<mcp_mail::McpMail>,
     model: FakeModel,
     orchestrator: Option<Orchestrator>,
@@ -145,29 +158,60 @@ impl Stack {
             renew_margin_s: scenario.options.renew_margin_s,
             ..AppConfig::default()
         };
-        let fake = FakeNextcloud::start_with_app(
-            &scenario.fixture,
-            fake_nextcloud::Config::default(),
-            app,
-        )
-        .await
-        .map_err(|error| format!("fake Nextcloud: {error}"))?;
+        let mut fixture = scenario.fixture.clone();
+        if scenario.options.webhooks {
+            // Delivered when the runner flushes them after each step, so a
+            // step's uploads have reached the index before its checks.
+            fixture.webhooks.delivery = fake_nextcloud::webhooks::Delivery::OnDemand;
+        }
+        let fake = FakeNextcloud::start_with_app(&fixture, fake_nextcloud::Config::default(), app)
+            .await
+            .map_err(|error| format!("fake Nextcloud: {error}"))?;
+        seed_corpus(&fake, &scenario.corpus);
         let base = fake.base_url().to_string();
-        let mcp = mcp_nextcloud::McpNextcloud::start(mcp_nextcloud::Config {
+        let data_dir = std::env::temp_dir().join(format!(
+            "tamebi-scenario-{}-{}-{}",
+            scenario.name,
+            std::process::id(),
+            unique()
+        ));
+        std::fs::create_dir_all(&data_dir)
+            .map_err(|error| format!("cannot create {}: {error}", data_dir.display()))?;
+        let mut index = mcp_nextcloud::index::IndexConfig {
+            path: Some(data_dir.join("index.db")),
+            webhook_secret: Some(WEBHOOK_SECRET.into()),
+            limits: Default::default(),
+        };
+        let limits = scenario.options.index_limits;
+        let defaults = index.limits;
+        index.limits.pass_documents = limits.pass_documents.unwrap_or(defaults.pass_documents);
+        index.limits.discovery_page = limits.discovery_page.unwrap_or(defaults.discovery_page);
+        index.limits.discovery_pages = limits.discovery_pages.unwrap_or(defaults.discovery_pages);
+        let mut mcp_config = mcp_nextcloud::Config {
             listen: "127.0.0.1:0".parse().expect("address"),
             canonical_url: MCP_NEXTCLOUD_AUDIENCE.into(),
             issuer: base.clone(),
             jwks_url: None,
             nextcloud_url: base.clone(),
-            upstream: mcp_nextcloud::UpstreamAuth::SecondToken {
-                nextcloud_audience: "nextcloud".into(),
-            },
+            upstream: upstream_auth(scenario.options.upstream),
             allowed_hosts: vec!["127.0.0.1".into()],
-            index: Default::default(),
-            converter: None,
-        })
-        .await
-        .map_err(|error| format!("mcp-nextcloud: {error}"))?;
+            index,
+            converter: converter_config(&fake, scenario.options.converter),
+        };
+        let mcp = mcp_nextcloud::McpNextcloud::start(mcp_config.clone())
+            .await
+            .map_err(|error| format!("mcp-nextcloud: {error}"))?;
+        // Restarts listen on the same port: the orchestrator and the
+        // registered webhooks keep their URLs.
+        mcp_config.listen = mcp.url().trim_start_matches("http://").parse().expect("address");
+        if scenario.options.webhooks {
+            register_webhooks(
+                &fake,
+                &scenario.fixture,
+                &format!("{}/webhooks/nextcloud", mcp.url()),
+            )
+            .await?;
+        }
         let mail = mcp_mail::McpMail::start(mcp_mail::Config {
             listen: "127.0.0.1:0".parse().expect("address"),
             canonical_url: MCP_MAIL_AUDIENCE.into(),
@@ -195,14 +239,6 @@ impl Stack {
         .into_iter()
         .filter(|server| scenario.options.mcp_servers.contains(&server.name))
         .collect();
-        let data_dir = std::env::temp_dir().join(format!(
-            "tamebi-scenario-{}-{}-{}",
-            scenario.name,
-            std::process::id(),
-            unique()
-        ));
-        std::fs::create_dir_all(&data_dir)
-            .map_err(|error| format!("cannot create {}: {error}", data_dir.display()))?;
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(REQUEST_TIMEOUT)
@@ -217,6 +253,8 @@ impl Stack {
         let mut stack = Stack {
             fake,
             mcp: Some(mcp),
+            mcp_config,
+            webhooks: scenario.options.webhooks,
             mail: Some(mail),
             model,
             orchestrator: None,
@@ -242,6 +280,9 @@ impl Stack {
             model,
             window_tokens: self.window_tokens,
             servers: self.servers.clone(),
+            // As an app-password deployment sets it; nothing is sent until
+            // a user saves an app password in the app.
+            app_password_servers: vec!["nextcloud".into()],
             data_dir: Some(self.data_dir.clone()),
         })
         .await
@@ -472,9 +513,196 @@ impl Stack {
                 }
                 self.start_orchestrator().await?;
             }
+            Action::Tool { server, name, arguments, user, .. } => {
+                transcript.line(&format!("{user} calls {server} {name} {arguments}"));
+                let (status, body) = self.call_tool(server, user, name, arguments).await?;
+                result.status = Some(status);
+                transcript.line(&format!("status {status}"));
+                transcript.value(&body);
+                let texts = body["content"].as_array().into_iter().flatten();
+                result.tool_text =
+                    Some(texts.filter_map(|content| content["text"].as_str()).collect());
+                result.body = Some(body);
+                result.user = user.clone();
+            }
+            Action::Webhook { event, user, path, to, fileid, secret, .. } => {
+                transcript.line(&format!(
+                    "webhook {event} {user}/{path}{}",
+                    to.as_deref().map(|to| format!(" -> {to}")).unwrap_or_default()
+                ));
+                let fileid = match fileid {
+                    Some(fileid) => *fileid,
+                    None => {
+                        let world = self.fake.shared.world();
+                        let node = world.storage.node_at(user, to.as_deref().unwrap_or(path));
+                        node.map(|node| node.id).ok_or_else(|| {
+                            format!("{user} has no file {path:?}: give its `fileid`")
+                        })?
+                    }
+                };
+                let class = match event.as_str() {
+                    "written" => mcp_nextcloud::index::webhook::NODE_WRITTEN,
+                    "created" => mcp_nextcloud::index::webhook::NODE_CREATED,
+                    "deleted" => mcp_nextcloud::index::webhook::NODE_DELETED,
+                    _ => mcp_nextcloud::index::webhook::NODE_RENAMED,
+                };
+                let node =
+                    |path: &str| json!({"id": fileid, "path": format!("/{user}/files/{path}")});
+                let mut event = json!({"class": class});
+                match to {
+                    Some(to) => {
+                        event["source"] = node(path);
+                        event["target"] = node(to);
+                    }
+                    None => event["node"] = node(path),
+                }
+                let url = format!("{}/webhooks/nextcloud", self.mcp_config_url());
+                let mut request = self.http.post(url).json(&json!({
+                    "event": event, "user": {"uid": user, "displayName": user},
+                }));
+                match secret.as_deref() {
+                    Some("") => {}
+                    given => {
+                        request = request.header(
+                            mcp_nextcloud::index::webhook::SECRET_HEADER,
+                            given.unwrap_or(WEBHOOK_SECRET),
+                        )
+                    }
+                }
+                let response = request.send().await.map_err(|error| error.to_string())?;
+                let status = response.status().as_u16();
+                result.status = Some(status);
+                transcript.line(&format!("status {status}"));
+            }
+            Action::RestartMcpNextcloud { converter, upstream, .. } => {
+                transcript.line("mcp-nextcloud restarts");
+                if let Some(mcp) = self.mcp.take() {
+                    mcp.index().idle().await;
+                    mcp.shutdown().await;
+                }
+                if let Some(converter) = converter {
+                    self.mcp_config.converter = converter_config(&self.fake, *converter);
+                }
+                if let Some(upstream) = upstream {
+                    self.mcp_config.upstream = upstream_auth(*upstream);
+                }
+                let mcp = mcp_nextcloud::McpNextcloud::start(self.mcp_config.clone())
+                    .await
+                    .map_err(|error| format!("mcp-nextcloud did not start again: {error}"))?;
+                self.mcp = Some(mcp);
+            }
+            Action::Erase { user, agent_facts, .. } => {
+                transcript.line(&format!(
+                    "erase {user}{}",
+                    if *agent_facts { ": the facts the agent wrote" } else { "" }
+                ));
+                let said = self.erase(user, *agent_facts).await?;
+                transcript.line(&said);
+                result.user = user.clone();
+            }
             Action::Check { .. } => {}
         }
         Ok(result)
+    }
+
+    /// Erases as `tamebi erase` does: its own connections to the files.
+    async fn erase(&self, uid: &str, agent_facts: bool) -> Result<String, String> {
+        use orchestrator::store::{chat, memory};
+        let memory_db = memory::open(Some(&self.data_dir.join("memory.db")))
+            .map_err(|error| format!("memory.db: {error}"))?;
+        let who = uid.to_string();
+        if agent_facts {
+            let purged = memory_db
+                .run(move |c| memory::purge_agent_facts(c, Some(&who)))
+                .await
+                .map_err(|error| error.to_string())?;
+            return Ok(format!("{purged} agent fact(s) removed"));
+        }
+        let chat_db = chat::open(Some(&self.data_dir.join("chat.db")))
+            .map_err(|error| format!("chat.db: {error}"))?;
+        let conversations =
+            chat_db.run(move |c| chat::erase_user(c, &who)).await.map_err(|e| e.to_string())?;
+        let who = uid.to_string();
+        let facts =
+            memory_db.run(move |c| memory::erase_user(c, &who)).await.map_err(|e| e.to_string())?;
+        Ok(format!("{conversations} conversation(s) and {facts} fact(s) erased"))
+    }
+
+    fn mcp_config_url(&self) -> String {
+        format!("http://{}", self.mcp_config.listen)
+    }
+
+    /// Lets what a step started finish before its checks: queued webhook
+    /// calls are delivered, and the index passes they and the searches
+    /// started have ended.
+    async fn settle(&self) -> Result<(), String> {
+        if self.webhooks {
+            let url = format!("{}/__fake/webhooks/flush", self.fake.base_url());
+            let flushed = self.http.post(url).send().await.map_err(|e| e.to_string())?;
+            if !flushed.status().is_success() {
+                return Err(format!("flushing the webhooks answered {}", flushed.status()));
+            }
+        }
+        if let Some(mcp) = &self.mcp {
+            mcp.index().idle().await;
+        }
+        Ok(())
+    }
+
+    /// One `tools/call` as the user, with the tokens the app would hand
+    /// the orchestrator for that server; the JSON-RPC result.
+    async fn call_tool(
+        &self,
+        server: &str,
+        user: &str,
+        name: &str,
+        arguments: &Value,
+    ) -> Result<(u16, Value), String> {
+        let (url, audience) = match server {
+            "mail" => (self.mail.as_ref().map(|mail| mail.url().to_string()), MCP_MAIL_AUDIENCE),
+            _ => (Some(self.mcp_config_url()), MCP_NEXTCLOUD_AUDIENCE),
+        };
+        let url = url.ok_or_else(|| format!("the {server} server does not run"))?;
+        let shared = &self.fake.shared;
+        // What the orchestrator adds for mcp-nextcloud once the user has
+        // saved an app password in the app.
+        let app_password = match server {
+            "nextcloud" => shared.world().app.app_passwords.get(user).cloned(),
+            _ => None,
+        };
+        let mut request = self.http.post(format!("{url}/mcp"));
+        if let Some(app_password) = app_password {
+            request = request.header(mcp_nextcloud::config::APP_PASSWORD_HEADER, app_password);
+        }
+        let response = request
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .bearer_auth(shared.mint_access_token(user, audience))
+            .header(
+                mcp_nextcloud::config::NEXTCLOUD_TOKEN_HEADER,
+                shared.mint_access_token(user, "nextcloud"),
+            )
+            .json(&json!({
+                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }))
+            .send()
+            .await
+            .map_err(|error| format!("tools/call {name}: {error}"))?;
+        let status = response.status().as_u16();
+        let text = response.text().await.map_err(|error| error.to_string())?;
+        let json_text = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or(text.trim());
+        let message: Value = serde_json::from_str(json_text).unwrap_or(Value::String(text.clone()));
+        let body = match message.get("result") {
+            Some(result) => result.clone(),
+            None => message,
+        };
+        Ok((status, body))
     }
 
     /// Posts to the app's chat route as the user's browser and reads the
@@ -571,7 +799,7 @@ impl Stack {
                 problems.push(format!("chunk {chunk} matches the excluded {unwanted}"));
             }
         }
-        let text = text_of(&result.chunks);
+        let text = result.tool_text.clone().unwrap_or_else(|| text_of(&result.chunks));
         for wanted in &expect.text_contains {
             if !text.contains(wanted.as_str()) {
                 problems.push(format!("the text does not contain {wanted:?}; it is {text:?}"));
@@ -663,6 +891,9 @@ impl Stack {
                 problems.push(format!("index.db queries rows: expected {wanted}, got {got:?}"));
             }
         }
+        if !expect.index_docs.is_empty() || expect.index_status.is_some() {
+            self.check_index(expect, problems);
+        }
         let requests: Vec<fake_model::RecordedRequest> =
             self.model.requests().into_iter().skip(result.model_requests_before).collect();
         if let Some(wanted) = expect.model_requests
@@ -681,6 +912,68 @@ impl Stack {
             if !matches_partially(&state, wanted) {
                 problems
                     .push(format!("the fake Nextcloud's state {state} does not match {wanted}"));
+            }
+        }
+    }
+
+    fn check_index(&self, expect: &Expect, problems: &mut Vec<String>) {
+        let Some(mcp) = &self.mcp else {
+            problems.push("index expectations, but mcp-nextcloud does not run".into());
+            return;
+        };
+        let rows = mcp.index().store().run_blocking(|connection| {
+            let mut statement = connection.prepare(
+                "SELECT path, mtime IS NOT NULL, dirty, attempts, status, last_error FROM docs",
+            )?;
+            let rows = statement.query_map([], |row| {
+                Ok(json!({
+                    "path": row.get::<_, String>(0)?,
+                    "mtime_known": row.get::<_, bool>(1)?,
+                    "dirty": row.get::<_, bool>(2)?,
+                    "attempts": row.get::<_, i64>(3)?,
+                    "status": row.get::<_, String>(4)?,
+                    "last_error": row.get::<_, Option<String>>(5)?,
+                }))
+            })?;
+            Ok(rows.collect::<Result<Vec<Value>, _>>()?)
+        });
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(error) => {
+                problems.push(format!("index.db could not be read: {error}"));
+                return;
+            }
+        };
+        for wanted in &expect.index_docs {
+            let row = rows.iter().find(|row| row["path"] == wanted["path"]);
+            let absent = wanted["absent"] == Value::Bool(true);
+            match (row, absent) {
+                (None, true) => {}
+                (Some(row), true) => problems.push(format!("index.db has a row {row}")),
+                (None, false) => {
+                    problems.push(format!("index.db has no row for {}", wanted["path"]))
+                }
+                (Some(row), false) if !matches_partially(row, wanted) => {
+                    problems.push(format!("index.db row {row} does not match {wanted}"))
+                }
+                _ => {}
+            }
+        }
+        if let Some(wanted) = &expect.index_status {
+            let status =
+                mcp.index().store().run_blocking(|c| mcp_nextcloud::index::store::status(c));
+            match status {
+                Ok(status) => {
+                    let got = json!({
+                        "known": status.known, "read": status.read, "pending": status.pending,
+                        "failed": status.failed, "needs_ocr": status.needs_ocr,
+                        "retrying": status.retrying,
+                    });
+                    if !matches_partially(&got, wanted) {
+                        problems.push(format!("index status {got} does not match {wanted}"));
+                    }
+                }
+                Err(error) => problems.push(format!("index status: {error}")),
             }
         }
     }
@@ -893,4 +1186,72 @@ fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Seeds the generated files into the fake Nextcloud.
+fn seed_corpus(fake: &FakeNextcloud, corpus: &[crate::format::Corpus]) {
+    let mut world = fake.shared.world();
+    for series in corpus {
+        for number in 0..series.count {
+            let fill = |template: &str| template.replace("{n}", &format!("{number:03}"));
+            world.storage.seed_file(
+                &series.owner,
+                &fill(&series.path),
+                fill(&series.text).into_bytes(),
+                None,
+                series.first_mtime + number as i64,
+            );
+        }
+    }
+}
+
+fn upstream_auth(setting: UpstreamSetting) -> mcp_nextcloud::UpstreamAuth {
+    match setting {
+        UpstreamSetting::SecondToken => {
+            mcp_nextcloud::UpstreamAuth::SecondToken { nextcloud_audience: "nextcloud".into() }
+        }
+        UpstreamSetting::AppPassword => mcp_nextcloud::UpstreamAuth::AppPassword,
+    }
+}
+
+/// mcp-nextcloud's converter for a setting: the fake's converter, with or
+/// without the fixture's secret.
+fn converter_config(
+    fake: &FakeNextcloud,
+    setting: ConverterSetting,
+) -> Option<mcp_nextcloud::convert::ConverterConfig> {
+    let secret = match setting {
+        ConverterSetting::None => return None,
+        ConverterSetting::WithSecret => fake.shared.world().server.converter_secret.clone(),
+        ConverterSetting::WithoutSecret => None,
+    };
+    Some(mcp_nextcloud::convert::ConverterConfig {
+        url: fake.converter_url().to_string(),
+        secret,
+        lend_listen: "127.0.0.1:0".parse().expect("address"),
+        lend_url: None,
+    })
+}
+
+/// Registers mcp-nextcloud's webhook endpoint as `tamebi webhooks register`
+/// does, with the fixture's first administrator.
+async fn register_webhooks(
+    fake: &FakeNextcloud,
+    fixture: &fake_nextcloud::Fixture,
+    endpoint: &str,
+) -> Result<(), String> {
+    let admin =
+        fixture.users.iter().find(|user| user.groups.iter().any(|group| group == "admin")).ok_or(
+            "[options] webhooks needs an administrator (a user in group \"admin\") in the fixture",
+        )?;
+    mcp_nextcloud::index::webhook::register(
+        &reqwest::Client::new(),
+        fake.base_url(),
+        (&admin.uid, &admin.password),
+        endpoint,
+        WEBHOOK_SECRET,
+    )
+    .await
+    .map(drop)
+    .map_err(|error| format!("registering the webhooks: {error}"))
 }

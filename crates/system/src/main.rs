@@ -304,6 +304,16 @@ struct OrchestratorArgs {
         default_value = "nextcloud=http://127.0.0.1:9101/mcp,mail=http://127.0.0.1:9102/mcp"
     )]
     mcp: Vec<String>,
+    /// In app-password mode, the MCP servers (by name, repeatable or
+    /// comma-separated) that receive the app password the user saved in the
+    /// Tamebi app: `nextcloud`, whose --upstream is app-password. No other
+    /// server ever sees it.
+    #[arg(
+        long = "app-password-server",
+        env = "TAMEBI_APP_PASSWORD_SERVERS",
+        value_delimiter = ','
+    )]
+    app_password_servers: Vec<String>,
     /// Where chat.db, audit.db and memory.db are kept.
     #[arg(long, env = "TAMEBI_DATA_DIR", default_value = "data/orchestrator")]
     data_dir: PathBuf,
@@ -510,6 +520,12 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
             url: url.trim().into(),
         });
     }
+    for name in &args.app_password_servers {
+        anyhow::ensure!(
+            servers.iter().any(|server| &server.name == name),
+            "--app-password-server {name:?} names no server of --mcp"
+        );
+    }
     let mut model = orchestrator::model::ModelConfig::new(&args.model_url, &args.model);
     model.api_key = args
         .model_api_key
@@ -521,6 +537,7 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
         model,
         window_tokens: args.model_window,
         servers: servers.clone(),
+        app_password_servers: args.app_password_servers.clone(),
         data_dir: Some(args.data_dir.clone()),
     };
     let service = orchestrator::service::Orchestrator::start(config).await?;

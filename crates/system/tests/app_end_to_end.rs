@@ -96,6 +96,7 @@ impl Stack {
                 ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", mcp.url()) },
                 ServerConfig { name: "mail".into(), url: format!("{}/mcp", mail.url()) },
             ],
+            app_password_servers: Vec::new(),
             data_dir: None,
         })
         .await

@@ -193,6 +193,7 @@ async fn start_orchestrator(model: &FakeModel, mcp_url: &str, options: &Options)
         model: model_config,
         window_tokens: options.window_tokens,
         servers: vec![ServerConfig { name: "nextcloud".into(), url: mcp_url.to_string() }],
+        app_password_servers: Vec::new(),
         data_dir: options.data_dir.clone(),
     })
     .await

@@ -52,7 +52,7 @@ pub(super) async fn forward(
     if sign::body_names_uid(&body) {
         return envelope(StatusCode::BAD_REQUEST, BODY_NAMES_UID, &request_id);
     }
-    let (orchestrator_url, secret, display_name, time_zone) = {
+    let (orchestrator_url, secret, display_name, time_zone, app_password) = {
         let world = shared.world();
         let user = world.user(&caller.uid).expect("a session's user exists");
         (
@@ -60,6 +60,7 @@ pub(super) async fn forward(
             world.app.settings.shared_secret.clone(),
             user.display_name.clone(),
             user.timezone.clone(),
+            world.app.app_passwords.get(&caller.uid).cloned(),
         )
     };
     let (Some(orchestrator_url), Some(secret)) = (orchestrator_url, secret) else {
@@ -105,6 +106,9 @@ pub(super) async fn forward(
     }
     for (audience, token) in &tokens {
         upstream = upstream.header(format!("x-tamebi-token-{audience}"), token);
+    }
+    if let Some(app_password) = &app_password {
+        upstream = upstream.header(super::app_password::HEADER, app_password);
     }
     if let Some(content_type) = parts.headers.get(header::CONTENT_TYPE) {
         upstream = upstream.header(header::CONTENT_TYPE, content_type);

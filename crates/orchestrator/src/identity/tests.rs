@@ -190,6 +190,38 @@ fn each_audience_has_its_own_token_header() {
 }
 
 #[test]
+fn the_app_password_is_optional_once_and_redacted() {
+    let request = Request::new("");
+    assert_eq!(check(&request).unwrap().app_password, None);
+    let mut headers = request.headers(&request.signature());
+    headers.insert(HEADER_APP_PASSWORD, HeaderValue::from_static("alice-app-Zq7mK-2xP9d"));
+    let identity = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap();
+    assert_eq!(
+        identity.app_password.as_ref().map(AccessToken::expose),
+        Some("alice-app-Zq7mK-2xP9d")
+    );
+    assert!(!format!("{identity:?}").contains("Zq7mK"), "never in a log line");
+
+    let long = "a".repeat(APP_PASSWORD_BYTES_MAX + 1);
+    for value in ["two words", long.as_str()] {
+        let mut headers = request.headers(&request.signature());
+        headers.insert(HEADER_APP_PASSWORD, HeaderValue::from_str(value).unwrap());
+        let error = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap_err();
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST, "{value}: {error}");
+    }
+    let mut repeated = request.headers(&request.signature());
+    repeated.insert(HEADER_APP_PASSWORD, HeaderValue::from_static("one"));
+    repeated.append(HEADER_APP_PASSWORD, HeaderValue::from_static("two"));
+    assert_eq!(
+        verify(&repeated, ROUTE, &request.body, &verifier(), NOW).unwrap_err(),
+        IdentityError::MalformedHeader {
+            header: HEADER_APP_PASSWORD,
+            reason: "sent more than once"
+        }
+    );
+}
+
+#[test]
 fn missing_headers_are_unauthenticated() {
     let request = Request::new("");
     for name in [HEADER_UID, HEADER_TIMESTAMP, HEADER_SIGNATURE, HEADER_NONCE, HEADER_REQUEST_ID] {
