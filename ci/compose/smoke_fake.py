@@ -16,8 +16,8 @@ question to http://localhost:8080 (the published address) and must get an
 answer through the fake app, the orchestrator, mcp-nextcloud and the model.
 
 What it cannot check: the image build, Docker networking and volume
-ownership. Needs root (or user namespaces) for `unshare`; without it, it
-says SKIPPED and exits 0.
+ownership. Needs root (or user namespaces) for `unshare` and iproute2's `ip`;
+without them it fails, saying so (`.ci/run` installs iproute2).
 """
 
 from __future__ import annotations
@@ -49,8 +49,12 @@ def reexec_in_namespace(binary: str) -> int:
     try:
         probe = subprocess.run(["unshare", "-mn", "true"], capture_output=True)
         if probe.returncode != 0 or shutil.which("ip") is None:
-            print(f"SKIPPED: no private network namespace here (unshare -mn: {probe.stderr.decode().strip() or 'no ip command'})")
-            return 0
+            print(
+                "FAILED: this check needs a private network namespace (run as root with "
+                "util-linux's unshare and iproute2's ip: apt-get install iproute2): "
+                + (probe.stderr.decode().strip() or "no ip command")
+            )
+            return 1
         result = subprocess.run(
             ["unshare", "-mn", "sh", "-c", script, "sh", handle.name, sys.executable, __file__, binary],
             env=env,
