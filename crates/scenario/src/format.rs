@@ -91,6 +91,8 @@ pub enum ConverterSetting {
     WithSecret,
     /// The converter without a secret (the seeds' misconfiguration).
     WithoutSecret,
+    /// A converter URL where nothing listens (the document server is down).
+    Unreachable,
 }
 
 /// `count` generated files of one owner: `{n}` in `path` and `text` is the
@@ -277,6 +279,12 @@ pub enum Action {
         #[serde(default)]
         expect: Expect,
     },
+    /// Stop mcp-nextcloud (once its passes end) until a
+    /// `restart_mcp_nextcloud` step: the workspace is down meanwhile.
+    StopMcpNextcloud {
+        #[serde(default)]
+        expect: Expect,
+    },
     /// What `tamebi erase --uid USER` does to the orchestrator's databases
     /// (with `agent_facts`: `tamebi erase --uid USER --agent-facts`), on
     /// their files while the orchestrator runs.
@@ -310,6 +318,7 @@ impl Action {
             | Action::Tool { expect, .. }
             | Action::Webhook { expect, .. }
             | Action::RestartMcpNextcloud { expect, .. }
+            | Action::StopMcpNextcloud { expect, .. }
             | Action::Erase { expect, .. }
             | Action::Check { expect, .. } => expect,
         }
@@ -330,6 +339,7 @@ impl Action {
             Action::Tool { .. } => "tool",
             Action::Webhook { .. } => "webhook",
             Action::RestartMcpNextcloud { .. } => "restart_mcp_nextcloud",
+            Action::StopMcpNextcloud { .. } => "stop_mcp_nextcloud",
             Action::Erase { .. } => "erase",
             Action::Check { .. } => "check",
         }

@@ -576,6 +576,13 @@ impl Stack {
                 result.status = Some(status);
                 transcript.line(&format!("status {status}"));
             }
+            Action::StopMcpNextcloud { .. } => {
+                transcript.line("mcp-nextcloud stops");
+                if let Some(mcp) = self.mcp.take() {
+                    mcp.index().idle().await;
+                    mcp.shutdown().await;
+                }
+            }
             Action::RestartMcpNextcloud { converter, upstream, .. } => {
                 transcript.line("mcp-nextcloud restarts");
                 if let Some(mcp) = self.mcp.take() {
@@ -1232,10 +1239,15 @@ fn converter_config(
     let secret = match setting {
         ConverterSetting::None => return None,
         ConverterSetting::WithSecret => fake.shared.world().server.converter_secret.clone(),
-        ConverterSetting::WithoutSecret => None,
+        ConverterSetting::WithoutSecret | ConverterSetting::Unreachable => None,
+    };
+    let url = match setting {
+        // Port 9 (discard) on loopback: nothing listens there.
+        ConverterSetting::Unreachable => "http://127.0.0.1:9".to_string(),
+        _ => fake.converter_url().to_string(),
     };
     Some(mcp_nextcloud::convert::ConverterConfig {
-        url: fake.converter_url().to_string(),
+        url,
         secret,
         lend_listen: "127.0.0.1:0".parse().expect("address"),
         lend_url: None,
