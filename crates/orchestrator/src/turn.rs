@@ -156,6 +156,20 @@ enum Stopped {
     Model(String),
 }
 
+impl Stopped {
+    /// The sentence the user reads for a model failure: what happened,
+    /// capitalised, and what to do.
+    fn model(error: &impl std::fmt::Display) -> Stopped {
+        let what = error.to_string();
+        let mut letters = what.chars();
+        let what = match letters.next() {
+            Some(first) => first.to_uppercase().chain(letters).collect(),
+            None => what,
+        };
+        Stopped::Model(format!("{what}. Send your message again in a moment."))
+    }
+}
+
 async fn converse(
     services: &Services,
     turn: &Turn,
@@ -205,7 +219,7 @@ async fn converse(
         Ending::AwaitingApproval => frames.finish(FinishReason::ToolCalls).await,
         Ending::ModelFailed(error) => {
             tracing::warn!(request_id = %turn.identity.request_id, detail = error.detail(), "model failed");
-            return Err(Stopped::Model(format!("{error}. Send your message again in a moment.")));
+            return Err(Stopped::model(&error));
         }
         Ending::Abandoned => {}
     }
@@ -328,10 +342,10 @@ async fn summarise_if_due(
 }
 
 async fn answer_text(model: &dyn Model, request: ChatRequest) -> Result<String, Stopped> {
-    let mut stream = model.answer(request).await.map_err(|e| Stopped::Model(e.to_string()))?;
+    let mut stream = model.answer(request).await.map_err(|e| Stopped::model(&e))?;
     let mut text = String::new();
     while let Some(event) = stream.next().await {
-        if let ModelEvent::TextDelta(delta) = event.map_err(|e| Stopped::Model(e.to_string()))? {
+        if let ModelEvent::TextDelta(delta) = event.map_err(|e| Stopped::model(&e))? {
             text.push_str(&delta);
         }
     }

@@ -9,7 +9,7 @@
 pub enum ModelError {
     #[error("the language model could not be reached")]
     Unreachable { detail: String },
-    #[error("the language model is rate limited; try again in a moment")]
+    #[error("the language model is rate limited")]
     RateLimited { detail: String },
     #[error("the language model is unavailable")]
     Unavailable { status: u16, detail: String },
