@@ -10,10 +10,11 @@
 //! Session routes with the request token (CSRF): only the user's browser
 //! saves or removes it, never a bearer.
 
-use super::{Csrf, SessionCaller, envelope, read_body, session_caller};
-use crate::{AppState, RequestId};
+use super::{Csrf, envelope, read_body, session_caller};
+use crate::{AppState, RequestId, Shared};
 use axum::extract::{Extension, Request, State};
 use axum::response::{IntoResponse, Response};
+use http::HeaderMap;
 use http::StatusCode;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -40,11 +41,10 @@ pub(super) async fn status(
     Extension(request_id): Extension<RequestId>,
     request: Request,
 ) -> Response {
-    let SessionCaller { uid, .. } =
-        match session_caller(&shared, request.headers(), &request_id, Csrf::Required) {
-            Ok(caller) => caller,
-            Err(refusal) => return refusal,
-        };
+    let uid = match session_uid(&shared, request.headers(), &request_id) {
+        Ok(uid) => uid,
+        Err(refusal) => return refusal,
+    };
     let set = shared.world().app.app_passwords.get(&uid).is_some();
     axum::Json(json!({ "set": set })).into_response()
 }
@@ -58,11 +58,10 @@ pub(super) async fn save(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let SessionCaller { uid, .. } =
-        match session_caller(&shared, &parts.headers, &request_id, Csrf::Required) {
-            Ok(caller) => caller,
-            Err(refusal) => return refusal,
-        };
+    let uid = match session_uid(&shared, &parts.headers, &request_id) {
+        Ok(uid) => uid,
+        Err(refusal) => return refusal,
+    };
     let body = match read_body(body, &request_id).await {
         Ok(body) => body,
         Err(refusal) => return refusal,
@@ -88,11 +87,19 @@ pub(super) async fn remove(
     Extension(request_id): Extension<RequestId>,
     request: Request,
 ) -> Response {
-    let SessionCaller { uid, .. } =
-        match session_caller(&shared, request.headers(), &request_id, Csrf::Required) {
-            Ok(caller) => caller,
-            Err(refusal) => return refusal,
-        };
+    let uid = match session_uid(&shared, request.headers(), &request_id) {
+        Ok(uid) => uid,
+        Err(refusal) => return refusal,
+    };
     shared.world().app.app_passwords.0.remove(&uid);
     StatusCode::NO_CONTENT.into_response()
+}
+
+/// Every route here: the session's uid, with the request token checked.
+fn session_uid(
+    shared: &Shared,
+    headers: &HeaderMap,
+    request_id: &RequestId,
+) -> Result<String, Response> {
+    session_caller(shared, headers, request_id, Csrf::Required).map(|caller| caller.uid)
 }
