@@ -732,6 +732,130 @@ text = "Still here."
     std::fs::remove_dir_all(data).ok();
 }
 
+const PLAIN_SCRIPT: &str = r#"
+[[rules]]
+name = "answer"
+when = { last_role = "user" }
+text = "Noted."
+"#;
+
+/// chat.db locked by another writer for longer than the busy timeout (5 s):
+/// the question cannot be stored, so nothing is asked and the page gets
+/// one sentence with a request id; once the lock goes, the conversation
+/// holds every acknowledged message and nothing of the refused one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_chat_db_refuses_clearly_and_loses_nothing() {
+    let data = tempdir();
+    let stack =
+        Stack::start(PLAIN_SCRIPT, Options { data_dir: Some(data.clone()), ..Options::default() })
+            .await;
+    stack.ask("alice", "c-lock", "first").await;
+    let locker = rusqlite::Connection::open(data.join("chat.db")).unwrap();
+    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let asked_before = stack.shown().len();
+    let (status, answer) = stack.post("alice", &question("c-lock", "second")).await;
+    assert_eq!(status, 503, "{answer:?}");
+    assert_eq!(
+        answer[0]["error"]["message"],
+        "The assistant's storage is unavailable right now. Try again in a moment."
+    );
+    assert!(answer[0]["error"]["requestId"].as_str().is_some_and(|id| !id.is_empty()));
+    assert_eq!(stack.shown().len(), asked_before, "the model is not asked what was not stored");
+    locker.execute_batch("ROLLBACK").unwrap();
+    drop(locker);
+
+    stack.ask("alice", "c-lock", "third").await;
+    assert_eq!(contents(&stack.shown().pop().unwrap(), "user"), ["first", "third"]);
+    let (_, conversation) = stack.get("alice", "/api/conversations/c-lock").await;
+    let texts: Vec<&str> = conversation["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["parts"].as_array().unwrap())
+        .filter_map(|part| part["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["first", "Noted.", "third", "Noted."], "{conversation:#}");
+    std::fs::remove_dir_all(data).ok();
+}
+
+/// The disk fills up under chat.db (the orchestrator's files may not grow
+/// past 512 KiB: RLIMIT_FSIZE, with SIGXFSZ ignored, so a write fails with
+/// EFBIG as on a full disk). Questions of 90 kB are asked until storing
+/// fails: every failure is one sentence with a request id, the process
+/// keeps serving, and after a restart with room the conversation holds
+/// exactly what was acknowledged — each question answered 200 (stored
+/// before its first frame) and each answer whose text reached the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_clearly_and_loses_nothing() {
+    const SAVE_FAILED: &str =
+        "The assistant's storage is unavailable right now. Try again in a moment.";
+    let stack = Stack::start(PLAIN_SCRIPT, Options::default()).await;
+    let data = tempdir();
+    let process = Binary::start_limited(&stack, &data, Some(512)).await;
+    let (mut questions, mut answers, mut failures) = (Vec::new(), 0, 0);
+    for number in 0..40 {
+        let text = format!("q{number:02} {}", "x".repeat(90_000));
+        let bytes = serde_json::to_vec(&question("c-full", &text)).unwrap();
+        let response = stack
+            .signed_to(&process.url, reqwest::Method::POST, "/api/chat", "alice", &bytes)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        if status == 503 {
+            let envelope: Value = response.json().await.unwrap();
+            assert_eq!(envelope["error"]["message"], SAVE_FAILED, "{envelope}");
+            assert!(envelope["error"]["requestId"].as_str().is_some_and(|id| !id.is_empty()));
+            failures += 1;
+            break;
+        }
+        assert_eq!(status, 200);
+        questions.push(format!("q{number:02}"));
+        let chunks = frames(&response.text().await.unwrap());
+        if text_of(&chunks) == "Noted." {
+            answers += 1;
+        }
+        if let Some(error) = of_type(&chunks, "error").first() {
+            let envelope: Value =
+                serde_json::from_str(error["errorText"].as_str().unwrap()).unwrap();
+            assert_eq!(envelope["message"], SAVE_FAILED, "{envelope}");
+            assert!(envelope["requestId"].as_str().is_some_and(|id| !id.is_empty()));
+            failures += 1;
+            break;
+        }
+    }
+    assert_eq!(failures, 1, "the limit was never reached: the test proves nothing");
+    assert!(answers >= 1, "nothing was acknowledged before the limit: {questions:?}");
+    eprintln!(
+        "{} question(s) and {answers} answer(s) acknowledged before the disk was full",
+        questions.len()
+    );
+    let health = stack.http.get(format!("{}/health", process.url)).send().await.unwrap();
+    assert!(health.status().is_success(), "the process still serves");
+    drop(process);
+
+    let process = Binary::start(&stack, &data).await;
+    let response = stack
+        .signed_to(&process.url, reqwest::Method::GET, "/api/conversations/c-full", "alice", b"")
+        .send()
+        .await
+        .unwrap();
+    let conversation: Value = response.json().await.unwrap();
+    let texts: Vec<String> = conversation["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["parts"].as_array().unwrap())
+        .filter_map(|part| part["text"].as_str())
+        .map(|text| text.chars().take(3).collect())
+        .collect();
+    let stored_questions: Vec<&String> = texts.iter().filter(|t| t.starts_with('q')).collect();
+    assert_eq!(stored_questions, questions.iter().collect::<Vec<_>>());
+    assert_eq!(texts.iter().filter(|t| *t == "Not").count(), answers, "{texts:?}");
+    drop(process);
+    std::fs::remove_dir_all(data).ok();
+}
+
 /// `tamebi orchestrator` as its own process.
 struct Binary {
     child: std::process::Child,
@@ -740,8 +864,23 @@ struct Binary {
 
 impl Binary {
     async fn start(stack: &Stack, data: &std::path::Path) -> Binary {
+        Binary::start_limited(stack, data, None).await
+    }
+
+    /// With `file_kib`, the process may not write a file past that size
+    /// (bash's `ulimit -f`), and a write beyond fails instead of killing it.
+    async fn start_limited(stack: &Stack, data: &std::path::Path, file_kib: Option<u64>) -> Binary {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_tamebi"))
+        let mut command = match file_kib {
+            None => std::process::Command::new(env!("CARGO_BIN_EXE_tamebi")),
+            Some(kib) => {
+                let mut command = std::process::Command::new("bash");
+                let limit = format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\"");
+                command.args(["-c", &limit, env!("CARGO_BIN_EXE_tamebi")]);
+                command
+            }
+        };
+        let child = command
             .args(["orchestrator", "--listen", &format!("127.0.0.1:{port}")])
             .args(["--model-url", &stack.model.api_base()])
             .args(["--mcp", &format!("nextcloud={}", stack.mcp_url)])
