@@ -423,3 +423,45 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
     stack.mcp.shutdown().await;
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// index.db locked by another writer past the busy timeout: the webhook is
+/// answered 503 (webhook_listeners may deliver it again) and records
+/// nothing half-way; delivered again once the lock goes, it is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_index_answers_webhooks_503_and_the_next_delivery_lands() {
+    let directory = std::env::temp_dir().join(format!("tamebi-locked-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap();
+    let index_path = directory.join("index.db");
+    let stack = start_configured(second_token(), None, |config| {
+        config.index.path = Some(index_path.clone());
+        config.index.webhook_secret = Some("hook-secret".into());
+    })
+    .await;
+    let endpoint = format!("{}/webhooks/nextcloud", stack.mcp.url());
+    let payload = json!({"event": {"class": "OCP\\Files\\Events\\Node\\NodeWrittenEvent",
+        "node": {"id": 777_001, "path": "/alice/files/Documents/late.md"}}});
+    let deliver = || {
+        stack
+            .http
+            .post(&endpoint)
+            .header("x-tamebi-webhook-secret", "hook-secret")
+            .json(&payload)
+            .send()
+    };
+
+    let locker = rusqlite::Connection::open(&index_path).unwrap();
+    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let refused = deliver().await.unwrap();
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.text().await.unwrap(), "The index could not record this change.\n");
+    locker.execute_batch("ROLLBACK").unwrap();
+    drop(locker);
+    assert!(doc(&stack, 777_001).is_none(), "nothing recorded half-way");
+
+    assert_eq!(deliver().await.unwrap().status(), 204);
+    let row = doc(&stack, 777_001).unwrap();
+    assert_eq!((row.path.as_str(), row.dirty), ("Documents/late.md", true));
+    stack.mcp.shutdown().await;
+    let _ = std::fs::remove_dir_all(&directory);
+}
