@@ -143,6 +143,10 @@ proptest! {
 fn input_past_the_bound_is_too_large_before_parsing() {
     let bytes = vec![b'a'; LIMITS.input_length_max + 1];
     for kind in KINDS {
-        assert_eq!(extract_with_limits(&bytes, kind, &LIMITS), Err(ExtractError::TooLarge), "{kind:?}");
+        assert_eq!(
+            extract_with_limits(&bytes, kind, &LIMITS),
+            Err(ExtractError::TooLarge),
+            "{kind:?}"
+        );
     }
 }

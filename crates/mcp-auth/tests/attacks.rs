@@ -139,7 +139,11 @@ async fn every_forged_or_misaddressed_bearer_is_refused_for_its_own_reason() {
         ),
         (
             "HS256 keyed with the public key's bytes",
-            forge(json!({"alg": "HS256", "typ": "at+jwt", "kid": "key-1"}), &good, jwk_n.as_bytes()),
+            forge(
+                json!({"alg": "HS256", "typ": "at+jwt", "kid": "key-1"}),
+                &good,
+                jwk_n.as_bytes(),
+            ),
             TokenError::Algorithm("HS256".into()),
         ),
         (
@@ -147,29 +151,20 @@ async fn every_forged_or_misaddressed_bearer_is_refused_for_its_own_reason() {
             forge(json!({"alg": "RS512", "typ": "at+jwt", "kid": "key-1"}), &good, b"sig"),
             TokenError::Algorithm("RS512".into()),
         ),
-        (
-            "an ID token (typ JWT)",
-            SIGNER.sign("JWT", &good),
-            TokenError::Type(Some("JWT".into())),
-        ),
+        ("an ID token (typ JWT)", SIGNER.sign("JWT", &good), TokenError::Type(Some("JWT".into()))),
         (
             "no typ at all",
             forge(json!({"alg": "RS256", "kid": "key-1"}), &good, b"sig"),
             TokenError::Type(None),
         ),
-        (
-            "same kid, another key",
-            STRANGER.sign_access_token(&good),
-            TokenError::Signature,
-        ),
+        ("same kid, another key", STRANGER.sign_access_token(&good), TokenError::Signature),
         (
             "payload swapped under a genuine signature",
             format!(
                 "{}.{}.{}",
                 parts[0],
-                URL_SAFE_NO_PAD.encode(
-                    serde_json::to_vec(&claims(&issuer, "bob", AUDIENCE)).unwrap()
-                ),
+                URL_SAFE_NO_PAD
+                    .encode(serde_json::to_vec(&claims(&issuer, "bob", AUDIENCE)).unwrap()),
                 parts[2]
             ),
             TokenError::Signature,
@@ -273,7 +268,8 @@ async fn a_flood_of_unknown_kids_costs_the_issuer_one_fetch() {
     }
     // ...and forged kids, which cost an attacker nothing: a hundred more.
     for n in 0..100 {
-        let token = forge(json!({"alg": "RS256", "typ": "at+jwt", "kid": format!("x{n}")}), &good, b"s");
+        let token =
+            forge(json!({"alg": "RS256", "typ": "at+jwt", "kid": format!("x{n}")}), &good, b"s");
         let error = token_error(refusal(&authenticator, &token).await);
         assert_eq!(error, TokenError::UnknownKey(Some(format!("x{n}"))));
     }

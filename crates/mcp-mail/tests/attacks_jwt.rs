@@ -152,4 +152,3 @@ async fn an_oversized_request_body_is_refused_with_413_and_the_server_stays_up()
     assert_eq!(response.status(), 200, "still serving");
     stack.shutdown().await;
 }
-

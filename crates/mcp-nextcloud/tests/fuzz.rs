@@ -130,7 +130,11 @@ fn read_calendar(text: &str) -> Result<(), TestCaseError> {
     if let Ok(calendar) = ical::parse(text) {
         // A year around the series, as calendar_events asks at most.
         let window = ical::Window { start: 1_767_225_600, end: 1_767_225_600 + 366 * 86_400 };
-        let expansion = ical::expand(&calendar, window, calcard::common::timezone::Tz::Tz(chrono_tz::Europe::Paris));
+        let expansion = ical::expand(
+            &calendar,
+            window,
+            calcard::common::timezone::Tz::Tz(chrono_tz::Europe::Paris),
+        );
         for occurrence in &expansion.occurrences {
             let _ = format!("{occurrence:?}");
         }
@@ -208,7 +212,10 @@ fn the_samples_parse_whole() {
     assert_eq!(contact.name, "Chloé Dubois");
     let calendar = ical::parse(EVENT).unwrap();
     let window = ical::Window { start: 1_767_225_600, end: 1_767_225_600 + 366 * 86_400 };
-    let expansion =
-        ical::expand(&calendar, window, calcard::common::timezone::Tz::Tz(chrono_tz::Europe::Paris));
+    let expansion = ical::expand(
+        &calendar,
+        window,
+        calcard::common::timezone::Tz::Tz(chrono_tz::Europe::Paris),
+    );
     assert!(expansion.occurrences.len() > 40, "{}", expansion.occurrences.len());
 }

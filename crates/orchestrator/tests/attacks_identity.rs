@@ -193,7 +193,8 @@ async fn a_timestamp_beyond_the_window_either_way_is_refused() {
             }
         }
     }
-    for (case, spelling) in [("leading zero", format!("0{}", now())), ("plus sign", format!("+{}", now()))]
+    for (case, spelling) in
+        [("leading zero", format!("0{}", now())), ("plus sign", format!("+{}", now()))]
     {
         let mut attempt = Attempt::new(Method::GET, "/api/conversations", b"");
         attempt.timestamp = spelling;
@@ -216,8 +217,7 @@ async fn a_signature_is_for_one_body_one_method_and_one_path() {
 
     let mut tampered_body = Attempt::new(Method::POST, "/api/chat", &question("c-1"));
     tampered_body.body = question("c-2");
-    let mut tampered_method =
-        Attempt::new(Method::GET, "/api/conversations/c-genuine", b"");
+    let mut tampered_method = Attempt::new(Method::GET, "/api/conversations/c-genuine", b"");
     tampered_method.method = Method::DELETE;
     let mut tampered_path = Attempt::new(Method::GET, "/api/conversations/c-genuine", b"");
     tampered_path.path = "/api/conversations/c-other".into();
@@ -268,10 +268,16 @@ async fn a_uid_in_the_body_is_refused_and_nothing_is_stored() {
     let base = orchestrator.url();
     let with_uid = |body: Value| serde_json::to_vec(&body).unwrap();
     let bodies = [
-        ("top-level uid", with_uid(json!({"id": "c-1", "uid": "bob", "trigger": "submit-message",
-            "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}}))),
-        ("nested uid", with_uid(json!({"id": "c-1", "trigger": "submit-message",
-            "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi", "meta": [{"uid": "bob"}]}]}}))),
+        (
+            "top-level uid",
+            with_uid(json!({"id": "c-1", "uid": "bob", "trigger": "submit-message",
+            "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}})),
+        ),
+        (
+            "nested uid",
+            with_uid(json!({"id": "c-1", "trigger": "submit-message",
+            "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi", "meta": [{"uid": "bob"}]}]}})),
+        ),
         ("uid with a null value", with_uid(json!({"id": "c-1", "uid": null}))),
     ];
     for (case, body) in bodies {

@@ -93,15 +93,9 @@ fn arb_json() -> impl Strategy<Value = Value> {
 
 fn signed_headers(uid: &str, nonce: &str, body: &[u8]) -> HeaderMap {
     let timestamp = NOW.to_string();
-    let signature = Signed {
-        uid,
-        timestamp: &timestamp,
-        nonce,
-        method: ROUTE.method,
-        path: ROUTE.path,
-        body,
-    }
-    .sign(SECRET);
+    let signature =
+        Signed { uid, timestamp: &timestamp, nonce, method: ROUTE.method, path: ROUTE.path, body }
+            .sign(SECRET);
     let mut headers = HeaderMap::new();
     for (name, value) in [
         (identity::HEADER_UID, uid.to_string()),

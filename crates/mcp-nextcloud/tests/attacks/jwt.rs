@@ -40,7 +40,10 @@ async fn forged_bearers_are_a_bare_401_and_a_refused_call_sends_nothing_upstream
         ("padded base64", format!("{}==.{}.{}", parts[0], parts[1], parts[2])),
         ("standard-alphabet base64", format!("{}.{}.{}+/", parts[0], parts[1], parts[2])),
         ("header not JSON", format!("{}.{}.{}", URL_SAFE_NO_PAD.encode("alg"), parts[1], parts[2])),
-        ("bob's payload under alice's signature", format!("{}.{bob_payload}.{}", parts[0], parts[2])),
+        (
+            "bob's payload under alice's signature",
+            format!("{}.{bob_payload}.{}", parts[0], parts[2]),
+        ),
         ("just past the token limit", "a".repeat(access_token::TOKEN_LENGTH_MAX + 1)),
         ("300 kB", "a".repeat(300_000)),
     ];
@@ -59,9 +62,7 @@ async fn forged_bearers_are_a_bare_401_and_a_refused_call_sends_nothing_upstream
     assert!(recorder.seen().is_empty(), "a refused call reached Nextcloud: {:?}", recorder.seen());
 
     // The genuine call for contrast: it does go upstream.
-    let ok = stack
-        .call_tool("alice", "files_read", json!({"path": "Documents/todo.txt"}))
-        .await;
+    let ok = stack.call_tool("alice", "files_read", json!({"path": "Documents/todo.txt"})).await;
     assert_eq!(failure_kind(&ok), None, "{ok}");
     assert!(!recorder.seen().is_empty());
 }

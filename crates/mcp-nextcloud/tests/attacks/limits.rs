@@ -23,7 +23,8 @@ async fn an_oversized_mcp_request_is_413_and_reaches_nothing() {
     assert!(recorder.seen().is_empty(), "nothing went upstream");
     assert!(stack.fake.shared.world().storage.node_at("alice", "Documents/huge.md").is_none());
     // Without a bearer the body is never read: 401 first.
-    let response = stack.rpc(&[], "tools/list", json!({"padding": "y".repeat(5 * 1024 * 1024)})).await;
+    let response =
+        stack.rpc(&[], "tools/list", json!({"padding": "y".repeat(5 * 1024 * 1024)})).await;
     assert_eq!(response.status(), 401);
     let listed = stack.rpc(&stack.headers_for("alice"), "tools/list", json!({})).await;
     assert_eq!(listed.status(), 200, "still serving");
@@ -86,10 +87,10 @@ async fn an_answer_streamed_past_the_bound_without_a_length_is_cut_off() {
     // with no Content-Length, for longer than the response bound: before
     // the fix the whole stream was buffered.
     let (stack, recorder) = recorded_stack(|_| {}).await;
-    recorder.flood("/Documents/notes-reunion.md", mcp_nextcloud::nextcloud::RESPONSE_LENGTH_MAX + 1);
-    let result = stack
-        .call_tool("alice", "files_read", json!({"path": "Documents/notes-reunion.md"}))
-        .await;
+    recorder
+        .flood("/Documents/notes-reunion.md", mcp_nextcloud::nextcloud::RESPONSE_LENGTH_MAX + 1);
+    let result =
+        stack.call_tool("alice", "files_read", json!({"path": "Documents/notes-reunion.md"})).await;
     assert_eq!(failure_kind(&result).as_deref(), Some("invalid_arguments"), "{result}");
     assert!(text(&result).contains("too large"), "{result}");
     let listed = stack.rpc(&stack.headers_for("alice"), "tools/list", json!({})).await;

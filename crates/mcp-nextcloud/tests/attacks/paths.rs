@@ -85,7 +85,8 @@ async fn files_read_never_reads_another_users_file_by_any_spelling() {
         assert_nothing_of_alice_requested(&recorder, case);
     }
     // By fileid: alice's journal's id is not bob's to read.
-    let journal_id = stack.fake.shared.world().storage.node_at("alice", "Private/journal.md").unwrap().id;
+    let journal_id =
+        stack.fake.shared.world().storage.node_at("alice", "Private/journal.md").unwrap().id;
     let result = stack.call_tool("bob", "files_read", json!({"fileid": journal_id})).await;
     assert_refused(&result, NOT_FOUND, "alice's fileid");
     // For contrast, alice reads it.
@@ -134,11 +135,19 @@ async fn files_write_and_files_move_cannot_place_or_take_anything_in_another_use
     ];
     for (case, path) in targets {
         let write = stack
-            .call_tool("bob", "files_write", json!({"path": path, "content": "owned", "overwrite": true}))
+            .call_tool(
+                "bob",
+                "files_write",
+                json!({"path": path, "content": "owned", "overwrite": true}),
+            )
             .await;
         assert!(failure_kind(&write).is_some(), "files_write {case}: {write}");
         let moved = stack
-            .call_tool("bob", "files_move", json!({"path": "Notes/standup.md", "destination": path}))
+            .call_tool(
+                "bob",
+                "files_move",
+                json!({"path": "Notes/standup.md", "destination": path}),
+            )
             .await;
         assert!(failure_kind(&moved).is_some(), "files_move {case}: {moved}");
         assert_nothing_of_alice_requested(&recorder, case);
@@ -147,14 +156,23 @@ async fn files_write_and_files_move_cannot_place_or_take_anything_in_another_use
     // Taking: alice's journal as the source of a move into bob's files.
     for (case, source, expected) in spellings() {
         let moved = stack
-            .call_tool("bob", "files_move", json!({"path": source, "destination": "Notes/stolen.md"}))
+            .call_tool(
+                "bob",
+                "files_move",
+                json!({"path": source, "destination": "Notes/stolen.md"}),
+            )
             .await;
         assert_refused(&moved, expected, &format!("files_move from {case}"));
         assert_nothing_of_alice_requested(&recorder, case);
     }
-    let journal_id = stack.fake.shared.world().storage.node_at("alice", "Private/journal.md").unwrap().id;
+    let journal_id =
+        stack.fake.shared.world().storage.node_at("alice", "Private/journal.md").unwrap().id;
     let moved = stack
-        .call_tool("bob", "files_move", json!({"fileid": journal_id, "destination": "Notes/stolen.md"}))
+        .call_tool(
+            "bob",
+            "files_move",
+            json!({"fileid": journal_id, "destination": "Notes/stolen.md"}),
+        )
         .await;
     assert_refused(&moved, NOT_FOUND, "files_move by alice's fileid");
     journal_untouched(&stack);

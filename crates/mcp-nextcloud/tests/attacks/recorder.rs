@@ -73,8 +73,8 @@ async fn forward(State(shared): State<Shared>, request: Request) -> Response {
     // The issuer's keys are fetched from Nextcloud too; they are no user data.
     if parts.uri.path() != "/index.php/apps/oidc/jwks" {
         shared.seen.lock().unwrap().push(Recorded {
-        method: parts.method.to_string(),
-        path: parts.uri.path().to_string(),
+            method: parts.method.to_string(),
+            path: parts.uri.path().to_string(),
             body: String::from_utf8_lossy(&body).into_owned(),
         });
     }

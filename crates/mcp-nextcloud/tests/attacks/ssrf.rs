@@ -68,7 +68,8 @@ async fn convert_with(converter_url: &str) -> Result<String, ConvertError> {
         lend_url: None,
     };
     // As mcp-nextcloud builds its client: redirects are not followed.
-    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let http =
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let converter = Converter::start(config, http).await.unwrap();
     let converted = converter.convert(Bytes::from_static(b"{\\rtf1 hello}"), "letter.rtf").await;
     converter.shutdown().await;
@@ -80,15 +81,24 @@ async fn a_converter_result_outside_the_converters_origin_is_never_fetched() {
     let (victim_url, hits) = victim().await;
     let victim_host = victim_url.trim_start_matches("http://").to_string();
     let cases: Vec<(&str, Box<dyn Fn(&str) -> String + Send + Sync>)> = vec![
-        ("another port on the same host", Box::new({
-            let victim_url = victim_url.clone();
-            move |_| format!("{victim_url}/latest/meta-data")
-        })),
-        ("userinfo that looks like the converter", Box::new({
-            let victim_host = victim_host.clone();
-            move |base| format!("http://{}@{victim_host}/x", base.trim_start_matches("http://"))
-        })),
-        ("https instead of http", Box::new(|base| format!("{}/cache/ok.txt", base.replace("http://", "https://")))),
+        (
+            "another port on the same host",
+            Box::new({
+                let victim_url = victim_url.clone();
+                move |_| format!("{victim_url}/latest/meta-data")
+            }),
+        ),
+        (
+            "userinfo that looks like the converter",
+            Box::new({
+                let victim_host = victim_host.clone();
+                move |base| format!("http://{}@{victim_host}/x", base.trim_start_matches("http://"))
+            }),
+        ),
+        (
+            "https instead of http",
+            Box::new(|base| format!("{}/cache/ok.txt", base.replace("http://", "https://"))),
+        ),
         ("a file URL", Box::new(|_| "file:///etc/passwd".to_string())),
         ("not a URL", Box::new(|_| "/cache/ok.txt".to_string())),
     ];
@@ -98,7 +108,8 @@ async fn a_converter_result_outside_the_converters_origin_is_never_fetched() {
     }
     // A redirect from the converter's own origin is not followed either.
     let converter =
-        converter_answering(|base| format!("{base}/cache/redirect.txt"), format!("{victim_url}/x")).await;
+        converter_answering(|base| format!("{base}/cache/redirect.txt"), format!("{victim_url}/x"))
+            .await;
     assert_eq!(convert_with(&converter).await, Err(ConvertError::Unreachable), "redirect");
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the internal server was never asked");
 
