@@ -76,11 +76,14 @@ async fn convert_with(converter_url: &str) -> Result<String, ConvertError> {
     converted
 }
 
+/// How a stub converter names its result, from its own base URL.
+type FileUrl = Box<dyn Fn(&str) -> String + Send + Sync>;
+
 #[tokio::test]
 async fn a_converter_result_outside_the_converters_origin_is_never_fetched() {
     let (victim_url, hits) = victim().await;
     let victim_host = victim_url.trim_start_matches("http://").to_string();
-    let cases: Vec<(&str, Box<dyn Fn(&str) -> String + Send + Sync>)> = vec![
+    let cases: Vec<(&str, FileUrl)> = vec![
         (
             "another port on the same host",
             Box::new({
