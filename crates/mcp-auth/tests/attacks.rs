@@ -409,3 +409,34 @@ async fn issuer_cached() -> &'static Issuer {
     let issuer = receiver.recv().unwrap();
     ISSUER.get_or_init(|| issuer)
 }
+
+/// An issuer answering its JWKS with an endless-looking chunked stream (no
+/// `Content-Length`): the read stops at [`mcp_auth::JWKS_BYTES_MAX`] and
+/// the token is refused for want of keys, not after buffering it all.
+#[tokio::test]
+async fn an_oversized_key_set_is_refused_at_its_bound() {
+    let chunk = axum::body::Bytes::from(vec![b' '; 64 * 1024]);
+    let chunks = mcp_auth::JWKS_BYTES_MAX / chunk.len() * 4;
+    let app = axum::Router::new().route(
+        "/jwks",
+        axum::routing::get(move || {
+            let chunk = chunk.clone();
+            async move {
+                let stream = futures_util::stream::iter(
+                    (0..chunks).map(move |_| Ok::<_, std::convert::Infallible>(chunk.clone())),
+                );
+                axum::body::Body::from_stream(stream)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let issuer = Issuer { url, fetches: Arc::new(AtomicUsize::new(0)) };
+    let authenticator = authenticator(&issuer);
+    let token = SIGNER.sign_access_token(&claims(&issuer, "alice", AUDIENCE));
+    match refusal(&authenticator, &token).await {
+        Refusal::Keys(reason) => assert!(reason.contains("longer than"), "{reason}"),
+        other => panic!("expected a key-set refusal, got {other:?}"),
+    }
+}
