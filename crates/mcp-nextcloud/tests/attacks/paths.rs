@@ -178,3 +178,56 @@ async fn files_write_and_files_move_cannot_place_or_take_anything_in_another_use
     journal_untouched(&stack);
     assert!(stack.fake.shared.world().storage.node_at("bob", "Notes/stolen.md").is_none());
 }
+
+/// The `calendar` argument names one of the caller's calendars; spelled as
+/// a path to alice's, it reaches nothing of hers, and nothing is created.
+#[tokio::test]
+async fn a_calendar_argument_cannot_reach_another_users_calendar() {
+    let (stack, recorder) = recorded_stack(|_| {}).await;
+    let alices_objects =
+        || stack.fake.shared.world().calendars.get("alice", "personal").unwrap().objects.len();
+    let before = alices_objects();
+    // A path is refused as such; anything else is looked up among bob's
+    // own calendars and not found there.
+    for (calendar, expected) in [
+        ("../alice/personal", INVALID),
+        ("..", INVALID),
+        ("%2e%2e/alice/personal", INVALID),
+        ("/remote.php/dav/calendars/alice/personal", INVALID),
+        ("alice/personal", INVALID),
+        ("..\\alice\\personal", NOT_FOUND),
+        ("personal\u{0}", NOT_FOUND),
+        ("personal_shared_by_alice", NOT_FOUND),
+    ] {
+        let listed = stack
+            .call_tool(
+                "bob",
+                "calendar_events",
+                json!({"start": "2026-03-01", "end": "2026-04-30", "calendar": calendar}),
+            )
+            .await;
+        let created = stack
+            .call_tool(
+                "bob",
+                "calendar_create_event",
+                json!({"summary": "pwned", "start": "2026-03-20T10:00:00Z",
+                    "end": "2026-03-20T11:00:00Z", "calendar": calendar}),
+            )
+            .await;
+        for (tool, result) in [("calendar_events", &listed), ("calendar_create_event", &created)] {
+            assert_eq!(failure_kind(result).as_deref(), expected, "{tool} {calendar:?}: {result}");
+            assert!(!result.to_string().contains("Apollo"), "{tool} {calendar:?}: {result}");
+        }
+        for request in recorder.seen() {
+            let decoded = request.decoded_path();
+            assert!(
+                !decoded.contains("/calendars/alice") && !request.body.contains("/calendars/alice"),
+                "{calendar:?}: {} {} reached alice's calendars",
+                request.method,
+                request.path
+            );
+            assert!(!decoded.split('/').any(|segment| segment == ".."), "{}", request.path);
+        }
+    }
+    assert_eq!(alices_objects(), before, "nothing was created in alice's calendar");
+}
