@@ -24,8 +24,8 @@ mod token;
 
 pub use resource::{Admission, ProtectedResource, allowed_hosts, mcp_path, router};
 pub use token::{
-    AuthConfig, Authenticator, Bearer, Clock, JWKS_LIFETIME, JWKS_REFRESH_INTERVAL_MIN,
-    LEEWAY_SECONDS, Refusal, VERIFIED_TOKEN_COUNT_MAX,
+    AuthConfig, Authenticator, Bearer, Clock, JWKS_BYTES_MAX, JWKS_LIFETIME,
+    JWKS_REFRESH_INTERVAL_MIN, LEEWAY_SECONDS, Refusal, VERIFIED_TOKEN_COUNT_MAX,
 };
 
 /// Header carrying the user's Nextcloud-audience token, the credential an

@@ -19,6 +19,8 @@ pub const LEEWAY_SECONDS: i64 = 30;
 pub const JWKS_REFRESH_INTERVAL_MIN: Duration = Duration::from_secs(10);
 /// How long fetched keys are trusted without a refresh.
 pub const JWKS_LIFETIME: Duration = Duration::from_secs(3600);
+/// The longest JWKS document read from the issuer.
+pub const JWKS_BYTES_MAX: usize = 1024 * 1024;
 /// The most verified tokens remembered; past it, expired ones are dropped
 /// and, if that is not enough, all of them.
 pub const VERIFIED_TOKEN_COUNT_MAX: usize = 10_000;
@@ -246,10 +248,26 @@ impl Authenticator {
         if !response.status().is_success() {
             return Err(Refusal::Keys(format!("status {}", response.status())));
         }
-        response
-            .json::<JwkSet>()
+        // A key set is a few kilobytes; read no more than the bound, with
+        // or without a Content-Length.
+        let too_long =
+            || Refusal::Keys(format!("the key set is longer than {JWKS_BYTES_MAX} bytes"));
+        if response.content_length().is_some_and(|length| length > JWKS_BYTES_MAX as u64) {
+            return Err(too_long());
+        }
+        let mut response = response;
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|error| Refusal::Keys(error.without_url().to_string()))
+            .map_err(|error| Refusal::Keys(error.without_url().to_string()))?
+        {
+            if body.len() + chunk.len() > JWKS_BYTES_MAX {
+                return Err(too_long());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice::<JwkSet>(&body).map_err(|error| Refusal::Keys(error.to_string()))
     }
 }
 

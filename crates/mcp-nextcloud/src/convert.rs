@@ -430,6 +430,15 @@ impl Converter {
         if !matches!(file_url.scheme(), "http" | "https") {
             return Err(ConvertError::Unreachable);
         }
+        // The result lies on the document server itself: a URL elsewhere
+        // (another host, port or scheme) is never fetched, so a converter
+        // answer cannot point us at an internal service (SSRF).
+        let same_origin = url::Url::parse(&inner.converter_url)
+            .is_ok_and(|converter| converter.origin() == file_url.origin());
+        if !same_origin {
+            tracing::warn!("the converter named a result outside its own origin; not fetched");
+            return Err(ConvertError::Unreachable);
+        }
         let response =
             inner.http.get(file_url).send().await.map_err(|_| ConvertError::Unreachable)?;
         if !response.status().is_success() {

@@ -96,17 +96,28 @@ impl Nextcloud {
         })?;
         let status = response.status();
         let headers = response.headers().clone();
-        if response.content_length().is_some_and(|length| length as usize > RESPONSE_LENGTH_MAX) {
-            return Err(ToolFailure::new(
+        let too_large = || {
+            ToolFailure::new(
                 FailureKind::InvalidArguments,
                 "That file is too large to read in one call. Read it in parts with files_read's offset and length.",
-            ));
+            )
+        };
+        if response.content_length().is_some_and(|length| length as usize > RESPONSE_LENGTH_MAX) {
+            return Err(too_large());
         }
-        let body = response.bytes().await.map_err(|error| {
+        // Chunked answers carry no length: the bound holds while reading too.
+        let mut response = response;
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|error| {
             tracing::warn!(error = %error.without_url(), "Nextcloud response body failed");
             unreachable_failure()
-        })?;
-        Ok(Answer { status, headers, body })
+        })? {
+            if body.len() + chunk.len() > RESPONSE_LENGTH_MAX {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Answer { status, headers, body: body.into() })
     }
 }
 

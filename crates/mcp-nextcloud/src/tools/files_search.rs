@@ -199,6 +199,13 @@ fn like(property: &str, literal: &str) -> String {
 
 /// A folder argument as a clean relative path; `..` is refused.
 pub fn clean_folder(folder: &str) -> Result<String, ToolFailure> {
+    // Nextcloud refuses these in any name; a path holding one is a misuse
+    // to correct, not an unexpected answer from Nextcloud.
+    if folder.contains('\\') || folder.chars().any(char::is_control) {
+        return Err(ToolFailure::invalid_arguments(
+            "Paths separate folders with \"/\" and cannot contain backslashes or control characters. Use a path like \"Documents/report.md\".",
+        ));
+    }
     let mut segments = Vec::new();
     for segment in folder.split('/') {
         match segment {
