@@ -778,6 +778,51 @@ async fn a_locked_chat_db_refuses_clearly_and_loses_nothing() {
     std::fs::remove_dir_all(data).ok();
 }
 
+/// memory.db locked past the busy timeout when an approved memory_write
+/// runs: the model reads that memory is unavailable and goes on, the call
+/// is audited `unreachable`, no fact is half-written; afterwards a new
+/// approval writes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_memory_db_fails_the_write_clearly_and_audits_it() {
+    let script = r#"
+[[rules]]
+name = "remember"
+when = { last_role = "user" }
+tool_calls = [{ name = "memory_write", arguments = { fact = "Alice prefers French", source = "user" } }]
+
+[[rules]]
+name = "answer"
+when = { last_role = "tool" }
+text = "Done."
+"#;
+    let data = tempdir();
+    let stack =
+        Stack::start(script, Options { data_dir: Some(data.clone()), ..Options::default() }).await;
+    let asked = stack.ask("alice", "c-mem", "Remember I prefer French").await;
+    let request = of_type(&asked, "tool-approval-request")[0].clone();
+    let locker = rusqlite::Connection::open(data.join("memory.db")).unwrap();
+    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let decided = stack.decide("alice", "c-mem", &[(&request, true)]).await;
+    locker.execute_batch("ROLLBACK").unwrap();
+    drop(locker);
+    let failed = of_type(&decided, "tool-output-error");
+    assert_eq!(failed.len(), 1, "{decided:#?}");
+    assert!(
+        failed[0]["errorText"].as_str().unwrap().starts_with("Memory is unavailable right now.")
+    );
+    assert_eq!(text_of(&decided), "Done.");
+    assert_eq!(stack.audit("alice"), [("memory_write".to_string(), "unreachable".to_string())]);
+    let (_, facts) = stack.get("alice", "/api/memory").await;
+    assert_eq!(facts["facts"], json!([]), "{facts}");
+
+    let again = stack.ask("alice", "c-mem", "Remember I prefer French").await;
+    let request = of_type(&again, "tool-approval-request")[0].clone();
+    stack.decide("alice", "c-mem", &[(&request, true)]).await;
+    let (_, facts) = stack.get("alice", "/api/memory").await;
+    assert_eq!(facts["facts"].as_array().map(Vec::len), Some(1), "{facts}");
+    std::fs::remove_dir_all(data).ok();
+}
+
 /// The disk fills up under chat.db (the orchestrator's files may not grow
 /// past 512 KiB: RLIMIT_FSIZE, with SIGXFSZ ignored, so a write fails with
 /// EFBIG as on a full disk). Questions of 90 kB are asked until storing
