@@ -14,11 +14,15 @@
 //! in this process, and mints alice's two tokens once. Every tools/call is a
 //! stateless JSON-RPC POST that mcp-nextcloud authenticates in full (both
 //! JWTs: signature, `typ`, `iss`, `aud`, `exp`) before it calls Nextcloud.
-//! Each row is measured at concurrency 1 and 8 after a warm-up:
+//! Each row is measured at concurrency 1, 8 and 64 after a warm-up:
 //!
 //! - `GET /health` on mcp-nextcloud: the baseline, a bare loopback round trip;
 //! - `files_search` (`name: "notes"`): one DAV SEARCH upstream;
 //! - `files_read` (4 KiB of a Markdown file by path): PROPFIND + ranged GET;
+//! - `calendar_events` (a week of alice's calendar, recurrences expanded):
+//!   the calendar home PROPFIND and one REPORT per calendar;
+//! - `files_grep` (`budget réunion` over the warmed index): FTS5 candidates,
+//!   then the batched permission SEARCH of the survivors;
 //! - the same upstream requests sent straight to the fake, so the table
 //!   shows what mcp-nextcloud itself adds.
 //!
@@ -46,7 +50,7 @@ use std::time::{Duration, Instant};
 const REQUESTS_DEFAULT: usize = 2000;
 /// Requests sent before each row is measured (connections, caches, JWKS).
 const WARMUP_REQUESTS: usize = 100;
-const CONCURRENCIES: [usize; 2] = [1, 8];
+const CONCURRENCIES: [usize; 3] = [1, 8, 64];
 const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
 
@@ -141,6 +145,20 @@ async fn main() {
                 arguments: json!({"path": file, "length": 4096}),
             },
         ),
+        (
+            "tools/call calendar_events",
+            Workload::ToolCall {
+                name: "calendar_events",
+                arguments: json!({"start": "2026-03-16T00:00:00", "end": "2026-03-23T00:00:00", "time_zone": "Europe/Berlin"}),
+            },
+        ),
+        (
+            "tools/call files_grep",
+            Workload::ToolCall {
+                name: "files_grep",
+                arguments: json!({"query": "budget réunion"}),
+            },
+        ),
         ("  upstream only: SEARCH", Workload::Upstream(vec![search_request()])),
         (
             "  upstream only: PROPFIND+GET",
@@ -161,6 +179,15 @@ async fn main() {
         ),
     ];
 
+    // files_grep reads documents in passes its searches start: warm the
+    // index first, so the row measures searching, not reading.
+    for _ in 0..20 {
+        send(&target, &workloads[4].1).await;
+        mcp.index().idle().await;
+        if matches!(mcp.index().readiness("alice"), mcp_nextcloud::index::Readiness::Ready) {
+            break;
+        }
+    }
     println!(
         "mcp-nextcloud tools/call benchmark: {requests} requests per row after {WARMUP_REQUESTS} warm-up, loopback, {} CPUs",
         std::thread::available_parallelism().map(usize::from).unwrap_or(0)
