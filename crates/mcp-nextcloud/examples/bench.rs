@@ -7,6 +7,7 @@
 //! ```text
 //! cargo run --release -p mcp-nextcloud --example bench
 //! BENCH_REQUESTS=5000 cargo run --release -p mcp-nextcloud --example bench
+//! BENCH_ROWS=calendar cargo run --release -p mcp-nextcloud --example bench
 //! ```
 //!
 //! It starts the fake Nextcloud with the demo fixture and an mcp-nextcloud
@@ -192,9 +193,20 @@ async fn main() {
         "mcp-nextcloud tools/call benchmark: {requests} requests per row after {WARMUP_REQUESTS} warm-up, loopback, {} CPUs",
         std::thread::available_parallelism().map(usize::from).unwrap_or(0)
     );
+    // BENCH_ROWS=calendar,grep keeps only the rows naming one of these
+    // (the baseline always runs): for profiling one workload.
+    let only: Vec<String> = std::env::var("BENCH_ROWS")
+        .map(|rows| rows.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
     let mut rows = Vec::new();
     for concurrency in CONCURRENCIES {
         for (label, workload) in &workloads {
+            let wanted = only.is_empty()
+                || matches!(workload, Workload::Health)
+                || only.iter().any(|row| label.contains(row.as_str()));
+            if !wanted {
+                continue;
+            }
             rows.push(measure(&target, label, workload, concurrency, requests).await);
         }
     }
