@@ -58,6 +58,8 @@ impl Up {
         let mut child = Command::new(TAMEBI)
             .args(["up", "--base-port", &base_port.to_string(), "--data-dir"])
             .arg(data_dir)
+            // Tests never run npm; the page's own tests are in fake-nextcloud.
+            .arg("--no-web-build")
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
