@@ -70,7 +70,7 @@ export function resultSummary(output: unknown): string {
     return `${output.length} item${output.length === 1 ? "" : "s"}`;
   }
   const record = asRecord(output);
-  for (const key of ["summary", "title", "message", "path", "name"]) {
+  for (const key of ["summary", "title", "subject", "message", "path", "name"]) {
     if (typeof record[key] === "string" && record[key] !== "") {
       return String(record[key]);
     }

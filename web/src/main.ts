@@ -281,6 +281,9 @@ function render() {
   const wanted: HTMLElement[] = [];
   const seen = new Set<string>();
   for (const message of chat.messages) {
+    // An assistant message with nothing to show yet (a failed turn) takes no room.
+    const visible = message.parts.some((p) => (p.type === "text" && p.text !== "") || p.type === "dynamic-tool" || p.type.startsWith("tool-"));
+    if (message.role === "assistant" && !visible) continue;
     seen.add(message.id);
     const signature = JSON.stringify(message) + (message.role === "assistant" ? mailSignature : "");
     let entry = rendered.get(message.id);

@@ -24,4 +24,5 @@ test("result summaries", () => {
   assert.equal(resultSummary("first line\nsecond"), "first line");
   assert.equal(resultSummary([1]), "1 item");
   assert.equal(resultSummary({}), "done");
+  assert.equal(resultSummary({ preview_id: "p1", to: ["b@x"], cc: [], subject: "Stand-up" }), "Stand-up");
 });
