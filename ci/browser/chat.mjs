@@ -7,7 +7,7 @@
 // Screenshots go to $SCREENSHOTS (default ci/artifacts/screenshots/).
 // Each check prints one line; the first failure ends the run with exit 1.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -179,6 +179,57 @@ await check("the memory view opens", async () => {
   await page.getByRole("button", { name: "Memory" }).click();
   await page.getByRole("heading", { name: "What Tamebi remembers" }).waitFor();
   await page.locator(".tamebi-facts li").first().waitFor();
+});
+
+await check("an MCP App renders in a sandboxed frame from the re-serve URL", async () => {
+  // The orchestrator does not attach UI resources yet, so this turn's stream
+  // is served by the test (the page's own code, the app's real /api/ui and
+  // /ui/{id}, and mcp-nextcloud's real files-search view with its bridge).
+  const apps = path.join(here, "../../crates/mcp-nextcloud/src/apps");
+  const html = readFileSync(path.join(apps, "files-search.html"), "utf8")
+    .replace("{{BRIDGE}}", readFileSync(path.join(apps, "bridge.js"), "utf8"))
+    .replace("{{CSP}}", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'");
+  const output = {
+    content: [
+      { type: "resource", resource: { uri: "ui://tamebi/files-search.html", mimeType: "text/html;profile=mcp-app", text: html } },
+      { type: "text", text: "1 file: Projects/Apollo/CR-reunion-mars.docx" },
+    ],
+    structuredContent: {
+      files: [{ path: "Projects/Apollo/CR-reunion-mars.docx", type: "file", size: 48213, mtime: "2026-03-14T09:12:00Z" }],
+      truncated: false,
+    },
+  };
+  const frames = [
+    { type: "start", messageId: "m-app" },
+    { type: "start-step" },
+    { type: "tool-input-available", toolCallId: "call_app", toolName: "files_search", input: { name: "CR" }, dynamic: true },
+    { type: "tool-output-available", toolCallId: "call_app", output, dynamic: true },
+    { type: "finish-step" },
+    { type: "start-step" },
+    { type: "text-start", id: "t1" },
+    { type: "text-delta", id: "t1", delta: "Here is the file." },
+    { type: "text-end", id: "t1" },
+    { type: "finish-step" },
+    { type: "finish", finishReason: "stop" },
+  ];
+  const body = frames.map((frame) => `data: ${JSON.stringify(frame)}\n\n`).join("") + "data: [DONE]\n\n";
+  await page.route("**/apps/tamebi/api/chat", (route) =>
+    route.fulfill({
+      status: 200,
+      headers: { "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" },
+      body,
+    }),
+  );
+  await page.getByRole("button", { name: "New chat" }).click();
+  await ask("Find the meeting notes");
+  await lastAssistant().getByText("Here is the file.").waitFor();
+  const frame = page.locator("iframe.tamebi-app-frame");
+  await frame.waitFor();
+  assert.equal(await frame.getAttribute("sandbox"), "allow-scripts");
+  assert.match(await frame.getAttribute("src"), /\/apps\/tamebi\/ui\/[^/]+$/);
+  await page.locator(".tamebi-app[data-initialized=true]").waitFor();
+  await page.frameLocator("iframe.tamebi-app-frame").getByText("CR-reunion-mars.docx").waitFor();
+  await page.unroute("**/apps/tamebi/api/chat");
 });
 
 await check("readable in a narrow window", async () => {

@@ -43,6 +43,7 @@ for _ in range(200):
 PY
 )
 work=$(mktemp -d)
+: >"$work/up.log"
 target/debug/tamebi up --fresh --data-dir "$work/data" --base-port "$base" \
     --model-script ci/browser/model-script.toml --no-web-build >"$work/up.log" 2>&1 &
 up_pid=$!

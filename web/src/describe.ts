@@ -70,6 +70,11 @@ export function resultSummary(output: unknown): string {
     return `${output.length} item${output.length === 1 ? "" : "s"}`;
   }
   const record = asRecord(output);
+  if (Array.isArray(record.content)) {
+    // A CallToolResult: its first text block.
+    const text = record.content.map(asRecord).find((block) => block.type === "text" && typeof block.text === "string");
+    if (text) return resultSummary(text.text);
+  }
   for (const key of ["summary", "title", "subject", "message", "path", "name"]) {
     if (typeof record[key] === "string" && record[key] !== "") {
       return String(record[key]);

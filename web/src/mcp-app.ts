@@ -57,6 +57,21 @@ function textOf(output: unknown): string {
   return JSON.stringify(output, null, 2);
 }
 
+/**
+ * The CallToolResult the view is sent: a result-shaped output keeps its
+ * text blocks and `structuredContent` (the resource block is the view
+ * itself, not sent again); any other output is the structured content,
+ * with its JSON as the text.
+ */
+export function toolResult(output: unknown): { content: unknown[]; structuredContent?: unknown } {
+  const object = record(output);
+  if (object && (Array.isArray(object.content) || "structuredContent" in object)) {
+    const content = Array.isArray(object.content) ? object.content.filter((block) => record(block)?.type === "text") : [];
+    return { content, structuredContent: object.structuredContent };
+  }
+  return { content: [{ type: "text", text: textOf(output) }], structuredContent: output };
+}
+
 /** The framed view, wired to its host side; the text result stays beside it until the view is up. */
 export function renderMcpApp(
   ui: UiResource,
@@ -103,11 +118,7 @@ export function renderMcpApp(
             break;
           case "ui/notifications/initialized": {
             notify("ui/notifications/tool-input", { arguments: call.input ?? {} });
-            const structured = call.output;
-            notify("ui/notifications/tool-result", {
-              content: [{ type: "text", text: textOf(call.output) }],
-              structuredContent: structured,
-            });
+            notify("ui/notifications/tool-result", toolResult(call.output));
             note.textContent = `${call.toolName} view`;
             container.dataset.initialized = "true";
             break;

@@ -24,5 +24,6 @@ test("result summaries", () => {
   assert.equal(resultSummary("first line\nsecond"), "first line");
   assert.equal(resultSummary([1]), "1 item");
   assert.equal(resultSummary({}), "done");
+  assert.equal(resultSummary({ content: [{ type: "resource" }, { type: "text", text: "1 file: a.docx\nmore" }], structuredContent: {} }), "1 file: a.docx");
   assert.equal(resultSummary({ preview_id: "p1", to: ["b@x"], cc: [], subject: "Stand-up" }), "Stand-up");
 });
