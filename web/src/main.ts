@@ -200,9 +200,9 @@ function mailDraft(output: Record<string, unknown>): HTMLElement {
   );
 }
 
-function toolCall(part: ToolPart): HTMLElement {
+function toolCall(part: ToolPart, decidable: boolean): HTMLElement {
   const name = toolNameOf(part);
-  if (part.state === "approval-requested") {
+  if (part.state === "approval-requested" && decidable) {
     return approvalCard(part, name);
   }
   let status: string;
@@ -227,6 +227,11 @@ function toolCall(part: ToolPart): HTMLElement {
       break;
     case "output-denied":
       status = "denied — nothing was done";
+      cls = "denied";
+      break;
+    case "approval-requested":
+      // A later question moved on: the orchestrator denied it.
+      status = "not approved — nothing was done";
       cls = "denied";
       break;
     default:
@@ -261,7 +266,7 @@ function toolCall(part: ToolPart): HTMLElement {
   return wrapper;
 }
 
-function messageElement(message: UIMessage): HTMLElement {
+function messageElement(message: UIMessage, isLast: boolean): HTMLElement {
   const who = message.role === "user" ? "You" : "Tamebi";
   const el = h("article", { class: `tamebi-message tamebi-${message.role}`, "data-message-id": message.id, "aria-label": `${who} said` });
   el.append(h("h3", { class: "tamebi-who" }, who));
@@ -269,7 +274,7 @@ function messageElement(message: UIMessage): HTMLElement {
     if (part.type === "text") {
       el.append(h("div", { class: "tamebi-text" }, part.text));
     } else if (part.type === "dynamic-tool" || part.type.startsWith("tool-")) {
-      el.append(toolCall(part as unknown as ToolPart));
+      el.append(toolCall(part as unknown as ToolPart, isLast));
     }
   }
   return el;
@@ -280,15 +285,20 @@ function render() {
   const mailSignature = JSON.stringify([...mailStates]);
   const wanted: HTMLElement[] = [];
   const seen = new Set<string>();
+  const lastId = chat.messages.at(-1)?.id;
   for (const message of chat.messages) {
     // An assistant message with nothing to show yet (a failed turn) takes no room.
     const visible = message.parts.some((p) => (p.type === "text" && p.text !== "") || p.type === "dynamic-tool" || p.type.startsWith("tool-"));
     if (message.role === "assistant" && !visible) continue;
     seen.add(message.id);
-    const signature = JSON.stringify(message) + (message.role === "assistant" ? mailSignature : "");
+    const isLast = message.id === lastId;
+    // Only a message with undecided calls looks different once it is not the last.
+    const pending = message.parts.some((p) => "state" in p && p.state === "approval-requested");
+    const signature =
+      JSON.stringify(message) + (message.role === "assistant" ? mailSignature : "") + (pending && isLast ? "|last" : "");
     let entry = rendered.get(message.id);
     if (!entry || entry.signature !== signature) {
-      entry = { signature, el: messageElement(message) };
+      entry = { signature, el: messageElement(message, isLast) };
       rendered.set(message.id, entry);
     }
     wanted.push(entry.el);
