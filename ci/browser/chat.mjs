@@ -92,6 +92,10 @@ await check("text streams in before the stream ends", async () => {
   await page.screenshot({ path: path.join(shots, "02a-streaming-midway.png") });
   await idle();
   await lastAssistant().getByText("nothing has finished yet.").waitFor();
+  // The finished answer is announced once, politely.
+  const live = page.locator("#tamebi-announcer");
+  assert.equal(await live.getAttribute("aria-live"), "polite");
+  await page.waitForFunction(() => document.getElementById("tamebi-announcer")?.textContent?.startsWith("Tamebi: Here is a slow answer"));
 });
 
 await check("the conversation is listed", async () => {
@@ -120,7 +124,12 @@ await check("deny a Deck card", async () => {
   const card = page.locator(".tamebi-approval[data-tool=deck_create_card]");
   await card.waitFor({ timeout: 15000 });
   await card.getByText("title: Order pizza").waitFor();
-  await card.getByRole("button", { name: "Deny" }).click();
+  // Keyboard only: the turn waits for a decision, so the focus is on Approve;
+  // Tab reaches Deny, Enter presses it.
+  await page.waitForFunction(() => document.activeElement?.textContent === "Approve");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Deny");
+  await page.keyboard.press("Enter");
   await lastAssistant().getByText("Understood: no card was created.").waitFor({ timeout: 15000 });
   const call = lastAssistant().locator("details.tamebi-tool[data-tool=deck_create_card]");
   assert.equal(await call.getAttribute("data-state"), "output-denied");
