@@ -7,7 +7,7 @@
 // Screenshots go to $SCREENSHOTS (default ci/artifacts/screenshots/).
 // Each check prints one line; the first failure ends the run with exit 1.
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -15,6 +15,8 @@ import { chromium } from "playwright-core";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const base = process.env.TAMEBI_URL ?? "http://127.0.0.1:8080";
 const shots = process.env.SCREENSHOTS ?? path.join(here, "../artifacts/screenshots");
+// The default folder holds this run's screenshots only.
+if (!process.env.SCREENSHOTS) rmSync(shots, { recursive: true, force: true });
 mkdirSync(shots, { recursive: true });
 
 const browser = await chromium.launch({
@@ -109,6 +111,7 @@ await check("approve a calendar event", async () => {
   await card.waitFor({ timeout: 15000 });
   await card.getByText("summary: Budget review").waitFor();
   await card.getByText("start: 2026-12-03T10:00:00").waitFor();
+  await page.screenshot({ path: path.join(shots, "04a-approval-card.png") });
   // Keyboard: the decision has the focus once the turn waits for it.
   await card.getByRole("button", { name: "Approve" }).click();
   await lastAssistant().getByText("The budget review is in your calendar").waitFor({ timeout: 15000 });
