@@ -607,8 +607,6 @@ fn say(color: bool, name: &str, line: &str) {
     let _ = stdout.flush();
 }
 
-/// The fixture as given, or, for the default from elsewhere than the
-/// repository root, the repository's own demo fixture.
 /// The chat page's directory as the fake Nextcloud will read it: absolute,
 /// and, for the default run from elsewhere than the repository root, the
 /// repository's own `web/dist`.
@@ -623,7 +621,8 @@ fn web_dir(web_dir: &Path) -> PathBuf {
 }
 
 fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
 }
 
 /// Whether the chat page is there; when the default one is missing and npm
@@ -694,6 +693,8 @@ fn ensure_web_built(web_dir: &Path, args: &UpArgs) -> bool {
     web_dir.join(fake_nextcloud::app::SCRIPT).is_file()
 }
 
+/// The fixture as given, or, for the default from elsewhere than the
+/// repository root, the repository's own demo fixture.
 fn fixture_path(fixture: &Path) -> PathBuf {
     if fixture == Path::new(FIXTURE_DEFAULT) && !fixture.exists() {
         let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(FIXTURE_DEFAULT);
