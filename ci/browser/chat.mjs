@@ -168,6 +168,16 @@ await check("an error with a request id shows the server's text and the id", asy
   assert.ok(!/Something went wrong/.test(await alert.textContent()), "the server's sentence, not a generic one");
 });
 
+await check("a network failure is the generic 'cannot reach'", async () => {
+  await page.route("**/apps/tamebi/api/chat", (route) => route.abort("connectionrefused"));
+  await ask("Are you there?");
+  await idle();
+  const alert = page.getByRole("alert");
+  await alert.getByText("Can't reach the assistant right now. Check your connection and try again in a moment.").waitFor();
+  assert.equal(await alert.locator("code").count(), 0, "no request id");
+  await page.unroute("**/apps/tamebi/api/chat");
+});
+
 await check("an error without a request id is generic", async () => {
   // A stale request token: Nextcloud's own 412 {"message":"CSRF check failed"}, no id.
   await page.evaluate(() => {
