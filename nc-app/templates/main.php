@@ -1,5 +1,6 @@
 <?php
-// The chat page's mount point; the island (js/tamebi-main.js, built by
-// web/) renders into it and reads the request token from OC.requestToken.
+// The chat page's mount point; the island (js/tamebi-main.mjs, built by
+// web/ and copied here by nc-app/copy-web.sh) renders into it and reads the
+// request token from <head data-requesttoken> (OC.requestToken).
 ?>
 <div id="tamebi"></div>

@@ -31,6 +31,7 @@ pub mod sign;
 
 pub use app_password::AppPasswords;
 pub use mail_api::{Preview, PreviewOutcome, Previews};
+pub use page::{BUILD_COMMAND, SCRIPT, STYLESHEET};
 pub use renew::TokenCache;
 pub use reserve::{Page, Pages};
 
@@ -48,6 +49,9 @@ pub const SHARED_SECRET_LENGTH_MIN: usize = 32;
 
 /// The prefixes the app answers under: pretty URLs and `index.php`.
 pub const PREFIXES: [&str; 2] = ["/apps/tamebi", "/index.php/apps/tamebi"];
+
+/// Where the built chat island is, relative to the working directory.
+pub const WEB_DIR_DEFAULT: &str = "web/dist";
 
 /// What a session route answers without a live session.
 pub const SESSION_ENDED: &str =
@@ -67,6 +71,10 @@ pub struct AppConfig {
     pub audiences: Vec<Audience>,
     /// A cached token expiring within this many seconds is renewed.
     pub renew_margin_s: i64,
+    /// Where the built chat island is read from (`tamebi-main.mjs`,
+    /// `tamebi-main.css`); relative paths are from the working directory.
+    /// Without the bundle the page is a placeholder naming the build command.
+    pub web_dir: std::path::PathBuf,
 }
 
 /// An audience the app obtains a token for, and the OIDC client that mints it.
@@ -93,6 +101,7 @@ impl Default for AppConfig {
                 audience("nextcloud", "nextcloud"),
             ],
             renew_margin_s: 120,
+            web_dir: std::path::PathBuf::from(WEB_DIR_DEFAULT),
         }
     }
 }
@@ -106,6 +115,7 @@ impl std::fmt::Debug for AppConfig {
             .field("shared_secret", &self.shared_secret.as_ref().map(|_| "<redacted>"))
             .field("audiences", &self.audiences)
             .field("renew_margin_s", &self.renew_margin_s)
+            .field("web_dir", &self.web_dir)
             .finish()
     }
 }
@@ -165,6 +175,8 @@ pub fn routes() -> Router<AppState> {
         router = router
             .route(prefix, get(page::to_chat_page))
             .route(&at("/"), get(page::chat_page))
+            .route(&at("/js/{file}"), get(page::asset))
+            .route(&at("/css/{file}"), get(page::asset))
             .route(&at("/api/chat"), post(proxy::forward))
             .route(&at("/api/conversations"), get(proxy::forward))
             .route(&at("/api/conversations/{id}"), get(proxy::forward).delete(proxy::forward))

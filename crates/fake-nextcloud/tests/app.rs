@@ -946,6 +946,85 @@ async fn the_chat_page_needs_a_session_and_carries_the_request_token() {
     let page = stack.alice.request_without_token("GET", "/index.php/apps/tamebi/").send();
     let html = page.await.unwrap().text().await.unwrap();
     assert!(html.contains(&format!("data-requesttoken=\"{}\"", stack.alice.request_token)));
-    assert!(html.contains("issue 8"));
+    // No bundle where the test runs: the placeholder.
+    assert!(html.contains("The chat page is not built"), "{html}");
     stack.stop().await;
+}
+
+/// The page with `web_dir` as the app's web directory, and alice's page.
+async fn page_with_web_dir(
+    web_dir: &std::path::Path,
+) -> (FakeNextcloud, Browser, reqwest::Response) {
+    let app = AppConfig { web_dir: web_dir.to_path_buf(), ..AppConfig::default() };
+    let fake =
+        FakeNextcloud::start_with_app(&demo_fixture(), fake_nextcloud::Config::default(), app)
+            .await
+            .unwrap();
+    let alice = Browser::login(fake.base_url(), "alice", "alice-demo-password").await;
+    let page = alice.request_without_token("GET", "/apps/tamebi/").send().await.unwrap();
+    (fake, alice, page)
+}
+
+#[tokio::test]
+async fn without_the_built_island_the_page_names_the_command_that_builds_it() {
+    let dir = std::env::temp_dir().join(format!("tamebi-web-absent-{}", std::process::id()));
+    let (fake, alice, page) = page_with_web_dir(&dir).await;
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("The chat page is not built"), "{html}");
+    assert!(html.contains("npm --prefix web ci &amp;&amp; npm --prefix web run build"), "{html}");
+    assert!(html.contains(&escape_path(&dir)), "names the directory: {html}");
+    assert!(!html.contains("<script"), "{html}");
+    assert!(html.contains(&format!("data-requesttoken=\"{}\"", alice.request_token)));
+    let script =
+        http_client().get(alice.url("/apps/tamebi/js/tamebi-main.mjs")).send().await.unwrap();
+    assert_eq!(script.status(), 404);
+    fake.shutdown().await;
+}
+
+fn escape_path(path: &std::path::Path) -> String {
+    path.display().to_string().replace('&', "&amp;").replace('<', "&lt;")
+}
+
+#[tokio::test]
+async fn the_page_loads_the_built_island_from_the_web_dir() {
+    let dir = std::env::temp_dir().join(format!("tamebi-web-built-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tamebi-main.mjs"), "console.log('island');\n").unwrap();
+    std::fs::write(dir.join("tamebi-main.css"), ".tamebi { color: red }\n").unwrap();
+    std::fs::write(dir.join("notes.txt"), "not an asset").unwrap();
+    let (fake, alice, page) = page_with_web_dir(&dir).await;
+    assert_eq!(page.status(), 200);
+    let policy = page.headers()["content-security-policy"].to_str().unwrap().to_string();
+    assert!(policy.contains("script-src 'self';"), "{policy}");
+    assert!(policy.contains("frame-src 'self'"), "{policy}");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<script type=\"module\" src=\"js/tamebi-main.mjs?v="), "{html}");
+    assert!(html.contains("<link rel=\"stylesheet\" href=\"css/tamebi-main.css?v="), "{html}");
+    assert!(html.contains("<main id=\"tamebi\""), "{html}");
+    assert!(!html.contains("not built"), "{html}");
+    assert!(html.contains(&format!("data-requesttoken=\"{}\"", alice.request_token)));
+
+    // Static files, like Nextcloud's app folders: no session needed, both prefixes.
+    let http = http_client();
+    let script = http.get(alice.url("/apps/tamebi/js/tamebi-main.mjs")).send().await.unwrap();
+    assert_eq!(script.status(), 200);
+    assert_eq!(script.headers()["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(script.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(script.text().await.unwrap(), "console.log('island');\n");
+    let style =
+        http.get(alice.url("/index.php/apps/tamebi/css/tamebi-main.css")).send().await.unwrap();
+    assert_eq!(style.status(), 200);
+    assert_eq!(style.headers()["content-type"], "text/css; charset=utf-8");
+    for path in [
+        "/apps/tamebi/js/notes.txt",
+        "/apps/tamebi/js/..%2Fweb-built.mjs",
+        "/apps/tamebi/js/.hidden.js",
+        "/apps/tamebi/js/missing.mjs",
+    ] {
+        let response = http.get(alice.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 404, "{path}");
+    }
+    fake.shutdown().await;
+    let _ = std::fs::remove_dir_all(dir);
 }

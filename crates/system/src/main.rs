@@ -46,6 +46,10 @@ enum Command {
         /// chat proxy answers 502 (the rest of the fake works).
         #[arg(long, env = "TAMEBI_SHARED_SECRET", hide_env_values = true)]
         shared_secret: Option<String>,
+        /// Where the built chat page is read from (docs/web.md); without it
+        /// the page is a placeholder naming the build command.
+        #[arg(long, env = "TAMEBI_WEB_DIR", default_value = fake_nextcloud::app::WEB_DIR_DEFAULT)]
+        web_dir: PathBuf,
     },
     /// Run the scripted OpenAI-compatible model server (tests, scenarios,
     /// and the demo without a real model).
@@ -356,12 +360,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             converter_listen,
             orchestrator_url,
             shared_secret,
+            web_dir,
         } => {
             let app = fake_nextcloud::AppConfig {
                 orchestrator_url: Some(orchestrator_url),
                 shared_secret: shared_secret
                     .filter(|secret| !secret.is_empty())
                     .map(String::into_bytes),
+                web_dir,
                 ..fake_nextcloud::AppConfig::default()
             };
             fake_nextcloud_command(fixture, listen, converter_listen, app).await

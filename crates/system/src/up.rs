@@ -57,6 +57,18 @@ pub struct UpArgs {
     /// The model name sent to --model-url.
     #[arg(long, requires = "model_url")]
     pub model: Option<String>,
+    /// A fake-model script (docs/fake-model.md) whose rules answer before
+    /// the demo answers: scripted conversations, slow streams, faults.
+    #[arg(long, conflicts_with = "model_url")]
+    pub model_script: Option<PathBuf>,
+    /// Where the built chat page is read from (docs/web.md). The default,
+    /// when missing, is built with npm if npm is installed.
+    #[arg(long, default_value = fake_nextcloud::app::WEB_DIR_DEFAULT)]
+    pub web_dir: PathBuf,
+    /// Do not build the chat page when it is missing (the page then says
+    /// which command builds it).
+    #[arg(long)]
+    pub no_web_build: bool,
 }
 
 /// Where each service listens.
@@ -128,6 +140,10 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let fixture_path = fixture_path(&args.fixture);
     let fixture = fake_nextcloud::Fixture::load(&fixture_path)
         .with_context(|| format!("cannot load the fixture {}", fixture_path.display()))?;
+    if let Some(script) = &args.model_script {
+        fake_model::Script::load(script)
+            .with_context(|| format!("cannot load the model script {}", script.display()))?;
+    }
 
     let mut wanted = vec![
         (ports.nextcloud, "nextcloud"),
@@ -157,6 +173,8 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let data_dir = std::fs::canonicalize(&args.data_dir)
         .with_context(|| format!("cannot resolve {}", args.data_dir.display()))?;
     let secret = shared_secret(&data_dir)?;
+    let web_dir = web_dir(&args.web_dir);
+    let web_built = ensure_web_built(&web_dir, &args);
 
     let exe = std::env::current_exe().context("cannot find the tamebi binary to start")?;
     let (exits, exited) = tokio::sync::mpsc::unbounded_channel();
@@ -169,8 +187,17 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         demo,
     };
     // A signal while starting stops what started, like one afterwards.
-    let starting =
-        start_all(&mut stack, &exe, &args, &fixture_path, &fixture, &data_dir, ports, &secret);
+    let starting = start_all(
+        &mut stack,
+        &exe,
+        &args,
+        &fixture_path,
+        &fixture,
+        &data_dir,
+        ports,
+        &secret,
+        &web_dir,
+    );
     let started = tokio::select! {
         result = starting => Some(result),
         _ = interrupt.recv() => None,
@@ -190,7 +217,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     }
 
     let base = format!("http://127.0.0.1:{}", ports.nextcloud);
-    print_banner(&base, &fixture, &data_dir, &args, ports);
+    print_banner(&base, &fixture, &data_dir, &args, ports, web_built);
 
     tokio::select! {
         _ = interrupt.recv() => {}
@@ -220,6 +247,7 @@ async fn start_all(
     data_dir: &Path,
     ports: Ports,
     secret: &str,
+    web_dir: &Path,
 ) -> anyhow::Result<()> {
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
@@ -242,6 +270,8 @@ async fn start_all(
             local(ports.converter),
             "--orchestrator-url".into(),
             format!("http://127.0.0.1:{}", ports.orchestrator),
+            "--web-dir".into(),
+            web_dir.display().to_string(),
         ],
         &[("TAMEBI_SHARED_SECRET", secret)],
     )?;
@@ -315,12 +345,13 @@ async fn start_all(
     let model_url = match &args.model_url {
         Some(url) => url.clone(),
         None => {
-            let model = stack.spawn(
-                exe,
-                "fake-model",
-                &["fake-model".into(), "--listen".into(), local(ports.model), "--demo".into()],
-                &[],
-            )?;
+            let mut model_args =
+                vec!["fake-model".into(), "--listen".into(), local(ports.model), "--demo".into()];
+            if let Some(script) = &args.model_script {
+                model_args.push("--script".into());
+                model_args.push(script.display().to_string());
+            }
+            let model = stack.spawn(exe, "fake-model", &model_args, &[])?;
             let url = format!("http://127.0.0.1:{}/v1", ports.model);
             stack.wait_healthy(&http, model, &format!("{url}/models")).await?;
             url
@@ -576,6 +607,92 @@ fn say(color: bool, name: &str, line: &str) {
     let _ = stdout.flush();
 }
 
+/// The chat page's directory as the fake Nextcloud will read it: absolute,
+/// and, for the default run from elsewhere than the repository root, the
+/// repository's own `web/dist`.
+fn web_dir(web_dir: &Path) -> PathBuf {
+    let default = Path::new(fake_nextcloud::app::WEB_DIR_DEFAULT);
+    let chosen = if web_dir == default && !Path::new("web/package.json").exists() {
+        repository_root().join(default)
+    } else {
+        web_dir.to_path_buf()
+    };
+    std::path::absolute(&chosen).unwrap_or(chosen)
+}
+
+fn repository_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// Whether the chat page is there; when the default one is missing and npm
+/// is installed, builds it first (`npm ci`, `npm run build` in `web/`,
+/// their output shown). A failure is said plainly and `up` goes on: the page
+/// is then a placeholder naming the command, `tamebi ask` still works.
+fn ensure_web_built(web_dir: &Path, args: &UpArgs) -> bool {
+    let color = std::io::stdout().is_terminal();
+    if web_dir.join(fake_nextcloud::app::SCRIPT).is_file() {
+        return true;
+    }
+    let command = fake_nextcloud::app::BUILD_COMMAND;
+    let Some(web) = web_dir.parent().filter(|web| web.join("package.json").is_file()) else {
+        say(
+            color,
+            "up",
+            &format!("no chat page in {}: the page will say how to build it", web_dir.display()),
+        );
+        return false;
+    };
+    if args.no_web_build {
+        say(
+            color,
+            "up",
+            &format!("the chat page is not built (--no-web-build); build it with: {command}"),
+        );
+        return false;
+    }
+    let npm_found = std::process::Command::new("npm")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !npm_found {
+        say(
+            color,
+            "up",
+            &format!(
+                "the chat page is not built and npm is not installed: install Node.js 20+ and run {command}"
+            ),
+        );
+        return false;
+    }
+    for step in [&["ci", "--no-audit", "--no-fund"][..], &["run", "build"][..]] {
+        say(
+            color,
+            "up",
+            &format!("building the chat page: npm --prefix {} {}", web.display(), step.join(" ")),
+        );
+        let status = std::process::Command::new("npm")
+            .arg("--prefix")
+            .arg(web)
+            .args(step)
+            .stdin(Stdio::null())
+            .status();
+        if !status.is_ok_and(|status| status.success()) {
+            say(
+                color,
+                "up",
+                &format!(
+                    "building the chat page failed (see above); the page stays a placeholder. Fix it and run {command}"
+                ),
+            );
+            return false;
+        }
+    }
+    web_dir.join(fake_nextcloud::app::SCRIPT).is_file()
+}
+
 /// The fixture as given, or, for the default from elsewhere than the
 /// repository root, the repository's own demo fixture.
 fn fixture_path(fixture: &Path) -> PathBuf {
@@ -650,6 +767,7 @@ fn print_banner(
     data_dir: &Path,
     args: &UpArgs,
     ports: Ports,
+    web_built: bool,
 ) {
     let model = match &args.model_url {
         Some(url) => format!("{} at {url}", args.model.as_deref().unwrap_or_default()),
@@ -659,11 +777,16 @@ fn print_banner(
         ),
     };
     let url_flag = if ports.nextcloud == 8080 { String::new() } else { format!(" --url {base}") };
+    let page = if web_built {
+        "the chat page".to_string()
+    } else {
+        format!("the chat page is not built: run {}", fake_nextcloud::app::BUILD_COMMAND)
+    };
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(
         stdout,
         "\nTamebi is up.\n\
-         Open {base}/apps/tamebi/ (the chat page; the full page comes with the web island).\n\
+         Open {base}/apps/tamebi/ ({page}).\n\
          Ask from a terminal:\n  \
          tamebi ask{url_flag} --user alice --password alice-demo-password \"Quel est le budget prévisionnel d'Apollo ?\"\n\
          Model: {model}\n\

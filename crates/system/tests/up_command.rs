@@ -58,6 +58,8 @@ impl Up {
         let mut child = Command::new(TAMEBI)
             .args(["up", "--base-port", &base_port.to_string(), "--data-dir"])
             .arg(data_dir)
+            // Tests never run npm; the page's own tests are in fake-nextcloud.
+            .arg("--no-web-build")
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -337,5 +339,53 @@ fn ask_answers_an_approval_request_by_flag() {
     assert!(stderr.contains("check --user and --password"), "{stderr}");
     let (status, lines) = up.terminate();
     assert!(status.success(), "{}", lines.join("\n"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_model_script_that_does_not_load_stops_up_before_anything_starts() {
+    let dir = temp_dir("bad-script");
+    let script = dir.join("script.toml");
+    std::fs::write(
+        &script,
+        "[[rules]]\nname = \"typo\"\nwhen = { last_user_contain = \"x\" }\ntext = \"y\"\n",
+    )
+    .unwrap();
+    let output = Command::new(TAMEBI)
+        .args(["up", "--no-web-build", "--base-port", &free_base_port().to_string(), "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--model-script")
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot load the model script"), "{stderr}");
+    assert!(!dir.join("data").exists(), "nothing was made");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_banner_says_whether_the_chat_page_is_built() {
+    let dir = temp_dir("web");
+    let built = dir.join("built");
+    std::fs::create_dir_all(&built).unwrap();
+    std::fs::write(built.join("tamebi-main.mjs"), "export {};\n").unwrap();
+    let base = free_base_port();
+    let data_dir = dir.join("data");
+    let (status, lines) =
+        Up::start(base, &data_dir, &["--web-dir", built.to_str().unwrap()]).terminate();
+    assert!(status.success(), "{}", lines.join("\n"));
+    let open = format!("Open http://127.0.0.1:{base}/apps/tamebi/ (the chat page).");
+    assert!(lines.contains(&open), "{}", lines.join("\n"));
+
+    let absent = dir.join("absent");
+    let (status, lines) =
+        Up::start(base, &data_dir, &["--web-dir", absent.to_str().unwrap()]).terminate();
+    assert!(status.success(), "{}", lines.join("\n"));
+    let not_built = format!(
+        "Open http://127.0.0.1:{base}/apps/tamebi/ (the chat page is not built: run npm --prefix web ci && npm --prefix web run build)."
+    );
+    assert!(lines.contains(&not_built), "{}", lines.join("\n"));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -15,8 +15,11 @@ use OCP\Util;
 
 /**
  * `GET /apps/tamebi/`: the chat page, a mount point for the island that
- * `web/` builds into `js/tamebi-main.js`. Nextcloud's own session check
- * applies (a visitor without a session is sent to the login page).
+ * `web/` builds (`web/dist/tamebi-main.mjs` and `tamebi-main.css`, copied
+ * into this app's `js/` and `css/` by `nc-app/copy-web.sh`; docs/nc-app.md).
+ * Nextcloud loads a `.mjs` as an ES module with its CSP nonce. Nextcloud's
+ * own session check applies (a visitor without a session is sent to the
+ * login page).
  */
 class PageController extends Controller {
 	public function __construct(IRequest $request) {
@@ -27,6 +30,7 @@ class PageController extends Controller {
 	#[NoCSRFRequired]
 	public function index(): TemplateResponse {
 		Util::addScript(Application::APP_ID, 'tamebi-main');
+		Util::addStyle(Application::APP_ID, 'tamebi-main');
 		$response = new TemplateResponse(Application::APP_ID, 'main');
 		// MCP Apps are framed from this origin (UiController::show).
 		$policy = new ContentSecurityPolicy();

@@ -67,6 +67,13 @@ namespace OCP {
 		public static function addScript(string $application, string $file, string $afterAppId = 'core', bool $prepend = false): void {
 			self::$scripts[] = [$application, $file];
 		}
+
+		/** @var list<array{string, string}> */
+		public static array $styles = [];
+
+		public static function addStyle(string $application, ?string $file = null, bool $prepend = false): void {
+			self::$styles[] = [$application, (string)$file];
+		}
 	}
 }
 
