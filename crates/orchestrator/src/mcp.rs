@@ -10,7 +10,10 @@
 //!
 //! Built on rmcp's streamable HTTP client; a connection lives for one turn.
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, JsonObject, ReadResourceRequestParams, ResourceContents,
+    Tool,
+};
 use rmcp::service::{RoleClient, RunningService, ServiceExt as _};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -114,6 +117,33 @@ impl Connection {
             .call_tool(params)
             .await
             .map_err(|error| classify(&server, &error.to_string()))
+    }
+
+    /// Reads an MCP Apps view (`ui://…`) the server offers, as an embedded
+    /// resource block `{type: "resource", resource: {uri, mimeType, text,
+    /// _meta}}` — what the page frames, sandboxed, beside the tool's result.
+    pub async fn read_view(&self, uri: &str) -> Result<serde_json::Value, McpError> {
+        let server = ServerConfig { name: self.name.clone(), url: String::new() };
+        let read = self.service.peer().read_resource(ReadResourceRequestParams::new(uri));
+        let result = tokio::time::timeout(CONNECT_TIMEOUT, read)
+            .await
+            .map_err(|_| McpError::Unreachable { server: self.name.clone() })?
+            .map_err(|error| classify(&server, &error.to_string()))?;
+        result
+            .contents
+            .into_iter()
+            .find_map(|contents| match contents {
+                ResourceContents::TextResourceContents { uri: found, mime_type, text, meta }
+                    if found == uri =>
+                {
+                    Some(serde_json::json!({
+                        "type": "resource",
+                        "resource": {"uri": found, "mimeType": mime_type, "text": text, "_meta": meta},
+                    }))
+                }
+                _ => None,
+            })
+            .ok_or_else(|| protocol(&server, "the view has no text contents"))
     }
 
     pub async fn close(self) {

@@ -52,6 +52,10 @@ struct Health {
 pub struct TurnTools {
     specs: Vec<ToolSpec>,
     routes: HashMap<String, Route>,
+    /// MCP Apps: the `ui://` view a tool names (`_meta.ui.resourceUri`).
+    views: HashMap<String, String>,
+    /// Views read this turn, by URI.
+    read_views: tokio::sync::Mutex<HashMap<String, Value>>,
     connections: Vec<Connection>,
     /// Per capability: what listing found, and the connection behind it.
     capabilities: Vec<(Capability, Option<usize>)>,
@@ -93,6 +97,8 @@ pub async fn assemble(
     let mut set = TurnTools {
         specs: Vec::new(),
         routes: HashMap::new(),
+        views: HashMap::new(),
+        read_views: Default::default(),
         connections: Vec::new(),
         memory,
         capabilities: Vec::new(),
@@ -111,6 +117,9 @@ pub async fn assemble(
                 for tool in tools {
                     if set.add(spec_of(&tool), Route::Mcp(index)) {
                         offered += 1;
+                        if let Some(uri) = view_of(&tool) {
+                            set.views.insert(tool.name.to_string(), uri);
+                        }
                     }
                 }
                 let capability = Capability { covers, tools: offered, reach: Reach::Reachable };
@@ -148,6 +157,12 @@ fn covers(server: &str) -> String {
         "mail" => "mail".into(),
         other => other.into(),
     }
+}
+
+/// The MCP Apps view a tool names: `_meta.ui.resourceUri`, a `ui://` URI.
+fn view_of(tool: &Tool) -> Option<String> {
+    let uri = tool.meta.as_ref()?.get("ui")?.get("resourceUri")?.as_str()?;
+    uri.starts_with("ui://").then(|| uri.to_string())
 }
 
 fn spec_of(tool: &Tool) -> ToolSpec {
@@ -239,11 +254,16 @@ impl TurnTools {
         match route {
             Route::Mcp(index) => {
                 let connection = &self.connections[*index];
-                let (result, outcome) = match connection.call(&call.name, arguments).await {
+                let (mut result, outcome) = match connection.call(&call.name, arguments).await {
                     Ok(result) => mcp_result(result),
                     Err(error) => mcp_failure(&error),
                 };
                 self.note_health(*index, outcome);
+                if !result.is_error
+                    && let Some(uri) = self.views.get(&call.name)
+                {
+                    self.attach_view(connection, uri, &mut result.output).await;
+                }
                 (result, outcome)
             }
             Route::Memory => self.memory.call(&call.name, &arguments).await,
@@ -253,6 +273,34 @@ impl TurnTools {
                     if result.is_error { audit::Outcome::ModelMisuse } else { audit::Outcome::Ok };
                 (result, outcome)
             }
+        }
+    }
+
+    /// Puts the tool's view beside its result for the page, in
+    /// `_meta.ui.resource` (never in what the model reads). A view that
+    /// cannot be read leaves the result as it is: the page shows the text.
+    async fn attach_view(&self, connection: &Connection, uri: &str, output: &mut Value) {
+        let Value::Object(output) = output else {
+            return;
+        };
+        let mut read = self.read_views.lock().await;
+        let view = match read.get(uri) {
+            Some(view) => view.clone(),
+            None => match connection.read_view(uri).await {
+                Ok(view) => {
+                    read.insert(uri.to_string(), view.clone());
+                    view
+                }
+                Err(error) => {
+                    tracing::warn!(%uri, %error, "an MCP Apps view could not be read");
+                    return;
+                }
+            },
+        };
+        drop(read);
+        let meta = output.entry("_meta").or_insert_with(|| serde_json::json!({}));
+        if let Value::Object(meta) = meta {
+            meta.insert("ui".into(), serde_json::json!({ "resource": view }));
         }
     }
 
