@@ -222,44 +222,11 @@ await check("memory: an approved fact is listed with its source, then forgotten"
 });
 
 await check("an MCP App renders in a sandboxed frame from the re-serve URL", async () => {
-  // The orchestrator does not attach UI resources yet, so this turn's stream
-  // is served by the test (the page's own code, the app's real /api/ui and
-  // /ui/{id}, and mcp-nextcloud's real files-search view with its bridge).
-  const apps = path.join(here, "../../crates/mcp-nextcloud/src/apps");
-  const html = readFileSync(path.join(apps, "files-search.html"), "utf8")
-    .replace("{{BRIDGE}}", readFileSync(path.join(apps, "bridge.js"), "utf8"))
-    .replace("{{CSP}}", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'");
-  const output = {
-    content: [
-      { type: "resource", resource: { uri: "ui://tamebi/files-search.html", mimeType: "text/html;profile=mcp-app", text: html } },
-      { type: "text", text: "1 file: Projects/Apollo/CR-reunion-mars.docx" },
-    ],
-    structuredContent: {
-      files: [{ path: "Projects/Apollo/CR-reunion-mars.docx", type: "file", size: 48213, mtime: "2026-03-14T09:12:00Z" }],
-      truncated: false,
-    },
-  };
-  const frames = [
-    { type: "start", messageId: "m-app" },
-    { type: "start-step" },
-    { type: "tool-input-available", toolCallId: "call_app", toolName: "files_search", input: { name: "CR" }, dynamic: true },
-    { type: "tool-output-available", toolCallId: "call_app", output, dynamic: true },
-    { type: "finish-step" },
-    { type: "start-step" },
-    { type: "text-start", id: "t1" },
-    { type: "text-delta", id: "t1", delta: "Here is the file." },
-    { type: "text-end", id: "t1" },
-    { type: "finish-step" },
-    { type: "finish", finishReason: "stop" },
-  ];
-  const body = frames.map((frame) => `data: ${JSON.stringify(frame)}\n\n`).join("") + "data: [DONE]\n\n";
-  await page.route("**/apps/tamebi/api/chat", (route) =>
-    route.fulfill({
-      status: 200,
-      headers: { "content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1" },
-      body,
-    }),
-  );
+  // The whole stack: the model calls files_search, the orchestrator reads
+  // the tool's ui:// view from mcp-nextcloud as alice and puts it beside
+  // the result; the page stores it through the app's /api/ui and frames
+  // /ui/{id}, and the view (mcp-nextcloud's own, with its bridge) shows the
+  // file from the tool result.
   await page.getByRole("button", { name: "New chat" }).click();
   await ask("Find the meeting notes");
   await lastAssistant().getByText("Here is the file.").waitFor();
@@ -269,7 +236,6 @@ await check("an MCP App renders in a sandboxed frame from the re-serve URL", asy
   assert.match(await frame.getAttribute("src"), /\/apps\/tamebi\/ui\/[^/]+$/);
   await page.locator(".tamebi-app[data-initialized=true]").waitFor();
   await page.frameLocator("iframe.tamebi-app-frame").getByText("CR-reunion-mars.docx").waitFor();
-  await page.unroute("**/apps/tamebi/api/chat");
 });
 
 await check("readable in a narrow window", async () => {

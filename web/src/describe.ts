@@ -82,7 +82,9 @@ export function resultSummary(output: unknown): string {
   }
   for (const [key, value] of Object.entries(record)) {
     if (Array.isArray(value)) {
-      return `${value.length} ${key}`;
+      // "1 file", "3 files": a plural key loses its "s" for one.
+      const noun = value.length === 1 && key.endsWith("s") ? key.slice(0, -1) : key;
+      return `${value.length} ${noun}`;
     }
   }
   return "done";

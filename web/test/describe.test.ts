@@ -21,6 +21,7 @@ test("every argument is listed", () => {
 test("result summaries", () => {
   assert.equal(resultSummary({ summary: "Budget review", uid: "1" }), "Budget review");
   assert.equal(resultSummary({ files: [1, 2, 3] }), "3 files");
+  assert.equal(resultSummary({ files: [1] }), "1 file");
   assert.equal(resultSummary("first line\nsecond"), "first line");
   assert.equal(resultSummary([1]), "1 item");
   assert.equal(resultSummary({}), "done");
