@@ -646,3 +646,46 @@ pub async fn ocs_json(response: reqwest::Response) -> (u16, Value) {
 pub fn require_app(status: u16, app: &str, route: &str) {
     assert_ne!(status, 404, "{}", missing_app(app, route));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accounts_are_uid_password_and_an_optional_app_password() {
+        let account = Account::parse("alice:pw").unwrap();
+        assert_eq!((account.uid.as_str(), account.basic_secret()), ("alice", "pw"));
+        let account = Account::parse(" bob:pw:app-pw ").unwrap();
+        assert_eq!(account.app_password.as_deref(), Some("app-pw"));
+        assert_eq!(account.basic_secret(), "app-pw");
+        assert!(Account::parse("alice").is_err());
+        assert!(Account::parse(":pw").is_err());
+    }
+
+    #[test]
+    fn cookies_keep_the_latest_value_and_forget_deleted_ones() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        for cookie in ["oc123=first; path=/", "nc_username=alice; path=/", "oc123=second; path=/"] {
+            headers.append("set-cookie", cookie.parse().unwrap());
+        }
+        let mut cookies = Cookies::default();
+        cookies.absorb(&headers);
+        assert_eq!(cookies.header(), "nc_username=alice; oc123=second");
+        let mut deleted = reqwest::header::HeaderMap::new();
+        deleted.append("set-cookie", "nc_username=deleted; expires=Thu, 01 Jan 1970".parse().unwrap());
+        cookies.absorb(&deleted);
+        assert_eq!(cookies.header(), "oc123=second");
+    }
+
+    #[test]
+    fn hrefs_are_percent_decoded() {
+        assert_eq!(percent_decode("/a%20b/%C3%A9t%C3%A9%2"), "/a b/été%2");
+    }
+
+    #[test]
+    fn the_request_token_is_read_from_the_page() {
+        let html = r#"<head data-user="alice" data-requesttoken="abc&#x2B;def&#x3D;">"#;
+        assert_eq!(attribute_after(html, "data-requesttoken=\"").as_deref(), Some("abc+def="));
+        assert_eq!(attribute_after("<head>", "data-requesttoken=\""), None);
+    }
+}

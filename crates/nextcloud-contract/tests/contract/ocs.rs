@@ -156,6 +156,15 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
         with_me["ocs"]["data"].as_array().unwrap().iter().any(|share| share["id"].to_string().trim_matches('"') == id),
         "bob sees the share with shared_with_me"
     );
+    let mount = target.files_path(&bob, &folder);
+    let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:permissions/><oc:owner-id/></d:prop></d:propfind>"#;
+    let (status, multistatus) = target.propfind(&bob, &mount, "0", body).await;
+    assert_eq!(status, 207, "the share is mounted at its name in bob's files");
+    let root = &multistatus.unwrap().responses[0];
+    let permissions = root.text(xml_tree::OC, "permissions").expect("oc:permissions");
+    assert!(permissions.contains('S') && permissions.contains('G'), "shared, readable: {permissions}");
+    assert!(!permissions.contains('C') && !permissions.contains('R'), "read only: {permissions}");
+    assert_eq!(root.text(xml_tree::OC, "owner-id").as_deref(), Some(alice.uid.as_str()));
     let in_bobs_files = target.files_path(&bob, &format!("{folder}/inside.txt"));
     let got = target.as_account(&bob, "GET", &in_bobs_files).send().await.unwrap();
     assert_eq!(got.status(), 200, "the share is mounted at its name in bob's files");

@@ -11,17 +11,27 @@ use std::time::{Duration, Instant};
 const ROUTE: &str = "/ocs/v2.php/apps/webhook_listeners/api/v1/webhooks";
 const NODE_WRITTEN: &str = "OCP\\Files\\Events\\Node\\NodeWrittenEvent";
 
-/// A local HTTP receiver; every JSON body posted to it arrives on the channel.
-async fn receiver(target: &Target) -> (String, tokio::sync::mpsc::UnboundedReceiver<Value>) {
+/// The header mcp-nextcloud registers its secret in (`authMethod: header`).
+const SECRET_HEADER: &str = "X-Tamebi-Contract-Secret";
+
+type Delivery = (Option<String>, Value);
+
+/// A local HTTP receiver; every body posted to it arrives on the channel
+/// with the secret header's value.
+async fn receiver(target: &Target) -> (String, tokio::sync::mpsc::UnboundedReceiver<Delivery>) {
     let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
     let app = axum::Router::new().route(
         "/hook",
-        axum::routing::post(move |body: axum::body::Bytes| {
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
             let sender = sender.clone();
             async move {
                 let value = serde_json::from_slice(&body)
                     .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
-                let _ = sender.send(value);
+                let secret = headers
+                    .get(SECRET_HEADER)
+                    .and_then(|value| value.to_str().ok())
+                    .map(str::to_string);
+                let _ = sender.send((secret, value));
                 axum::http::StatusCode::OK
             }
         }),
@@ -42,11 +52,14 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
     let (uri, mut deliveries) = receiver(&target).await;
 
     // Not an admin: refused.
+    let secret = format!("{:032x}", rand::random::<u128>());
     let body = json!({
         "httpMethod": "POST",
         "uri": uri,
         "event": NODE_WRITTEN,
         "eventFilter": {"user.uid": alice.uid},
+        "authMethod": "header",
+        "authData": {SECRET_HEADER: secret},
     });
     let response = target
         .ocs(&alice, "POST", &format!("{ROUTE}?format=json"))
@@ -83,6 +96,31 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
         listed["ocs"]["data"].as_array().unwrap().iter().any(|item| item["id"].as_u64() == Some(id)),
         "the registration is listed"
     );
+    // Listing by uri, as `tamebi webhooks register` does before updating.
+    let by_uri = url::form_urlencoded::byte_serialize(uri.as_bytes()).collect::<String>();
+    let (status, listed) = ocs_json(
+        target.ocs(&admin, "GET", &format!("{ROUTE}?format=json&uri={by_uri}")).send().await.unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let ids: Vec<u64> = listed["ocs"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|item| item["id"].as_u64())
+        .collect();
+    assert_eq!(ids, [id], "only the registrations for that uri");
+    // Updating is a POST to the registration (WebhooksController::update).
+    let response = target
+        .ocs(&admin, "POST", &format!("{ROUTE}/{id}?format=json"))
+        .header("Content-Type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let (status, updated) = ocs_json(response).await;
+    assert_eq!(status, 200, "{updated}");
+    assert_eq!(updated["ocs"]["data"]["id"].as_u64(), Some(id), "an update keeps the id");
 
     let folder = target.unique("hook");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
@@ -104,8 +142,9 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
             let _ = target.anonymous("GET", "/cron.php").send().await;
         }
         match tokio::time::timeout(Duration::from_secs(2), deliveries.recv()).await {
-            Ok(Some(payload)) => {
+            Ok(Some((header, payload))) => {
                 if payload["event"]["node"]["path"].as_str() == Some(expected_path.as_str()) {
+                    assert_eq!(header.as_deref(), Some(secret.as_str()), "authData as a header");
                     break payload;
                 }
                 seen.push(payload);
@@ -131,6 +170,7 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
     assert!(payload["time"].as_i64().is_some_and(|time| time > 1_700_000_000), "{payload}");
     let text = payload.to_string();
     assert!(!text.contains(alice.basic_secret()), "no credential in the payload");
+    assert!(!text.contains(&secret), "the secret travels as a header only");
 
     let (status, deleted) = ocs_json(
         target.ocs(&admin, "DELETE", &format!("{ROUTE}/{id}?format=json")).send().await.unwrap(),
