@@ -198,7 +198,11 @@ impl Target {
         };
         Target {
             base_url: fake.base_url().trim_end_matches('/').to_string(),
-            admin: account("admin", "admin-demo-password", Some("admin-app-Tq4nR-8vL2k-Hx6pW-3mZcJ")),
+            admin: account(
+                "admin",
+                "admin-demo-password",
+                Some("admin-app-Tq4nR-8vL2k-Hx6pW-3mZcJ"),
+            ),
             users: [
                 account("alice", "alice-demo-password", Some("alice-app-Zq7mK-2xP9d-Lw4cH-8tRvN")),
                 account("bob", "bob-demo-password", Some("bob-app-Hn3sW-7kQ2m-Vb8xJ-4pFdT")),
@@ -222,7 +226,6 @@ impl Target {
             kind: Kind::Fake(fake),
         }
     }
-
 }
 
 impl Settings {
@@ -234,7 +237,8 @@ impl Settings {
         let users: Vec<Account> = required_env("TAMEBI_CONTRACT_USERS")
             .split(',')
             .map(|user| {
-                Account::parse(user).unwrap_or_else(|error| panic!("TAMEBI_CONTRACT_USERS: {error}"))
+                Account::parse(user)
+                    .unwrap_or_else(|error| panic!("TAMEBI_CONTRACT_USERS: {error}"))
             })
             .collect();
         let [first, second] = <[Account; 2]>::try_from(users)
@@ -289,7 +293,12 @@ impl Target {
     }
 
     /// A request with Basic authentication (app password when known).
-    pub fn as_account(&self, account: &Account, method: &str, path: &str) -> reqwest::RequestBuilder {
+    pub fn as_account(
+        &self,
+        account: &Account,
+        method: &str,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
         self.anonymous(method, path).basic_auth(&account.uid, Some(account.basic_secret()))
     }
 
@@ -368,7 +377,8 @@ impl Target {
         let verifier = format!("contract-verifier-{:032x}-{:032x}", rand::random::<u128>(), 7);
         let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         let state = format!("{:x}", rand::random::<u64>());
-        let authorize = discovery["authorization_endpoint"].as_str().expect("authorization_endpoint");
+        let authorize =
+            discovery["authorization_endpoint"].as_str().expect("authorization_endpoint");
         let query = form_encode(&[
             ("response_type", "code".to_string()),
             ("client_id", client.client_id.clone()),
@@ -518,7 +528,12 @@ pub fn form_encode(pairs: &[(&str, String)]) -> String {
 fn attribute_after(html: &str, marker: &str) -> Option<String> {
     let start = html.find(marker)? + marker.len();
     let end = html[start..].find('"')?;
-    Some(html[start..start + end].replace("&#x2B;", "+").replace("&#x3D;", "=").replace("&#x2F;", "/"))
+    Some(
+        html[start..start + end]
+            .replace("&#x2B;", "+")
+            .replace("&#x3D;", "=")
+            .replace("&#x2F;", "/"),
+    )
 }
 
 /// A browser's cookie jar, reduced to name → value.
@@ -672,7 +687,8 @@ mod tests {
         cookies.absorb(&headers);
         assert_eq!(cookies.header(), "nc_username=alice; oc123=second");
         let mut deleted = reqwest::header::HeaderMap::new();
-        deleted.append("set-cookie", "nc_username=deleted; expires=Thu, 01 Jan 1970".parse().unwrap());
+        deleted
+            .append("set-cookie", "nc_username=deleted; expires=Thu, 01 Jan 1970".parse().unwrap());
         cookies.absorb(&deleted);
         assert_eq!(cookies.header(), "oc123=second");
     }

@@ -66,10 +66,10 @@ async fn occ(container: &ContainerAsync<GenericImage>, arguments: &str) -> Resul
         )
         .await
         .map_err(|error| format!("occ {arguments}: {error}"))?;
-    let stdout = String::from_utf8_lossy(&result.stdout_to_vec().await.unwrap_or_default())
-        .into_owned();
-    let stderr = String::from_utf8_lossy(&result.stderr_to_vec().await.unwrap_or_default())
-        .into_owned();
+    let stdout =
+        String::from_utf8_lossy(&result.stdout_to_vec().await.unwrap_or_default()).into_owned();
+    let stderr =
+        String::from_utf8_lossy(&result.stderr_to_vec().await.unwrap_or_default()).into_owned();
     match result.exit_code().await {
         Ok(Some(0)) => Ok(stdout),
         other => Err(format!("occ {arguments} failed ({other:?}): {stdout}{stderr}")),
@@ -86,7 +86,9 @@ async fn create_client(
     let resource = resource_url.map(|url| format!(" --resource_url={url}")).unwrap_or_default();
     let output = occ(
         container,
-        &format!("oidc:create '{name}' '{redirect_uri}' --type=confidential --token_type=jwt{resource}"),
+        &format!(
+            "oidc:create '{name}' '{redirect_uri}' --type=confidential --token_type=jwt{resource}"
+        ),
     )
     .await?;
     let start = output.find('{').ok_or_else(|| format!("oidc:create printed no JSON: {output}"))?;
@@ -155,8 +157,8 @@ async fn start() -> Result<(ContainerAsync<GenericImage>, Settings), String> {
     }
     let [alice, bob] = <[Account; 2]>::try_from(users).expect("two users");
 
-    let nextcloud_client = create_client(&container, "Tamebi to Nextcloud", &redirect_uri, None)
-        .await?;
+    let nextcloud_client =
+        create_client(&container, "Tamebi to Nextcloud", &redirect_uri, None).await?;
     let resource_client = create_client(
         &container,
         "Tamebi MCP Nextcloud",

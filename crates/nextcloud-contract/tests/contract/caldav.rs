@@ -40,8 +40,13 @@ SUMMARY:Contract meeting\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
     )
 }
 
-async fn query(target: &Target, account: &Account, calendar: &str, start: &str, end: &str)
--> nextcloud_contract::Multistatus {
+async fn query(
+    target: &Target,
+    account: &Account,
+    calendar: &str,
+    start: &str,
+    end: &str,
+) -> nextcloud_contract::Multistatus {
     let body = format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
 <cal:calendar-query xmlns:d="DAV:" xmlns:cal="urn:ietf:params:xml:ns:caldav">
@@ -167,8 +172,6 @@ async fn calendar_query_filters_by_time_range_and_put_honours_if_none_match() {
     assert_eq!(other.status(), 404, "not in bob's calendars");
     let deleted = target.as_account(&alice, "DELETE", &object).send().await.unwrap();
     assert_eq!(deleted.status(), 204);
-    let _ = target
-        .as_account(&alice, "DELETE", &format!("{}{calendar}/", home(&alice)))
-        .send()
-        .await;
+    let _ =
+        target.as_account(&alice, "DELETE", &format!("{}{calendar}/", home(&alice))).send().await;
 }

@@ -100,11 +100,13 @@ async fn boards_stacks_and_cards_as_mcp_nextcloud_uses_them() {
         card_ids.push(card["id"].as_u64().expect("a numeric card id"));
     }
 
-    let (status, stacks) = deck(&target, &alice, "GET", &format!("/boards/{board_id}/stacks"), None).await;
+    let (status, stacks) =
+        deck(&target, &alice, "GET", &format!("/boards/{board_id}/stacks"), None).await;
     assert_eq!(status, 200);
     let stacks = list(&stacks);
     let ours = stacks.iter().find(|stack| stack["id"].as_u64() == Some(stack_id)).expect("stack");
-    let cards: Vec<u64> = list(&ours["cards"]).iter().filter_map(|card| card["id"].as_u64()).collect();
+    let cards: Vec<u64> =
+        list(&ours["cards"]).iter().filter_map(|card| card["id"].as_u64()).collect();
     for id in &card_ids {
         assert!(cards.contains(id), "the stack lists card {id}: {cards:?}");
     }
@@ -141,7 +143,8 @@ async fn boards_stacks_and_cards_as_mcp_nextcloud_uses_them() {
     let (status, _) = deck(&target, &alice, "GET", "/boards/987654321", None).await;
     assert!(status == 403 || status == 404, "a board that does not exist: {status}");
 
-    let (status, deleted) = deck(&target, &alice, "DELETE", &format!("/boards/{board_id}"), None).await;
+    let (status, deleted) =
+        deck(&target, &alice, "DELETE", &format!("/boards/{board_id}"), None).await;
     assert_eq!(status, 200);
     assert!(deleted["deletedAt"].as_i64().is_some_and(|at| at > 0), "deletion is soft: {deleted}");
 }

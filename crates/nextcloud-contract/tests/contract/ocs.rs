@@ -15,18 +15,20 @@ fn meta(value: &Value) -> &Value {
 async fn the_current_user_in_v1_and_v2_envelopes() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let (status, v1) =
-        ocs_json(target.ocs(&alice, "GET", "/ocs/v1.php/cloud/user?format=json").send().await.unwrap())
-            .await;
+    let (status, v1) = ocs_json(
+        target.ocs(&alice, "GET", "/ocs/v1.php/cloud/user?format=json").send().await.unwrap(),
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(meta(&v1)["status"], "ok");
     assert_eq!(meta(&v1)["statuscode"], 100, "v1 success is statuscode 100");
     assert!(meta(&v1)["message"].is_string() || meta(&v1)["message"].is_null());
     assert_eq!(v1["ocs"]["data"]["id"].as_str(), Some(alice.uid.as_str()));
 
-    let (status, v2) =
-        ocs_json(target.ocs(&alice, "GET", "/ocs/v2.php/cloud/user?format=json").send().await.unwrap())
-            .await;
+    let (status, v2) = ocs_json(
+        target.ocs(&alice, "GET", "/ocs/v2.php/cloud/user?format=json").send().await.unwrap(),
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(meta(&v2)["status"], "ok");
     assert_eq!(meta(&v2)["statuscode"], 200, "v2 success is statuscode 200");
@@ -78,7 +80,11 @@ async fn capabilities_carry_what_nc_py_api_reads() {
     let target = Target::get().await;
     let alice = target.alice().clone();
     let (status, body) = ocs_json(
-        target.ocs(&alice, "GET", "/ocs/v1.php/cloud/capabilities?format=json").send().await.unwrap(),
+        target
+            .ocs(&alice, "GET", "/ocs/v1.php/cloud/capabilities?format=json")
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 200);
@@ -149,11 +155,19 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     assert_eq!(ids, [id.clone()], "the folder's shares");
 
     let (_, with_me) = ocs_json(
-        target.ocs(&bob, "GET", &format!("{shares}?format=json&shared_with_me=true")).send().await.unwrap(),
+        target
+            .ocs(&bob, "GET", &format!("{shares}?format=json&shared_with_me=true"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert!(
-        with_me["ocs"]["data"].as_array().unwrap().iter().any(|share| share["id"].to_string().trim_matches('"') == id),
+        with_me["ocs"]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|share| share["id"].to_string().trim_matches('"') == id),
         "bob sees the share with shared_with_me"
     );
     let mount = target.files_path(&bob, &folder);
@@ -162,7 +176,10 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     assert_eq!(status, 207, "the share is mounted at its name in bob's files");
     let root = &multistatus.unwrap().responses[0];
     let permissions = root.text(xml_tree::OC, "permissions").expect("oc:permissions");
-    assert!(permissions.contains('S') && permissions.contains('G'), "shared, readable: {permissions}");
+    assert!(
+        permissions.contains('S') && permissions.contains('G'),
+        "shared, readable: {permissions}"
+    );
     assert!(!permissions.contains('C') && !permissions.contains('R'), "read only: {permissions}");
     assert_eq!(root.text(xml_tree::OC, "owner-id").as_deref(), Some(alice.uid.as_str()));
     let in_bobs_files = target.files_path(&bob, &format!("{folder}/inside.txt"));

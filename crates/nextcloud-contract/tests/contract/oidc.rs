@@ -24,7 +24,10 @@ async fn discovery_names_the_issuer_and_the_oidc_endpoints() {
     let target = Target::get().await;
     let discovery = target.discovery().await;
     let issuer = discovery["issuer"].as_str().expect("issuer is a string");
-    assert_eq!(issuer, target.base_url, "the issuer is the server's own URL (protocol://host/webroot)");
+    assert_eq!(
+        issuer, target.base_url,
+        "the issuer is the server's own URL (protocol://host/webroot)"
+    );
     for (field, path) in [
         ("authorization_endpoint", "/index.php/apps/oidc/authorize"),
         ("token_endpoint", "/index.php/apps/oidc/token"),
@@ -41,7 +44,8 @@ async fn discovery_names_the_issuer_and_the_oidc_endpoints() {
     assert!(strings(&discovery["subject_types_supported"]).contains(&"public"));
     let auth_methods = strings(&discovery["token_endpoint_auth_methods_supported"]);
     assert!(
-        auth_methods.contains(&"client_secret_post") && auth_methods.contains(&"client_secret_basic"),
+        auth_methods.contains(&"client_secret_post")
+            && auth_methods.contains(&"client_secret_basic"),
         "token endpoint auth methods: {auth_methods:?}"
     );
 }
@@ -62,8 +66,10 @@ async fn the_code_flow_with_pkce_yields_an_rfc_9068_access_token_the_jwks_verifi
     assert_eq!(parts.len(), 3, "the access token is a compact JWS");
     use base64::Engine as _;
     let decode = |part: &str| -> Value {
-        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).unwrap())
-            .unwrap()
+        serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).unwrap(),
+        )
+        .unwrap()
     };
     let header = decode(parts[0]);
     assert!(
@@ -154,7 +160,8 @@ async fn a_code_is_spent_once_and_only_with_its_verifier() {
 
     // A wrong verifier is refused (RFC 7636 §4.6).
     let code = code_of(authorize(challenge.clone()).send().await.unwrap());
-    let wrong = exchange(code, "another-verifier-0123456789-0123456789-0123456789-abc").await.unwrap();
+    let wrong =
+        exchange(code, "another-verifier-0123456789-0123456789-0123456789-abc").await.unwrap();
     assert_eq!(wrong.status(), 400, "a wrong code_verifier is a 400");
     let body: Value = wrong.json().await.unwrap_or(Value::Null);
     assert!(body["error"].is_string(), "an OAuth error object: {body}");

@@ -61,8 +61,9 @@ async fn propfind_depth_0_and_1_answer_nextclouds_properties() {
     let oc_fileid = header(&put, "oc-fileid");
 
     let folder = target.files_path(&scratch.account, &scratch.folder);
-    let (status, multistatus) =
-        target.propfind(&scratch.account, &folder, "0", &propfind_body("<oc:no-such-property/>")).await;
+    let (status, multistatus) = target
+        .propfind(&scratch.account, &folder, "0", &propfind_body("<oc:no-such-property/>"))
+        .await;
     assert_eq!(status, 207);
     let multistatus = multistatus.unwrap();
     assert_eq!(multistatus.responses.len(), 1, "depth 0: the folder only");
@@ -77,7 +78,10 @@ async fn propfind_depth_0_and_1_answer_nextclouds_properties() {
     );
     let permissions = own.text(OC, "permissions").expect("oc:permissions");
     for letter in ['G', 'D', 'N', 'V', 'C', 'K'] {
-        assert!(permissions.contains(letter), "own folder permissions {permissions:?} lack {letter}");
+        assert!(
+            permissions.contains(letter),
+            "own folder permissions {permissions:?} lack {letter}"
+        );
     }
     assert_eq!(own.text(OC, "owner-id").as_deref(), Some(scratch.account.uid.as_str()));
 

@@ -87,19 +87,26 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
     assert_eq!(registration["event"], NODE_WRITTEN);
     assert_eq!(registration["httpMethod"], "POST");
 
-    let (status, listed) = ocs_json(
-        target.ocs(&admin, "GET", &format!("{ROUTE}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (status, listed) =
+        ocs_json(target.ocs(&admin, "GET", &format!("{ROUTE}?format=json")).send().await.unwrap())
+            .await;
     assert_eq!(status, 200);
     assert!(
-        listed["ocs"]["data"].as_array().unwrap().iter().any(|item| item["id"].as_u64() == Some(id)),
+        listed["ocs"]["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|item| item["id"].as_u64() == Some(id)),
         "the registration is listed"
     );
     // Listing by uri, as `tamebi webhooks register` does before updating.
     let by_uri = url::form_urlencoded::byte_serialize(uri.as_bytes()).collect::<String>();
     let (status, listed) = ocs_json(
-        target.ocs(&admin, "GET", &format!("{ROUTE}?format=json&uri={by_uri}")).send().await.unwrap(),
+        target
+            .ocs(&admin, "GET", &format!("{ROUTE}?format=json&uri={by_uri}"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(status, 200);
