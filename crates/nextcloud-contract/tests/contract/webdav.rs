@@ -424,3 +424,78 @@ async fn search_finds_files_by_fileid_and_by_modification_time() {
     assert!(page.responses[0].decoded_href().ends_with("/new.txt"));
     scratch.done().await;
 }
+
+#[tokio::test]
+async fn copy_head_and_favorites() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "copy").await;
+    let account = scratch.account.clone();
+    let content = "copy me\n";
+    let put = target.put_file(&account, &scratch.path("a.txt"), content).await;
+    let original = fileid_of(&header(&put, "oc-fileid"));
+
+    let head = target.as_account(&account, "HEAD", &scratch.dav("a.txt")).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(header(&head, "content-length"), content.len().to_string());
+    assert_eq!(header(&head, "etag"), header(&put, "etag"));
+
+    let copied = target
+        .as_account(&account, "COPY", &scratch.dav("a.txt"))
+        .header("Destination", target.url(&scratch.dav("b.txt")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(copied.status(), 201, "COPY to a new name is 201");
+    let (_, multistatus) =
+        target.propfind(&account, &scratch.dav("b.txt"), "0", &propfind_body("")).await;
+    let copy = &multistatus.unwrap().responses[0];
+    let copy_id: u64 = copy.text(OC, "fileid").unwrap().parse().unwrap();
+    assert_ne!(copy_id, original, "a copy is a new file with its own id");
+    let body = target.as_account(&account, "GET", &scratch.dav("b.txt")).send().await.unwrap();
+    assert_eq!(body.text().await.unwrap(), content);
+
+    // oc:favorite through PROPPATCH, as Nextcloud's clients set it.
+    let proppatch = r#"<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:set><d:prop><oc:favorite>1</oc:favorite></d:prop></d:set></d:propertyupdate>"#;
+    let response = target
+        .as_account(&account, "PROPPATCH", &scratch.dav("a.txt"))
+        .header("Content-Type", "application/xml; charset=utf-8")
+        .body(proppatch)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 207);
+    let answer = nextcloud_contract::Multistatus::parse(&response.bytes().await.unwrap());
+    assert!(answer.responses[0].prop(OC, "favorite").is_some(), "a 200 propstat for oc:favorite");
+    let (_, multistatus) = target
+        .propfind(&account, &scratch.dav("a.txt"), "0", &propfind_body("<oc:favorite/>"))
+        .await;
+    assert_eq!(multistatus.unwrap().responses[0].text(OC, "favorite").as_deref(), Some("1"));
+    scratch.done().await;
+}
+
+#[tokio::test]
+async fn without_valid_credentials_dav_is_a_401_asking_for_basic() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let root = format!("/remote.php/dav/files/{}/", alice.uid);
+    let anonymous =
+        target.anonymous("PROPFIND", &root).header("Depth", "0").send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let challenge = header(&anonymous, "www-authenticate");
+    assert!(challenge.starts_with("Basic"), "a Basic challenge: {challenge:?}");
+    let wrong = target
+        .anonymous("PROPFIND", &root)
+        .basic_auth(&alice.uid, Some("not-the-password"))
+        .header("Depth", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401, "a wrong password");
+    // Another user's files root with valid credentials is not served.
+    let bob = target.bob().clone();
+    let (status, _) = target.propfind(&bob, &root, "0", &propfind_body("")).await;
+    assert!(
+        status == 401 || status == 403 || status == 404,
+        "bob in alice's DAV root: {status}"
+    );
+}
