@@ -374,7 +374,11 @@ impl Target {
     pub async fn token_answer(&self, account: &Account, client: &OidcClient) -> (u16, Value) {
         let discovery = self.discovery().await;
         let cookies = self.login(account).await;
-        let verifier = format!("contract-verifier-{:032x}-{:032x}", rand::random::<u128>(), 7);
+        let verifier = format!(
+            "contract-verifier-{:032x}{:032x}",
+            rand::random::<u128>(),
+            rand::random::<u128>()
+        );
         let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         let state = format!("{:x}", rand::random::<u64>());
         let authorize =

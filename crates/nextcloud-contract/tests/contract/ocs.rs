@@ -152,7 +152,7 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
         .iter()
         .map(|share| share["id"].to_string().trim_matches('"').to_string())
         .collect();
-    assert_eq!(ids, [id.clone()], "the folder's shares");
+    assert_eq!(ids, std::slice::from_ref(&id), "the folder's shares");
 
     let (_, with_me) = ocs_json(
         target

@@ -28,18 +28,36 @@ async fn discovery_names_the_issuer_and_the_oidc_endpoints() {
         issuer, target.base_url,
         "the issuer is the server's own URL (protocol://host/webroot)"
     );
-    for (field, path) in [
-        ("authorization_endpoint", "/index.php/apps/oidc/authorize"),
-        ("token_endpoint", "/index.php/apps/oidc/token"),
-        ("userinfo_endpoint", "/index.php/apps/oidc/userinfo"),
-        ("jwks_uri", "/index.php/apps/oidc/jwks"),
+    // Endpoints are the host plus the app's route: `/index.php/apps/oidc/…`,
+    // or `/apps/oidc/…` where the front controller is active (pretty URLs).
+    for (field, route) in [
+        ("authorization_endpoint", "authorize"),
+        ("token_endpoint", "token"),
+        ("userinfo_endpoint", "userinfo"),
+        ("jwks_uri", "jwks"),
     ] {
-        assert_eq!(discovery[field].as_str(), Some(format!("{issuer}{path}").as_str()), "{field}");
+        let endpoint = discovery[field].as_str().unwrap_or_default();
+        assert!(
+            endpoint == format!("{issuer}/index.php/apps/oidc/{route}")
+                || endpoint == format!("{issuer}/apps/oidc/{route}"),
+            "{field} is the oidc app's {route} route: {endpoint:?}"
+        );
     }
     let grants = strings(&discovery["grant_types_supported"]);
     assert!(grants.contains(&"authorization_code"), "grant types: {grants:?}");
     assert!(!grants.contains(&"refresh_token"), "no refresh_token grant: {grants:?}");
-    assert!(strings(&discovery["response_types_supported"]).contains(&"code"));
+    // Only what the oidc app implements (its DiscoveryGenerator): no
+    // implicit `token` response types, no fragment response mode.
+    let response_types = strings(&discovery["response_types_supported"]);
+    assert!(response_types.contains(&"code"), "response types: {response_types:?}");
+    for response_type in &response_types {
+        assert!(
+            ["code", "code id_token", "id_token"].contains(response_type),
+            "the oidc app issues no access token from the authorization endpoint: \
+             {response_type:?} advertised"
+        );
+    }
+    assert_eq!(strings(&discovery["response_modes_supported"]), ["query"]);
     assert!(strings(&discovery["id_token_signing_alg_values_supported"]).contains(&"RS256"));
     assert!(strings(&discovery["subject_types_supported"]).contains(&"public"));
     let auth_methods = strings(&discovery["token_endpoint_auth_methods_supported"]);
@@ -116,8 +134,8 @@ async fn a_code_is_spent_once_and_only_with_its_verifier() {
     let verifier = "contract-verifier-0123456789-0123456789-0123456789-abcdef".to_string();
     use base64::Engine as _;
     use sha2::Digest as _;
-    let challenge =
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(&verifier));
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()));
     let authorize = |challenge: String| {
         let query = form_encode(&[
             ("response_type", "code".to_string()),

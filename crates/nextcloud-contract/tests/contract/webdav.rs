@@ -69,7 +69,7 @@ async fn propfind_depth_0_and_1_answer_nextclouds_properties() {
     assert_eq!(multistatus.responses.len(), 1, "depth 0: the folder only");
     let own = &multistatus.responses[0];
     assert!(own.href.ends_with('/'), "a collection's href ends with a slash: {}", own.href);
-    assert!(own.href.starts_with("/"), "hrefs are absolute paths: {}", own.href);
+    assert!(own.href.starts_with('/'), "hrefs are absolute paths: {}", own.href);
     let resourcetype = own.prop(DAV, "resourcetype").expect("resourcetype");
     assert!(resourcetype.child(DAV, "collection").is_some());
     assert!(
@@ -478,8 +478,7 @@ async fn without_valid_credentials_dav_is_a_401_asking_for_basic() {
     let target = Target::get().await;
     let alice = target.alice().clone();
     let root = format!("/remote.php/dav/files/{}/", alice.uid);
-    let anonymous =
-        target.anonymous("PROPFIND", &root).header("Depth", "0").send().await.unwrap();
+    let anonymous = target.anonymous("PROPFIND", &root).header("Depth", "0").send().await.unwrap();
     assert_eq!(anonymous.status(), 401);
     let challenge = header(&anonymous, "www-authenticate");
     assert!(challenge.starts_with("Basic"), "a Basic challenge: {challenge:?}");
@@ -494,8 +493,5 @@ async fn without_valid_credentials_dav_is_a_401_asking_for_basic() {
     // Another user's files root with valid credentials is not served.
     let bob = target.bob().clone();
     let (status, _) = target.propfind(&bob, &root, "0", &propfind_body("")).await;
-    assert!(
-        status == 401 || status == 403 || status == 404,
-        "bob in alice's DAV root: {status}"
-    );
+    assert!(status == 401 || status == 403 || status == 404, "bob in alice's DAV root: {status}");
 }
