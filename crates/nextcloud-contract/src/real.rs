@@ -186,7 +186,8 @@ async fn start() -> Result<(ContainerAsync<GenericImage>, Settings), String> {
     .await?;
     occ(
         &container,
-        "config:app:set user_oidc selfencoded_bearer_validation_audience_check --value=1",
+        "config:system:set user_oidc selfencoded_bearer_validation_audience_check --value=true \
+         --type=boolean",
     )
     .await?;
 
