@@ -372,6 +372,13 @@ impl Target {
     /// The authorization-code flow with PKCE S256 for `account` and
     /// `client`; returns the token endpoint's status and JSON answer.
     pub async fn token_answer(&self, account: &Account, client: &OidcClient) -> (u16, Value) {
+        let grant = self.authorize(account, client).await;
+        self.exchange(client, &grant, ClientAuth::Post).await
+    }
+
+    /// Logs `account` in and runs the authorization request with PKCE S256;
+    /// returns the code and its verifier.
+    pub async fn authorize(&self, account: &Account, client: &OidcClient) -> Grant {
         let discovery = self.discovery().await;
         let cookies = self.login(account).await;
         let verifier = format!(
@@ -410,23 +417,39 @@ impl Target {
         let location = url::Url::parse(&location).expect("redirect is a URL");
         let pairs: BTreeMap<String, String> = location.query_pairs().into_owned().collect();
         assert_eq!(pairs.get("state"), Some(&state), "authorize must return the state");
-        let code = pairs.get("code").expect("authorize redirect carries a code");
+        let code = pairs.get("code").expect("authorize redirect carries a code").clone();
+        Grant { code, verifier }
+    }
+
+    /// Exchanges a code at the token endpoint; returns the status and answer.
+    pub async fn exchange(
+        &self,
+        client: &OidcClient,
+        grant: &Grant,
+        auth: ClientAuth,
+    ) -> (u16, Value) {
+        let discovery = self.discovery().await;
         let token_endpoint = discovery["token_endpoint"].as_str().expect("token_endpoint");
-        let response = self
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_string()),
+            ("code", grant.code.clone()),
+            ("redirect_uri", client.redirect_uri.clone()),
+            ("code_verifier", grant.verifier.clone()),
+        ];
+        let mut request = self
             .http
             .post(token_endpoint)
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form_encode(&[
-                ("grant_type", "authorization_code".to_string()),
-                ("code", code.clone()),
-                ("redirect_uri", client.redirect_uri.clone()),
-                ("client_id", client.client_id.clone()),
-                ("client_secret", client.client_secret.clone()),
-                ("code_verifier", verifier),
-            ]))
-            .send()
-            .await
-            .expect("token request");
+            .header("Content-Type", "application/x-www-form-urlencoded");
+        match auth {
+            ClientAuth::Post => {
+                form.push(("client_id", client.client_id.clone()));
+                form.push(("client_secret", client.client_secret.clone()));
+            }
+            ClientAuth::Basic => {
+                request = request.basic_auth(&client.client_id, Some(&client.client_secret));
+            }
+        }
+        let response = request.body(form_encode(&form)).send().await.expect("token request");
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
     }
@@ -505,6 +528,22 @@ impl Target {
         let body = response.bytes().await.expect("body");
         (status, if status == 207 { Some(Multistatus::parse(&body)) } else { None })
     }
+}
+
+/// An authorization code with its PKCE verifier.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    pub code: String,
+    pub verifier: String,
+}
+
+/// How the client authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// `client_secret_post`: id and secret in the form.
+    Post,
+    /// `client_secret_basic`: HTTP Basic with id and secret.
+    Basic,
 }
 
 /// A message for a route that is missing on a real server.

@@ -8,7 +8,7 @@
 //! URL), and user_oidc's `SelfEncodedValidator` (signature via the
 //! provider's JWKS, `iss`, `exp`, `aud` when the audience check is on).
 
-use nextcloud_contract::{Target, form_encode};
+use nextcloud_contract::{ClientAuth, Target, form_encode};
 use serde_json::Value;
 
 fn now() -> i64 {
@@ -285,4 +285,37 @@ async fn a_forged_or_garbage_bearer_is_a_401() {
     let forged = parts.join(".");
     assert_eq!(dav_status(&target, &alice.uid, &forged).await, 401, "a bad signature");
     assert_eq!(dav_status(&target, &alice.uid, "not-a-token").await, 401, "garbage");
+}
+
+#[tokio::test]
+async fn the_token_endpoint_takes_client_secret_basic_too() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let client = target.nextcloud_client.clone();
+    let grant = target.authorize(&alice, &client).await;
+    let (status, answer) = target.exchange(&client, &grant, ClientAuth::Basic).await;
+    assert_eq!(status, 200, "client_secret_basic is advertised: {answer}");
+    assert!(answer["access_token"].is_string());
+
+    let mut wrong = client.clone();
+    wrong.client_secret = "not-the-secret".to_string();
+    let grant = target.authorize(&alice, &client).await;
+    let (status, answer) = target.exchange(&wrong, &grant, ClientAuth::Post).await;
+    assert!(status == 400 || status == 401, "a wrong client secret: {status} {answer}");
+    assert!(answer["error"].is_string(), "an OAuth error object: {answer}");
+}
+
+#[tokio::test]
+async fn userinfo_names_the_tokens_user() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let token = target.access_token(&alice, &target.nextcloud_client.clone()).await;
+    let discovery = target.discovery().await;
+    let userinfo = discovery["userinfo_endpoint"].as_str().unwrap();
+    let response = target.http.get(userinfo).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let info: Value = response.json().await.unwrap();
+    assert_eq!(info["sub"].as_str(), Some(alice.uid.as_str()), "{info}");
+    let anonymous = target.http.get(userinfo).send().await.unwrap();
+    assert!(anonymous.status().is_client_error(), "userinfo needs a token");
 }
