@@ -24,6 +24,10 @@ async fn the_current_user_in_v1_and_v2_envelopes() {
     assert_eq!(meta(&v1)["statuscode"], 100, "v1 success is statuscode 100");
     assert!(meta(&v1)["message"].is_string() || meta(&v1)["message"].is_null());
     assert_eq!(v1["ocs"]["data"]["id"].as_str(), Some(alice.uid.as_str()));
+    // V1Response's meta carries the paging fields; V2Response's does not.
+    for field in ["totalitems", "itemsperpage"] {
+        assert!(meta(&v1).get(field).is_some(), "v1 meta has {field}: {}", meta(&v1));
+    }
 
     let (status, v2) = ocs_json(
         target.ocs(&alice, "GET", "/ocs/v2.php/cloud/user?format=json").send().await.unwrap(),
@@ -32,6 +36,7 @@ async fn the_current_user_in_v1_and_v2_envelopes() {
     assert_eq!(status, 200);
     assert_eq!(meta(&v2)["status"], "ok");
     assert_eq!(meta(&v2)["statuscode"], 200, "v2 success is statuscode 200");
+    assert!(meta(&v2).get("totalitems").is_none(), "v2 meta has no paging fields");
     let data = &v2["ocs"]["data"];
     assert_eq!(data["id"].as_str(), Some(alice.uid.as_str()));
     assert!(
