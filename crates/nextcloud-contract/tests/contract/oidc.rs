@@ -127,69 +127,20 @@ async fn a_code_is_spent_once_and_only_with_its_verifier() {
     let target = Target::get().await;
     let alice = target.alice().clone();
     let client = target.resource_client.clone();
-    let discovery = target.discovery().await;
-    let token_endpoint = discovery["token_endpoint"].as_str().unwrap().to_string();
-    let cookies = target.login(&alice).await;
-
-    let verifier = "contract-verifier-0123456789-0123456789-0123456789-abcdef".to_string();
-    use base64::Engine as _;
-    use sha2::Digest as _;
-    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(sha2::Sha256::digest(verifier.as_bytes()));
-    let authorize = |challenge: String| {
-        let query = form_encode(&[
-            ("response_type", "code".to_string()),
-            ("client_id", client.client_id.clone()),
-            ("redirect_uri", client.redirect_uri.clone()),
-            ("scope", "openid".to_string()),
-            ("state", "s".to_string()),
-            ("code_challenge", challenge),
-            ("code_challenge_method", "S256".to_string()),
-        ]);
-        target
-            .http
-            .get(format!("{}?{query}", discovery["authorization_endpoint"].as_str().unwrap()))
-            .header("Cookie", cookies.header())
-    };
-    let code_of = |response: reqwest::Response| {
-        let location = nextcloud_contract::header(&response, "location");
-        url::Url::parse(&location)
-            .unwrap_or_else(|_| panic!("authorize redirects with a code, got {location:?}"))
-            .query_pairs()
-            .find(|(name, _)| name == "code")
-            .map(|(_, code)| code.into_owned())
-            .expect("a code")
-    };
-    let exchange = |code: String, verifier: &str| {
-        target
-            .http
-            .post(&token_endpoint)
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form_encode(&[
-                ("grant_type", "authorization_code".to_string()),
-                ("code", code),
-                ("redirect_uri", client.redirect_uri.clone()),
-                ("client_id", client.client_id.clone()),
-                ("client_secret", client.client_secret.clone()),
-                ("code_verifier", verifier.to_string()),
-            ]))
-            .send()
-    };
 
     // A wrong verifier is refused (RFC 7636 §4.6).
-    let code = code_of(authorize(challenge.clone()).send().await.unwrap());
-    let wrong =
-        exchange(code, "another-verifier-0123456789-0123456789-0123456789-abc").await.unwrap();
-    assert_eq!(wrong.status(), 400, "a wrong code_verifier is a 400");
-    let body: Value = wrong.json().await.unwrap_or(Value::Null);
+    let mut grant = target.authorize(&alice, &client).await;
+    grant.verifier = "another-verifier-0123456789-0123456789-0123456789-abc".to_string();
+    let (status, body) = target.exchange(&client, &grant, ClientAuth::Post).await;
+    assert_eq!(status, 400, "a wrong code_verifier is a 400: {body}");
     assert!(body["error"].is_string(), "an OAuth error object: {body}");
 
     // A code is spent once (RFC 6749 §4.1.2).
-    let code = code_of(authorize(challenge).send().await.unwrap());
-    let first = exchange(code.clone(), &verifier).await.unwrap();
-    assert_eq!(first.status(), 200);
-    let again = exchange(code, &verifier).await.unwrap();
-    assert_eq!(again.status(), 400, "a code used twice is refused");
+    let grant = target.authorize(&alice, &client).await;
+    let (status, body) = target.exchange(&client, &grant, ClientAuth::Post).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = target.exchange(&client, &grant, ClientAuth::Post).await;
+    assert_eq!(status, 400, "a code used twice is refused: {body}");
 }
 
 #[tokio::test]
