@@ -226,8 +226,11 @@ async fn discovery(State(shared): State<AppState>, headers: HeaderMap) -> Respon
         "jwks_uri": format!("{base}/index.php/apps/oidc/jwks"),
         "end_session_endpoint": format!("{base}/index.php/apps/oidc/logout"),
         "scopes_supported": ["openid", "profile", "email", "roles", "groups"],
-        "response_types_supported": ["code", "code id_token", "code token", "code id_token token", "id_token", "id_token token"],
-        "response_modes_supported": ["query", "fragment"],
+        // The oidc app's lists (its DiscoveryGenerator); of these the fake
+        // implements `code` only and refuses the others with
+        // unsupported_response_type (docs/fake-vs-real.md).
+        "response_types_supported": ["code", "code id_token", "id_token"],
+        "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "implicit"],
         "acr_values_supported": ["0"],
         "subject_types_supported": ["public"],

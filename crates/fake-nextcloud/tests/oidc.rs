@@ -181,6 +181,12 @@ async fn discovery_is_served_at_both_paths() {
         assert_eq!(discovery["token_endpoint"], format!("{base}/index.php/apps/oidc/token"));
         assert_eq!(discovery["jwks_uri"], format!("{base}/index.php/apps/oidc/jwks"));
         assert_eq!(discovery["code_challenge_methods_supported"], json!(["S256"]));
+        // As the oidc app advertises them: no implicit `token` types, no fragment mode.
+        assert_eq!(
+            discovery["response_types_supported"],
+            json!(["code", "code id_token", "id_token"])
+        );
+        assert_eq!(discovery["response_modes_supported"], json!(["query"]));
     }
 }
 

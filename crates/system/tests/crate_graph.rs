@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 /// Crates that contain a Nextcloud client (DAV/OCS) or a Nextcloud itself.
-const TALKS_TO_NEXTCLOUD: &[&str] = &["mcp-nextcloud", "mcp-mail", "fake-nextcloud"];
+const TALKS_TO_NEXTCLOUD: &[&str] =
+    &["mcp-nextcloud", "mcp-mail", "fake-nextcloud", "nextcloud-contract"];
 
 /// Crates that are fakes, and the service crates they must not know.
 const FAKES: &[&str] = &["fake-nextcloud", "fake-model"];

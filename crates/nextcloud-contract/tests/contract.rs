@@ -1,0 +1,17 @@
+//! The fake Nextcloud's contract suite, one module per area.
+//!
+//! Every test takes a [`nextcloud_contract::Target`]: the fake started
+//! in-process with the demo fixture by default, any running Nextcloud with
+//! `TAMEBI_CONTRACT_URL` (docs/fake-vs-real.md). Tests create what they need
+//! under unique names and remove it afterwards, so they do not depend on a
+//! real server's existing data.
+
+mod contract {
+    mod caldav;
+    mod carddav;
+    mod deck;
+    mod ocs;
+    mod oidc;
+    mod webdav;
+    mod webhooks;
+}

@@ -1,0 +1,177 @@
+//! CalDAV as Nextcloud's `dav` app serves it (sabre/dav's CalDAV plugin,
+//! RFC 4791), with the requests mcp-nextcloud sends
+//! (`nextcloud/caldav.rs`): the calendar home PROPFIND, a calendar-query
+//! REPORT with a time range, PUT with `If-None-Match: *`.
+
+use nextcloud_contract::{Account, Target};
+use xml_tree::{APPLE, CALDAV, DAV};
+
+const HOME_BODY: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<d:propfind xmlns:d="DAV:" xmlns:cal="urn:ietf:params:xml:ns:caldav" xmlns:x1="http://apple.com/ns/ical/">
+<d:prop><d:resourcetype/><d:displayname/><cal:supported-calendar-component-set/><d:current-user-privilege-set/><x1:calendar-color/><x1:calendar-order/></d:prop>
+</d:propfind>"#;
+
+fn home(account: &Account) -> String {
+    format!("/remote.php/dav/calendars/{}/", account.uid)
+}
+
+async fn mkcalendar(target: &Target, account: &Account, uri: &str) -> u16 {
+    let body = r#"<?xml version="1.0" encoding="UTF-8"?>
+<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>
+<d:displayname>Contract</d:displayname>
+<c:supported-calendar-component-set><c:comp name="VEVENT"/></c:supported-calendar-component-set>
+</d:prop></d:set></c:mkcalendar>"#;
+    target
+        .as_account(account, "MKCALENDAR", &format!("{}{uri}/", home(account)))
+        .header("Content-Type", "application/xml; charset=utf-8")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn event(uid: &str, start: &str, end: &str) -> String {
+    format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Tamebi//contract//EN\r\nBEGIN:VEVENT\r\n\
+UID:{uid}\r\nDTSTAMP:20260301T090000Z\r\nDTSTART:{start}\r\nDTEND:{end}\r\n\
+SUMMARY:Contract meeting\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+}
+
+async fn query(
+    target: &Target,
+    account: &Account,
+    calendar: &str,
+    start: &str,
+    end: &str,
+) -> nextcloud_contract::Multistatus {
+    let body = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<cal:calendar-query xmlns:d="DAV:" xmlns:cal="urn:ietf:params:xml:ns:caldav">
+<d:prop><d:getetag/><cal:calendar-data/></d:prop>
+<cal:filter><cal:comp-filter name="VCALENDAR"><cal:comp-filter name="VEVENT"><cal:time-range start="{start}" end="{end}"/></cal:comp-filter></cal:comp-filter></cal:filter>
+</cal:calendar-query>"#
+    );
+    let response = target
+        .as_account(account, "REPORT", &format!("{}{calendar}/", home(account)))
+        .header("Depth", "1")
+        .header("Content-Type", "application/xml; charset=utf-8")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 207, "calendar-query REPORT");
+    nextcloud_contract::Multistatus::parse(&response.bytes().await.unwrap())
+}
+
+#[tokio::test]
+async fn the_calendar_home_lists_calendars_with_their_components_and_privileges() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let uri = target.unique("cal");
+    assert_eq!(mkcalendar(&target, &alice, &uri).await, 201, "MKCALENDAR creates a calendar");
+
+    let (status, multistatus) = target.propfind(&alice, &home(&alice), "1", HOME_BODY).await;
+    assert_eq!(status, 207, "PROPFIND depth 1 on the calendar home");
+    let multistatus = multistatus.unwrap();
+    let own = multistatus.find(&home(&alice)).expect("the home itself is listed");
+    assert!(own.prop(DAV, "resourcetype").unwrap().child(DAV, "collection").is_some());
+    let calendar = multistatus.find(&format!("/{uri}/")).expect("the new calendar is listed");
+    let resourcetype = calendar.prop(DAV, "resourcetype").expect("resourcetype");
+    assert!(resourcetype.child(DAV, "collection").is_some());
+    assert!(resourcetype.child(CALDAV, "calendar").is_some(), "cal:calendar resource type");
+    assert_eq!(calendar.text(DAV, "displayname").as_deref(), Some("Contract"));
+    let components: Vec<String> = calendar
+        .prop(CALDAV, "supported-calendar-component-set")
+        .expect("supported-calendar-component-set")
+        .children_named(CALDAV, "comp")
+        .filter_map(|comp| comp.attribute("name").map(str::to_string))
+        .collect();
+    assert_eq!(components, ["VEVENT"]);
+    let privileges = calendar.prop(DAV, "current-user-privilege-set").expect("privilege set");
+    let mut names = Vec::new();
+    for privilege in privileges.children_named(DAV, "privilege") {
+        names.extend(privilege.children().map(|name| name.local.clone()));
+    }
+    assert!(
+        names.iter().any(|name| name == "write" || name == "all"),
+        "the owner may write: {names:?}"
+    );
+    // A property the calendar lacks is reported in a 404 propstat, not dropped.
+    let missing: Vec<&str> = calendar
+        .not_found
+        .iter()
+        .filter(|property| property.ns == APPLE)
+        .map(|property| property.local.as_str())
+        .collect();
+    assert!(
+        calendar.prop(APPLE, "calendar-color").is_some() || missing.contains(&"calendar-color"),
+        "calendar-color is answered in a 200 or a 404 propstat"
+    );
+
+    let deleted = target
+        .as_account(&alice, "DELETE", &format!("{}{uri}/", home(&alice)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+}
+
+#[tokio::test]
+async fn calendar_query_filters_by_time_range_and_put_honours_if_none_match() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let calendar = target.unique("query");
+    assert_eq!(mkcalendar(&target, &alice, &calendar).await, 201);
+    let uid = target.unique("event");
+    let object = format!("{}{calendar}/{uid}.ics", home(&alice));
+    let data = event(&uid, "20260317T090000Z", "20260317T100000Z");
+    let put = target
+        .as_account(&alice, "PUT", &object)
+        .header("Content-Type", "text/calendar; charset=utf-8")
+        .header("If-None-Match", "*")
+        .body(data.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 201, "a new calendar object is 201");
+
+    let again = target
+        .as_account(&alice, "PUT", &object)
+        .header("Content-Type", "text/calendar; charset=utf-8")
+        .header("If-None-Match", "*")
+        .body(data)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 412, "If-None-Match: * on an existing object");
+
+    let found = query(&target, &alice, &calendar, "20260316T000000Z", "20260318T000000Z").await;
+    assert_eq!(found.responses.len(), 1, "the event inside the range");
+    let response = &found.responses[0];
+    assert!(response.decoded_href().ends_with(&format!("/{calendar}/{uid}.ics")));
+    assert!(response.text(DAV, "getetag").is_some_and(|etag| etag.starts_with('"')));
+    let calendar_data = response.text(CALDAV, "calendar-data").expect("calendar-data");
+    assert!(calendar_data.contains(&format!("UID:{uid}")), "the stored object: {calendar_data}");
+
+    let outside = query(&target, &alice, &calendar, "20260318T000000Z", "20260320T000000Z").await;
+    assert!(outside.responses.is_empty(), "no event outside the range");
+    // The range's end is exclusive and its start inclusive of overlaps (RFC 4791 §9.9).
+    let touching = query(&target, &alice, &calendar, "20260317T095959Z", "20260317T120000Z").await;
+    assert_eq!(touching.responses.len(), 1, "an overlapping range");
+    let before = query(&target, &alice, &calendar, "20260317T080000Z", "20260317T090000Z").await;
+    assert!(before.responses.is_empty(), "a range ending when the event starts");
+
+    let other = target
+        .as_account(target.bob(), "GET", &object.replace(&alice.uid, &target.bob().uid))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 404, "not in bob's calendars");
+    let deleted = target.as_account(&alice, "DELETE", &object).send().await.unwrap();
+    assert_eq!(deleted.status(), 204);
+    let _ =
+        target.as_account(&alice, "DELETE", &format!("{}{calendar}/", home(&alice))).send().await;
+}

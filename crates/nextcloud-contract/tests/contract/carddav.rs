@@ -1,0 +1,106 @@
+//! CardDAV as Nextcloud's `dav` app serves it (sabre/dav's CardDAV plugin,
+//! RFC 6352), with the requests mcp-nextcloud sends (`nextcloud/carddav.rs`).
+
+use nextcloud_contract::{Account, Target};
+use xml_tree::{CARDDAV, DAV};
+
+fn home(account: &Account) -> String {
+    format!("/remote.php/dav/addressbooks/users/{}/", account.uid)
+}
+
+async fn make_address_book(target: &Target, account: &Account, uri: &str) -> u16 {
+    // Extended MKCOL (RFC 5689), as Nextcloud's clients create address books.
+    let body = r#"<?xml version="1.0" encoding="UTF-8"?>
+<d:mkcol xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav"><d:set><d:prop>
+<d:resourcetype><d:collection/><card:addressbook/></d:resourcetype>
+<d:displayname>Contract</d:displayname>
+</d:prop></d:set></d:mkcol>"#;
+    target
+        .as_account(account, "MKCOL", &format!("{}{uri}/", home(account)))
+        .header("Content-Type", "application/xml; charset=utf-8")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// mcp-nextcloud's addressbook-query: `anyof` text matches on the searched
+/// properties.
+fn query_body(literal: &str) -> String {
+    let filters: String = ["FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "NOTE"]
+        .iter()
+        .map(|name| {
+            format!(
+                r#"<c:prop-filter name="{name}"><c:text-match collation="i;unicode-casemap" match-type="contains">{literal}</c:text-match></c:prop-filter>"#
+            )
+        })
+        .collect();
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><c:addressbook-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav"><d:prop><d:getetag/><c:address-data/></d:prop><c:filter test="anyof">{filters}</c:filter><c:limit><c:nresults>5</c:nresults></c:limit></c:addressbook-query>"#
+    )
+}
+
+#[tokio::test]
+async fn address_books_are_listed_and_queried_by_text() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let book = target.unique("book");
+    assert_eq!(make_address_book(&target, &alice, &book).await, 201, "extended MKCOL");
+
+    let body = r#"<?xml version="1.0" encoding="UTF-8"?><d:propfind xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav"><d:prop><d:resourcetype/><d:displayname/></d:prop></d:propfind>"#;
+    let (status, multistatus) = target.propfind(&alice, &home(&alice), "1", body).await;
+    assert_eq!(status, 207);
+    let listed = multistatus.unwrap();
+    let entry = listed.find(&format!("/{book}/")).expect("the new address book is listed");
+    let resourcetype = entry.prop(DAV, "resourcetype").unwrap();
+    assert!(resourcetype.child(CARDDAV, "addressbook").is_some(), "card:addressbook");
+    assert_eq!(entry.text(DAV, "displayname").as_deref(), Some("Contract"));
+
+    // A contact with a distinctive organisation.
+    let marker = format!("Zyx{:08x}", rand::random::<u32>());
+    let uid = target.unique("card");
+    let vcard = format!(
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:{uid}\r\nFN:Chloé Durand\r\nN:Durand;Chloé;;;\r\n\
+EMAIL;TYPE=WORK:chloe@example.com\r\nORG:{marker} SARL\r\nEND:VCARD\r\n"
+    );
+    let card = format!("{}{book}/{uid}.vcf", home(&alice));
+    let put = target
+        .as_account(&alice, "PUT", &card)
+        .header("Content-Type", "text/vcard; charset=utf-8")
+        .header("If-None-Match", "*")
+        .body(vcard)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 201);
+
+    let report = |literal: String| {
+        target
+            .as_account(&alice, "REPORT", &format!("{}{book}/", home(&alice)))
+            .header("Depth", "1")
+            .header("Content-Type", "application/xml; charset=utf-8")
+            .body(query_body(&literal))
+            .send()
+    };
+    // Case-insensitive "contains" on ORG.
+    let found = report(marker.to_lowercase()).await.unwrap();
+    assert_eq!(found.status(), 207);
+    let found = nextcloud_contract::Multistatus::parse(&found.bytes().await.unwrap());
+    assert_eq!(found.responses.len(), 1, "the card whose ORG contains the text");
+    let data = found.responses[0].text(CARDDAV, "address-data").expect("address-data");
+    assert!(data.contains(&format!("UID:{uid}")) && data.contains("FN:Chloé Durand"), "{data}");
+    // EMAIL is searched too.
+    let by_email = report("chloe@example".to_string()).await.unwrap();
+    let by_email = nextcloud_contract::Multistatus::parse(&by_email.bytes().await.unwrap());
+    assert_eq!(by_email.responses.len(), 1);
+    // Nothing matches a text no property contains.
+    let none = report(format!("{marker}-absent")).await.unwrap();
+    let none = nextcloud_contract::Multistatus::parse(&none.bytes().await.unwrap());
+    assert!(none.responses.is_empty());
+
+    let deleted = target.as_account(&alice, "DELETE", &card).send().await.unwrap();
+    assert_eq!(deleted.status(), 204);
+    let _ = target.as_account(&alice, "DELETE", &format!("{}{book}/", home(&alice))).send().await;
+}

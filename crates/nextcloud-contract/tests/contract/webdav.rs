@@ -1,0 +1,497 @@
+//! WebDAV files as sabre/dav answers them in Nextcloud: RFC 4918 multistatus,
+//! Nextcloud's `oc:`/`nc:` properties, the `OC-FileId`/`OC-ETag` headers on
+//! PUT, RFC 7233 ranges, RFC 5323 SEARCH (basicsearch) as
+//! mcp-nextcloud sends it (`index/visible.rs`, `tools/files_read.rs`).
+
+use nextcloud_contract::{Account, Target, header};
+use xml_tree::{DAV, OC};
+
+/// The properties mcp-nextcloud asks for (`nextcloud/dav.rs`).
+const FILE_PROPERTIES: &str = concat!(
+    "<d:resourcetype/><d:getlastmodified/><d:getcontentlength/><d:getcontenttype/>",
+    "<d:getetag/><oc:fileid/><oc:size/><oc:permissions/><oc:owner-id/>"
+);
+
+fn propfind_body(extra: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns"><d:prop>{FILE_PROPERTIES}<oc:id/>{extra}</d:prop></d:propfind>"#
+    )
+}
+
+/// The numeric file id inside an `OC-FileId` header (`%08d` + instance id).
+fn fileid_of(oc_fileid: &str) -> u64 {
+    let digits: String = oc_fileid.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap_or_else(|_| panic!("OC-FileId {oc_fileid:?} starts with the file id"))
+}
+
+struct Scratch<'a> {
+    target: &'a Target,
+    account: Account,
+    folder: String,
+}
+
+impl<'a> Scratch<'a> {
+    async fn new(target: &'a Target, stem: &str) -> Scratch<'a> {
+        let account = target.alice().clone();
+        let folder = target.unique(stem);
+        assert_eq!(target.mkcol(&account, &folder).await, 201, "MKCOL of a new folder is 201");
+        Scratch { target, account, folder }
+    }
+
+    fn path(&self, name: &str) -> String {
+        format!("{}/{name}", self.folder)
+    }
+
+    fn dav(&self, name: &str) -> String {
+        self.target.files_path(&self.account, &self.path(name))
+    }
+
+    async fn done(self) {
+        self.target.cleanup(&self.account, &self.folder).await;
+    }
+}
+
+#[tokio::test]
+async fn propfind_depth_0_and_1_answer_nextclouds_properties() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "propfind").await;
+    let content = "Contract: PROPFIND.\n";
+    let put = target.put_file(&scratch.account, &scratch.path("note.txt"), content).await;
+    assert_eq!(put.status(), 201);
+    let oc_fileid = header(&put, "oc-fileid");
+
+    let folder = target.files_path(&scratch.account, &scratch.folder);
+    let (status, multistatus) = target
+        .propfind(&scratch.account, &folder, "0", &propfind_body("<oc:no-such-property/>"))
+        .await;
+    assert_eq!(status, 207);
+    let multistatus = multistatus.unwrap();
+    assert_eq!(multistatus.responses.len(), 1, "depth 0: the folder only");
+    let own = &multistatus.responses[0];
+    assert!(own.href.ends_with('/'), "a collection's href ends with a slash: {}", own.href);
+    assert!(own.href.starts_with('/'), "hrefs are absolute paths: {}", own.href);
+    let resourcetype = own.prop(DAV, "resourcetype").expect("resourcetype");
+    assert!(resourcetype.child(DAV, "collection").is_some());
+    assert!(
+        own.not_found.iter().any(|property| property.is(OC, "no-such-property")),
+        "an unknown property is reported in a 404 propstat"
+    );
+    let permissions = own.text(OC, "permissions").expect("oc:permissions");
+    for letter in ['G', 'D', 'N', 'V', 'C', 'K'] {
+        assert!(
+            permissions.contains(letter),
+            "own folder permissions {permissions:?} lack {letter}"
+        );
+    }
+    assert_eq!(own.text(OC, "owner-id").as_deref(), Some(scratch.account.uid.as_str()));
+
+    let (status, multistatus) =
+        target.propfind(&scratch.account, &folder, "1", &propfind_body("")).await;
+    assert_eq!(status, 207);
+    let multistatus = multistatus.unwrap();
+    assert_eq!(multistatus.responses.len(), 2, "depth 1: the folder and its child");
+    let file = multistatus.find("/note.txt").expect("the file's response");
+    let resourcetype = file.prop(DAV, "resourcetype").expect("resourcetype (empty for a file)");
+    assert!(resourcetype.children().next().is_none());
+    let fileid: u64 = file.text(OC, "fileid").expect("oc:fileid").parse().expect("numeric fileid");
+    assert_eq!(fileid, fileid_of(&oc_fileid), "oc:fileid is the PUT's OC-FileId");
+    assert_eq!(file.text(OC, "id").as_deref(), Some(oc_fileid.as_str()), "oc:id is OC-FileId");
+    let etag = file.text(DAV, "getetag").expect("getetag");
+    assert!(etag.len() > 2 && etag.starts_with('"') && etag.ends_with('"'), "quoted: {etag}");
+    let modified = file.text(DAV, "getlastmodified").expect("getlastmodified");
+    assert!(
+        httpdate::parse_http_date(&modified).is_ok() && modified.ends_with(" GMT"),
+        "getlastmodified is an RFC 1123 date: {modified:?}"
+    );
+    assert_eq!(file.text(DAV, "getcontentlength"), Some(content.len().to_string()));
+    assert_eq!(file.text(OC, "size"), Some(content.len().to_string()));
+    assert!(file.text(DAV, "getcontenttype").is_some_and(|kind| kind.starts_with("text/plain")));
+    let permissions = file.text(OC, "permissions").expect("oc:permissions");
+    for letter in ['G', 'D', 'N', 'V', 'W'] {
+        assert!(permissions.contains(letter), "own file permissions {permissions:?} lack {letter}");
+    }
+    assert!(!permissions.contains('C'), "a file has no create permission: {permissions:?}");
+    scratch.done().await;
+}
+
+#[tokio::test]
+async fn missing_paths_and_parents_are_404_and_409() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "missing").await;
+    let account = scratch.account.clone();
+    let missing = scratch.dav("no-such-file.txt");
+    let (status, _) = target.propfind(&account, &missing, "0", &propfind_body("")).await;
+    assert_eq!(status, 404, "PROPFIND of a missing path");
+    let get = target.as_account(&account, "GET", &missing).send().await.unwrap();
+    assert_eq!(get.status(), 404, "GET of a missing path");
+    let put = target.put_file(&account, &scratch.path("no/such/parent.txt"), "x").await;
+    assert_eq!(put.status(), 409, "PUT under a missing parent is a conflict (RFC 4918 §9.7.1)");
+    let mkcol = target.mkcol(&account, &scratch.path("no/such")).await;
+    assert_eq!(mkcol, 409, "MKCOL under a missing parent is a conflict (RFC 4918 §9.3.1)");
+    assert_eq!(target.mkcol(&account, &scratch.folder).await, 405, "MKCOL of an existing folder");
+    let delete = target.as_account(&account, "DELETE", &missing).send().await.unwrap();
+    assert_eq!(delete.status(), 404, "DELETE of a missing path");
+    scratch.done().await;
+}
+
+#[tokio::test]
+async fn put_answers_file_id_and_etag_and_honours_preconditions() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "put").await;
+    let account = scratch.account.clone();
+    let created = target.put_file(&account, &scratch.path("a.txt"), "one").await;
+    assert_eq!(created.status(), 201, "a new file is 201 Created");
+    let oc_fileid = header(&created, "oc-fileid");
+    let oc_etag = header(&created, "oc-etag");
+    let etag = header(&created, "etag");
+    assert!(!oc_fileid.is_empty(), "PUT answers OC-FileId (nc-py-api needs it)");
+    assert!(!oc_etag.is_empty() && etag.starts_with('"'), "PUT answers OC-ETag and a quoted ETag");
+    assert_eq!(etag.trim_matches('"'), oc_etag.trim_matches('"'), "OC-ETag is the ETag");
+
+    let replaced = target.put_file(&account, &scratch.path("a.txt"), "two").await;
+    assert_eq!(replaced.status(), 204, "replacing a file is 204 No Content");
+    assert_eq!(header(&replaced, "oc-fileid"), oc_fileid, "a file keeps its id when replaced");
+    let new_etag = header(&replaced, "etag");
+    assert_ne!(new_etag, etag, "the ETag changes with the content");
+
+    let stale = target
+        .as_account(&account, "PUT", &scratch.dav("a.txt"))
+        .header("If-Match", etag.as_str())
+        .body("three")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale.status(), 412, "If-Match with a stale ETag");
+    let exists = target
+        .as_account(&account, "PUT", &scratch.dav("a.txt"))
+        .header("If-None-Match", "*")
+        .body("three")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(exists.status(), 412, "If-None-Match: * on an existing file");
+    let current = target
+        .as_account(&account, "PUT", &scratch.dav("a.txt"))
+        .header("If-Match", new_etag.as_str())
+        .body("three")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(current.status(), 204, "If-Match with the current ETag");
+
+    // X-OC-MTime sets the modification time (Nextcloud's clients use it).
+    let dated = target
+        .as_account(&account, "PUT", &scratch.dav("dated.txt"))
+        .header("X-OC-MTime", "1700000000")
+        .body("dated")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dated.status(), 201);
+    assert_eq!(header(&dated, "x-oc-mtime"), "accepted");
+    let (_, multistatus) =
+        target.propfind(&account, &scratch.dav("dated.txt"), "0", &propfind_body("")).await;
+    let modified = multistatus.unwrap().responses[0].text(DAV, "getlastmodified").unwrap();
+    assert_eq!(modified, "Tue, 14 Nov 2023 22:13:20 GMT");
+    scratch.done().await;
+}
+
+#[tokio::test]
+async fn get_serves_etag_ranges_and_conditional_requests() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "get").await;
+    let account = scratch.account.clone();
+    let content = "0123456789abcdef";
+    let put = target.put_file(&account, &scratch.path("r.txt"), content).await;
+    let etag = header(&put, "etag");
+
+    let get = target.as_account(&account, "GET", &scratch.dav("r.txt")).send().await.unwrap();
+    assert_eq!(get.status(), 200);
+    assert_eq!(header(&get, "etag"), etag, "GET's ETag is the PUT's");
+    assert!(header(&get, "content-type").starts_with("text/plain"));
+    assert!(httpdate::parse_http_date(&header(&get, "last-modified")).is_ok());
+    assert_eq!(get.text().await.unwrap(), content);
+
+    let range = target
+        .as_account(&account, "GET", &scratch.dav("r.txt"))
+        .header("Range", "bytes=2-5")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(range.status(), 206);
+    assert_eq!(header(&range, "content-range"), format!("bytes 2-5/{}", content.len()));
+    assert_eq!(range.text().await.unwrap(), "2345");
+
+    let suffix = target
+        .as_account(&account, "GET", &scratch.dav("r.txt"))
+        .header("Range", "bytes=-3")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(suffix.status(), 206);
+    assert_eq!(suffix.text().await.unwrap(), "def");
+
+    let unsatisfiable = target
+        .as_account(&account, "GET", &scratch.dav("r.txt"))
+        .header("Range", "bytes=100-200")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unsatisfiable.status(), 416);
+
+    let not_modified = target
+        .as_account(&account, "GET", &scratch.dav("r.txt"))
+        .header("If-None-Match", etag.as_str())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_modified.status(), 304, "If-None-Match with the current ETag");
+    scratch.done().await;
+}
+
+#[tokio::test]
+async fn move_and_delete() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "move").await;
+    let account = scratch.account.clone();
+    let put = target.put_file(&account, &scratch.path("from.txt"), "moving").await;
+    let oc_fileid = header(&put, "oc-fileid");
+    target.put_file(&account, &scratch.path("taken.txt"), "taken").await;
+
+    let destination = target.url(&scratch.dav("to.txt"));
+    let moved = target
+        .as_account(&account, "MOVE", &scratch.dav("from.txt"))
+        .header("Destination", destination.as_str())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(moved.status(), 201, "MOVE to a new name is 201");
+    let gone = target.as_account(&account, "GET", &scratch.dav("from.txt")).send().await.unwrap();
+    assert_eq!(gone.status(), 404, "the source is gone");
+    let (_, multistatus) =
+        target.propfind(&account, &scratch.dav("to.txt"), "0", &propfind_body("")).await;
+    let fileid = multistatus.unwrap().responses[0].text(OC, "fileid").unwrap();
+    assert_eq!(fileid.parse::<u64>().unwrap(), fileid_of(&oc_fileid), "a move keeps the id");
+
+    let onto = target
+        .as_account(&account, "MOVE", &scratch.dav("to.txt"))
+        .header("Destination", target.url(&scratch.dav("taken.txt")))
+        .header("Overwrite", "F")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(onto.status(), 412, "MOVE onto an existing file with Overwrite: F");
+
+    let deleted =
+        target.as_account(&account, "DELETE", &scratch.dav("to.txt")).send().await.unwrap();
+    assert_eq!(deleted.status(), 204);
+    let gone = target.as_account(&account, "GET", &scratch.dav("to.txt")).send().await.unwrap();
+    assert_eq!(gone.status(), 404);
+    scratch.done().await;
+}
+
+#[tokio::test]
+async fn another_users_private_file_is_not_visible() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "private").await;
+    let bob = target.bob().clone();
+    let put = target.put_file(&scratch.account, &scratch.path("secret.txt"), "alice only").await;
+    let fileid = fileid_of(&header(&put, "oc-fileid"));
+    // Bob's own tree has no such path.
+    let in_bobs_tree = target.files_path(&bob, &scratch.path("secret.txt"));
+    let (status, _) = target.propfind(&bob, &in_bobs_tree, "0", &propfind_body("")).await;
+    assert_eq!(status, 404);
+    // And a SEARCH for its id in Bob's files finds nothing.
+    let (status, multistatus) = search(&target, &bob, "", &eq_fileid(fileid), "", None).await;
+    assert_eq!(status, 207);
+    assert!(multistatus.unwrap().responses.is_empty(), "alice's file id is not in bob's search");
+    scratch.done().await;
+}
+
+fn eq_fileid(fileid: u64) -> String {
+    format!("<d:eq><d:prop><oc:fileid/></d:prop><d:literal>{fileid}</d:literal></d:eq>")
+}
+
+/// A SEARCH as mcp-nextcloud builds it (`index/visible.rs`).
+async fn search(
+    target: &Target,
+    account: &Account,
+    folder: &str,
+    condition: &str,
+    order: &str,
+    limit: Option<(usize, usize)>,
+) -> (u16, Option<nextcloud_contract::Multistatus>) {
+    let limit = limit
+        .map(|(count, skip)| {
+            format!("<d:limit><d:nresults>{count}</d:nresults><ns:firstresult>{skip}</ns:firstresult></d:limit>")
+        })
+        .unwrap_or_default();
+    let folder = match folder {
+        "" => String::new(),
+        folder => format!("/{}", xml_tree::escape(folder)),
+    };
+    let body = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns" xmlns:ns="https://github.com/icewind1991/SearchDAV/ns">
+<d:basicsearch>
+<d:select><d:prop>{FILE_PROPERTIES}</d:prop></d:select>
+<d:from><d:scope><d:href>/files/{uid}{folder}</d:href><d:depth>infinity</d:depth></d:scope></d:from>
+<d:where>{condition}</d:where>
+<d:orderby>{order}</d:orderby>
+{limit}
+</d:basicsearch>
+</d:searchrequest>"#,
+        uid = account.uid,
+    );
+    let response = target
+        .as_account(account, "SEARCH", "/remote.php/dav/")
+        .header("Content-Type", "text/xml; charset=utf-8")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.bytes().await.unwrap();
+    (status, (status == 207).then(|| nextcloud_contract::Multistatus::parse(&bytes)))
+}
+
+#[tokio::test]
+async fn search_finds_files_by_fileid_and_by_modification_time() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "search").await;
+    let account = scratch.account.clone();
+    let mut ids = Vec::new();
+    for (name, mtime) in [("old.txt", "1700000000"), ("new.txt", "1800000000")] {
+        let put = target
+            .as_account(&account, "PUT", &scratch.dav(name))
+            .header("X-OC-MTime", mtime)
+            .body(format!("{name}\n"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), 201);
+        ids.push(fileid_of(&header(&put, "oc-fileid")));
+    }
+    target.mkcol(&account, &scratch.path("sub")).await;
+
+    // By file id, in the whole of the user's files (files_read's lookup).
+    let (status, found) = search(&target, &account, "", &eq_fileid(ids[0]), "", None).await;
+    assert_eq!(status, 207);
+    let found = found.unwrap();
+    assert_eq!(found.responses.len(), 1, "one file has that id");
+    let response = &found.responses[0];
+    assert!(response.decoded_href().ends_with(&format!("{}/old.txt", scratch.folder)));
+    assert!(
+        response.decoded_href().starts_with(&format!("/remote.php/dav/files/{}/", account.uid)),
+        "SEARCH hrefs are file paths under /remote.php/dav/files/{{uid}}/: {}",
+        response.href
+    );
+    assert_eq!(response.text(OC, "fileid"), Some(ids[0].to_string()));
+    assert!(response.text(DAV, "getetag").is_some_and(|etag| etag.starts_with('"')));
+
+    // An `or` of ids (the batched visibility check).
+    let both = format!("<d:or>{}{}</d:or>", eq_fileid(ids[0]), eq_fileid(ids[1]));
+    let (_, found) = search(&target, &account, &scratch.folder, &both, "", Some((100, 0))).await;
+    assert_eq!(found.unwrap().responses.len(), 2);
+
+    // Changed since, oldest first, files only (discovery's paging).
+    let condition = "<d:and><d:gte><d:prop><d:getlastmodified/></d:prop>\
+<d:literal>2023-11-14T00:00:00Z</d:literal></d:gte><d:not><d:is-collection/></d:not></d:and>";
+    let order = "<d:order><d:prop><d:getlastmodified/></d:prop><d:ascending/></d:order>";
+    let (status, found) =
+        search(&target, &account, &scratch.folder, condition, order, Some((10, 0))).await;
+    assert_eq!(status, 207);
+    let names: Vec<String> = found
+        .unwrap()
+        .responses
+        .iter()
+        .map(|response| response.decoded_href().rsplit('/').next().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["old.txt", "new.txt"], "files only, ascending by mtime");
+
+    let newer = "<d:gte><d:prop><d:getlastmodified/></d:prop>\
+<d:literal>2027-01-01T00:00:00Z</d:literal></d:gte>";
+    let (_, found) = search(&target, &account, &scratch.folder, newer, order, Some((10, 0))).await;
+    let found = found.unwrap();
+    assert_eq!(found.responses.len(), 1, "only the file modified after 2027");
+    assert!(found.responses[0].decoded_href().ends_with("/new.txt"));
+
+    // Paging: the second page of one.
+    let (_, page) =
+        search(&target, &account, &scratch.folder, condition, order, Some((1, 1))).await;
+    let page = page.unwrap();
+    assert_eq!(page.responses.len(), 1);
+    assert!(page.responses[0].decoded_href().ends_with("/new.txt"));
+    scratch.done().await;
+}
+
+#[tokio::test]
+async fn copy_head_and_favorites() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "copy").await;
+    let account = scratch.account.clone();
+    let content = "copy me\n";
+    let put = target.put_file(&account, &scratch.path("a.txt"), content).await;
+    let original = fileid_of(&header(&put, "oc-fileid"));
+
+    let head = target.as_account(&account, "HEAD", &scratch.dav("a.txt")).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(header(&head, "content-length"), content.len().to_string());
+    assert_eq!(header(&head, "etag"), header(&put, "etag"));
+
+    let copied = target
+        .as_account(&account, "COPY", &scratch.dav("a.txt"))
+        .header("Destination", target.url(&scratch.dav("b.txt")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(copied.status(), 201, "COPY to a new name is 201");
+    let (_, multistatus) =
+        target.propfind(&account, &scratch.dav("b.txt"), "0", &propfind_body("")).await;
+    let copy = &multistatus.unwrap().responses[0];
+    let copy_id: u64 = copy.text(OC, "fileid").unwrap().parse().unwrap();
+    assert_ne!(copy_id, original, "a copy is a new file with its own id");
+    let body = target.as_account(&account, "GET", &scratch.dav("b.txt")).send().await.unwrap();
+    assert_eq!(body.text().await.unwrap(), content);
+
+    // oc:favorite through PROPPATCH, as Nextcloud's clients set it.
+    let proppatch = r#"<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:set><d:prop><oc:favorite>1</oc:favorite></d:prop></d:set></d:propertyupdate>"#;
+    let response = target
+        .as_account(&account, "PROPPATCH", &scratch.dav("a.txt"))
+        .header("Content-Type", "application/xml; charset=utf-8")
+        .body(proppatch)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 207);
+    let answer = nextcloud_contract::Multistatus::parse(&response.bytes().await.unwrap());
+    assert!(answer.responses[0].prop(OC, "favorite").is_some(), "a 200 propstat for oc:favorite");
+    let (_, multistatus) = target
+        .propfind(&account, &scratch.dav("a.txt"), "0", &propfind_body("<oc:favorite/>"))
+        .await;
+    assert_eq!(multistatus.unwrap().responses[0].text(OC, "favorite").as_deref(), Some("1"));
+    scratch.done().await;
+}
+
+#[tokio::test]
+async fn without_valid_credentials_dav_is_a_401_asking_for_basic() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let root = format!("/remote.php/dav/files/{}/", alice.uid);
+    let anonymous = target.anonymous("PROPFIND", &root).header("Depth", "0").send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let challenge = header(&anonymous, "www-authenticate");
+    assert!(challenge.starts_with("Basic"), "a Basic challenge: {challenge:?}");
+    let wrong = target
+        .anonymous("PROPFIND", &root)
+        .basic_auth(&alice.uid, Some("not-the-password"))
+        .header("Depth", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401, "a wrong password");
+    // Another user's files root with valid credentials is not served.
+    let bob = target.bob().clone();
+    let (status, _) = target.propfind(&bob, &root, "0", &propfind_body("")).await;
+    assert!(status == 401 || status == 403 || status == 404, "bob in alice's DAV root: {status}");
+}
