@@ -110,8 +110,7 @@ fn bearer(shared: &Shared, world: &World, token: &str) -> Result<Authenticated, 
             require_at_jwt: false,
             leeway_seconds: BEARER_LEEWAY_SECONDS,
         };
-        let jwks = access_token::JwkSet { keys: vec![shared.signer.jwk()] };
-        match access_token::validate(token, &jwks, &validation, now) {
+        match verified(shared, token, &validation, now) {
             Ok(claims) => claims.sub,
             Err(error) => {
                 tracing::debug!(%error, "bearer token refused");
@@ -124,6 +123,39 @@ fn bearer(shared: &Shared, world: &World, token: &str) -> Result<Authenticated, 
     }
     Ok(Authenticated { uid, method: AuthMethod::Bearer })
 }
+
+/// Validates a bearer as user_oidc does, checking a token's RS256
+/// signature once: a token already verified under the same issuer and
+/// audience is only checked for its time window again. (The check held the
+/// world lock; it was most of the fake's CPU under load, docs/performance.md.)
+fn verified(
+    shared: &Shared,
+    token: &str,
+    validation: &access_token::Validation,
+    now: i64,
+) -> Result<access_token::Claims, access_token::TokenError> {
+    let key = format!("{}\n{:?}\n{token}", validation.issuer, validation.audience);
+    let leeway = validation.leeway_seconds;
+    let remembered = shared.verified_bearers.lock().expect("bearer cache").get(&key).cloned();
+    if let Some(claims) = remembered
+        && now <= claims.exp + leeway
+        && claims.nbf.is_none_or(|nbf| nbf <= now + leeway)
+        && claims.iat <= now + leeway
+    {
+        return Ok(claims);
+    }
+    let jwks = access_token::JwkSet { keys: vec![shared.signer.jwk()] };
+    let claims = access_token::validate(token, &jwks, validation, now)?;
+    let mut cache = shared.verified_bearers.lock().expect("bearer cache");
+    if cache.len() >= VERIFIED_BEARERS_MAX {
+        cache.clear();
+    }
+    cache.insert(key, claims.clone());
+    Ok(claims)
+}
+
+/// Verified bearers remembered before the cache starts over.
+const VERIFIED_BEARERS_MAX: usize = 10_000;
 
 /// The uid of a logged-in browser session, from Nextcloud's cookies.
 pub fn session_uid(shared: &Shared, world: &World, headers: &HeaderMap) -> Option<String> {

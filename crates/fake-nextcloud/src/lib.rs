@@ -68,6 +68,10 @@ pub struct Shared {
     pub orchestrator_http: reqwest::Client,
     /// Wakes the webhook delivery task.
     pub webhook_wakeup: tokio::sync::Notify,
+    /// Bearer tokens whose signature and claims were verified, by token,
+    /// issuer and audience: a token is RSA-checked once, not on every
+    /// request (`auth::bearer`).
+    pub verified_bearers: Mutex<std::collections::HashMap<String, access_token::Claims>>,
 }
 
 pub use world::World;
@@ -195,6 +199,7 @@ impl FakeNextcloud {
                 .build()
                 .expect("HTTP client"),
             webhook_wakeup: tokio::sync::Notify::new(),
+            verified_bearers: Mutex::new(std::collections::HashMap::new()),
         });
 
         let (stop, stopped) = tokio::sync::watch::channel(false);
