@@ -28,6 +28,12 @@ pub enum DbError {
 #[derive(Clone)]
 pub struct Database {
     connection: Arc<Mutex<Connection>>,
+    /// Taken before a blocking thread is asked for, and held until the work
+    /// is done: callers of [`Database::run`] queue here as tasks. Without
+    /// it each waiting caller held a blocking thread parked on the mutex,
+    /// and 100 conversations at once grew the orchestrator to 140 threads
+    /// and their stacks (docs/performance.md).
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Database {
@@ -80,14 +86,18 @@ impl Database {
         Ok(Database::from(connection))
     }
 
-    /// Runs `work` with the connection on a blocking thread.
+    /// Runs `work` with the connection on a blocking thread, once the
+    /// callers before it are done (first come, first served).
     pub async fn run<T, F>(&self, work: F) -> Result<T, DbError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
     {
+        let turn = self.turn.clone().lock_owned().await;
         let connection = self.connection.clone();
         tokio::task::spawn_blocking(move || {
+            // Held until the work ends, even if the caller stopped waiting.
+            let _turn = turn;
             let mut connection = connection.lock().unwrap_or_else(|poison| poison.into_inner());
             work(&mut connection)
         })
@@ -107,7 +117,10 @@ impl Database {
 
 impl From<Connection> for Database {
     fn from(connection: Connection) -> Database {
-        Database { connection: Arc::new(Mutex::new(connection)) }
+        Database {
+            connection: Arc::new(Mutex::new(connection)),
+            turn: Arc::new(tokio::sync::Mutex::new(())),
+        }
     }
 }
 

@@ -140,6 +140,7 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
 
     let mut loads = Vec::new();
     let mut cpus = Vec::new();
+    let mut db_sizes = Vec::new();
     let mut peaks = Vec::new();
     let mut afters = Vec::new();
     for round in 1..=rounds {
@@ -180,6 +181,7 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
         // Let the services drop what the round held.
         tokio::time::sleep(Duration::from_secs(2)).await;
         afters.push(services.iter().map(|s| s.memory()).collect::<Vec<_>>());
+        db_sizes.push(database_sizes(&stack.data.join("orchestrator")));
         loads.push(load);
     }
 
@@ -306,6 +308,25 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
     println!(
         "(idle: once up, before anything was asked; peak: VmRSS sampled every 100 ms during the rounds; HWM: VmHWM at the end; after: 2 s after a round ended)"
     );
+    for (round, after) in afters.iter().enumerate() {
+        let parts = services
+            .iter()
+            .zip(after)
+            .map(|(service, m)| {
+                format!(
+                    "{} anon {:.1} file+shm {:.1} threads {}",
+                    service.name,
+                    mib(m.anon_kib),
+                    mib(m.file_kib),
+                    m.threads
+                )
+            })
+            .collect::<Vec<_>>();
+        println!("after r{}: {}", round + 1, parts.join("; "));
+    }
+    for (round, sizes) in db_sizes.iter().enumerate() {
+        println!("after r{}: orchestrator databases {sizes}", round + 1);
+    }
     if grew.is_empty() && rounds > 1 {
         println!(
             "no growth: each service's RSS after the last round is within 2 MiB or 5 % of after round 1"
@@ -607,12 +628,31 @@ struct Stack {
     nextcloud: String,
     model: String,
     orchestrator: String,
+    data: PathBuf,
 }
 
 #[derive(Clone)]
 struct Service {
     name: String,
     pid: u32,
+}
+
+/// The size of each file in `dir`, in MiB.
+fn database_sizes(dir: &Path) -> String {
+    let mut files: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            Some((entry.file_name().to_string_lossy().into_owned(), entry.metadata().ok()?.len()))
+        })
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|(name, size)| format!("{name} {:.1}", *size as f64 / 1048576.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// CPU seconds (user + system) the process has used so far.
@@ -634,6 +674,9 @@ fn cpu_seconds(pid: u32) -> f64 {
 struct Memory {
     rss_kib: u64,
     hwm_kib: u64,
+    anon_kib: u64,
+    file_kib: u64,
+    threads: u64,
 }
 
 impl Service {
@@ -647,7 +690,13 @@ impl Service {
                 })
             })
         };
-        Memory { rss_kib: field("VmRSS:").unwrap_or(0), hwm_kib: field("VmHWM:").unwrap_or(0) }
+        Memory {
+            rss_kib: field("VmRSS:").unwrap_or(0),
+            hwm_kib: field("VmHWM:").unwrap_or(0),
+            anon_kib: field("RssAnon:").unwrap_or(0),
+            file_kib: field("RssFile:").unwrap_or(0) + field("RssShmem:").unwrap_or(0),
+            threads: field("Threads:").unwrap_or(0),
+        }
     }
 }
 
@@ -700,6 +749,7 @@ impl Stack {
             nextcloud: format!("http://127.0.0.1:{base}"),
             model: format!("http://127.0.0.1:{}", base + 10),
             orchestrator: format!("http://127.0.0.1:{}", base + 20),
+            data: temp.join("data"),
         };
         let started = Instant::now();
         let deadline = started + Duration::from_secs(180);
