@@ -98,7 +98,11 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
     println!(
         "load bench: {users} users, {seconds} s a round, {rounds} rounds, the model at {TOKEN_DELAY_MS} ms a token ({} words an answer); services: {}",
         ANSWER.split_whitespace().count(),
-        services.iter().map(|s| format!("{} (pid {})", s.name, s.pid)).collect::<Vec<_>>().join(", ")
+        services
+            .iter()
+            .map(|s| format!("{} (pid {})", s.name, s.pid))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
 
     let idle = services.iter().map(|s| s.memory()).collect::<Vec<_>>();
@@ -172,11 +176,11 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
         })
         .await;
         sampling.store(false, Ordering::Relaxed);
-        let cpu_after = services
-            .iter()
-            .map(|s| cpu_seconds(s.pid))
-            .chain([cpu_seconds(std::process::id())]);
-        cpus.push(cpu_after.zip(&cpu_before).map(|(after, before)| after - before).collect::<Vec<_>>());
+        let cpu_after =
+            services.iter().map(|s| cpu_seconds(s.pid)).chain([cpu_seconds(std::process::id())]);
+        cpus.push(
+            cpu_after.zip(&cpu_before).map(|(after, before)| after - before).collect::<Vec<_>>(),
+        );
         peaks.push(sampler.await?);
         // Let the services drop what the round held.
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -253,10 +257,18 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
     }
 
     println!();
-    println!("{:<14} {:>12} {:>12}", "CPU per round", "CPU s", "CPU ms/turn");
+    let mut header = format!("{:<20}", "CPU");
+    for round in 1..=rounds {
+        header.push_str(&format!(
+            " {:>12} {:>12}",
+            format!("r{round} s"),
+            format!("r{round} ms/turn")
+        ));
+    }
+    println!("{header}");
     let names = services.iter().map(|s| s.name.as_str()).chain(["load_bench (client)"]);
     for (index, name) in names.enumerate() {
-        let mut line = format!("{name:<14}");
+        let mut line = format!("{name:<20}");
         for (round, load) in loads.iter().enumerate() {
             let cpu = cpus[round][index];
             let turns = load.timings.len().max(1) as f64;
@@ -265,7 +277,7 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
         println!("{line}");
     }
     println!(
-        "(each round's CPU seconds, user + system, and per turn; rounds side by side; {} CPUs)",
+        "(CPU seconds, user + system, in each round and per turn; {} CPUs)",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
     );
 
@@ -458,8 +470,13 @@ async fn login(http: &reqwest::Client, base: &str, uid: &str) -> anyhow::Result<
         .filter_map(|value| value.split(';').next())
         .collect::<Vec<_>>()
         .join("; ");
-    let page =
-        http.get(format!("{base}/apps/tamebi/")).header("Cookie", &cookies).send().await?.text().await?;
+    let page = http
+        .get(format!("{base}/apps/tamebi/"))
+        .header("Cookie", &cookies)
+        .send()
+        .await?
+        .text()
+        .await?;
     let request_token = page
         .split("data-requesttoken=\"")
         .nth(1)
@@ -618,7 +635,9 @@ fn tamebi_binary() -> anyhow::Result<PathBuf> {
         .and_then(|examples| examples.parent())
         .map(|release| release.join("tamebi"))
         .filter(|path| path.exists())
-        .ok_or_else(|| anyhow::anyhow!("build the binary first: cargo build --release --bin tamebi"))
+        .ok_or_else(|| {
+            anyhow::anyhow!("build the binary first: cargo build --release --bin tamebi")
+        })
 }
 
 /// `tamebi up`, its output drained (the last lines kept for errors).
@@ -766,7 +785,10 @@ impl Stack {
                 anyhow::bail!("tamebi up did not come up; its last lines:\n{lines}");
             }
         }
-        println!("stack up in {:.1} s (tamebi up --base-port {base})", started.elapsed().as_secs_f64());
+        println!(
+            "stack up in {:.1} s (tamebi up --base-port {base})",
+            started.elapsed().as_secs_f64()
+        );
         Ok(stack)
     }
 
