@@ -73,6 +73,7 @@ async fn main() -> anyhow::Result<()> {
     let errors = result?;
     if errors > 0 {
         eprintln!("load bench: {errors} failed turns");
+        drop(temp);
         std::process::exit(1);
     }
     Ok(())
