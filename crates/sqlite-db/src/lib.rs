@@ -1,5 +1,6 @@
 //! One SQLite file, the way every Tamebi service keeps one: behind a mutex,
-//! used only inside `spawn_blocking` (never across `.await`), in WAL mode
+//! used only inside `spawn_blocking` (never across `.await`), its callers
+//! queueing for it as tasks rather than as blocked threads, in WAL mode
 //! with a busy timeout, its schema a numbered list of migrations applied by
 //! `PRAGMA user_version`. A database written by a newer program is refused
 //! rather than damaged.
