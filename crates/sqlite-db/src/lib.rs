@@ -1,5 +1,6 @@
 //! One SQLite file, the way every Tamebi service keeps one: behind a mutex,
-//! used only inside `spawn_blocking` (never across `.await`), in WAL mode
+//! used only inside `spawn_blocking` (never across `.await`), its callers
+//! queueing for it as tasks rather than as blocked threads, in WAL mode
 //! with a busy timeout, its schema a numbered list of migrations applied by
 //! `PRAGMA user_version`. A database written by a newer program is refused
 //! rather than damaged.
@@ -28,6 +29,12 @@ pub enum DbError {
 #[derive(Clone)]
 pub struct Database {
     connection: Arc<Mutex<Connection>>,
+    /// Taken before a blocking thread is asked for, and held until the work
+    /// is done: callers of [`Database::run`] queue here as tasks. Without
+    /// it each waiting caller held a blocking thread parked on the mutex,
+    /// and 100 conversations at once grew the orchestrator to 140 threads
+    /// and their stacks (docs/performance.md).
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Database {
@@ -80,14 +87,18 @@ impl Database {
         Ok(Database::from(connection))
     }
 
-    /// Runs `work` with the connection on a blocking thread.
+    /// Runs `work` with the connection on a blocking thread, once the
+    /// callers before it are done (first come, first served).
     pub async fn run<T, F>(&self, work: F) -> Result<T, DbError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
     {
+        let turn = self.turn.clone().lock_owned().await;
         let connection = self.connection.clone();
         tokio::task::spawn_blocking(move || {
+            // Held until the work ends, even if the caller stopped waiting.
+            let _turn = turn;
             let mut connection = connection.lock().unwrap_or_else(|poison| poison.into_inner());
             work(&mut connection)
         })
@@ -107,7 +118,10 @@ impl Database {
 
 impl From<Connection> for Database {
     fn from(connection: Connection) -> Database {
-        Database { connection: Arc::new(Mutex::new(connection)) }
+        Database {
+            connection: Arc::new(Mutex::new(connection)),
+            turn: Arc::new(tokio::sync::Mutex::new(())),
+        }
     }
 }
 
