@@ -24,6 +24,7 @@ COPY crates/fake-nextcloud/Cargo.toml crates/fake-nextcloud/
 COPY crates/mcp-auth/Cargo.toml crates/mcp-auth/
 COPY crates/mcp-mail/Cargo.toml crates/mcp-mail/
 COPY crates/mcp-nextcloud/Cargo.toml crates/mcp-nextcloud/
+COPY crates/nextcloud-contract/Cargo.toml crates/nextcloud-contract/
 COPY crates/orchestrator/Cargo.toml crates/orchestrator/
 COPY crates/scenario/Cargo.toml crates/scenario/
 COPY crates/sqlite-db/Cargo.toml crates/sqlite-db/
