@@ -13,6 +13,7 @@
 //! runs it on fresh services and returns its failures and its normalised
 //! transcript, [`discover`] lists a folder's files.
 
+pub mod browser;
 pub mod format;
 pub mod normalise;
 pub mod runner;

@@ -134,10 +134,7 @@ struct StepResult {
     tool_text: Option<String>,
 }
 
-struct Browser {
-    cookies: String,
-    request_token: String,
-}
+type Browser = crate::browser::Session;
 
 struct Stack {
     fake: FakeNextcloud,
@@ -328,47 +325,13 @@ impl Stack {
 
     async fn browser(&mut self, uid: &str) -> Result<&Browser, String> {
         if !self.browsers.contains_key(uid) {
-            let base = self.fake.base_url().to_string();
             let password = self.passwords.get(uid).cloned().unwrap_or_default();
-            let login = self
-                .http
-                .post(format!("{base}/index.php/login"))
-                .header("Content-Type", "application/x-www-form-urlencoded")
-                .body(format!("user={uid}&password={password}"))
-                .send()
+            let session = crate::browser::login(&self.http, self.fake.base_url(), uid, &password)
                 .await
-                .map_err(|error| format!("login of {uid}: {error}"))?;
-            if login.status() != 303 {
-                return Err(format!(
-                    "login of {uid} answered {} (is {uid} a user of the fixture?)",
-                    login.status()
-                ));
-            }
-            let cookies = login
-                .headers()
-                .get_all("set-cookie")
-                .iter()
-                .filter_map(|value| value.to_str().ok())
-                .filter_map(|value| value.split(';').next())
-                .collect::<Vec<_>>()
-                .join("; ");
-            let page = self
-                .http
-                .get(format!("{base}/apps/tamebi/"))
-                .header("Cookie", &cookies)
-                .send()
-                .await
-                .map_err(|error| format!("the chat page: {error}"))?
-                .text()
-                .await
-                .map_err(|error| format!("the chat page: {error}"))?;
-            let request_token = page
-                .split("data-requesttoken=\"")
-                .nth(1)
-                .and_then(|rest| rest.split('"').next())
-                .ok_or("the chat page carries no request token")?
-                .to_string();
-            self.browsers.insert(uid.to_string(), Browser { cookies, request_token });
+                .map_err(|error| {
+                    format!("login of {uid}: {error} (is {uid} a user of the fixture?)")
+                })?;
+            self.browsers.insert(uid.to_string(), session);
         }
         Ok(&self.browsers[uid])
     }

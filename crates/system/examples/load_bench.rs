@@ -450,41 +450,12 @@ where
 }
 
 /// A logged-in browser: its session cookies and the page's request token.
-struct Browser {
-    cookies: String,
-    request_token: String,
-}
+type Browser = scenario::browser::Session;
 
 async fn login(http: &reqwest::Client, base: &str, uid: &str) -> anyhow::Result<Browser> {
-    let login = http
-        .post(format!("{base}/index.php/login"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(format!("user={uid}&password={}", password(uid)))
-        .send()
-        .await?;
-    anyhow::ensure!(login.status() == 303, "login of {uid} answered {}", login.status());
-    let cookies = login
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .filter_map(|value| value.split(';').next())
-        .collect::<Vec<_>>()
-        .join("; ");
-    let page = http
-        .get(format!("{base}/apps/tamebi/"))
-        .header("Cookie", &cookies)
-        .send()
-        .await?
-        .text()
-        .await?;
-    let request_token = page
-        .split("data-requesttoken=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .ok_or_else(|| anyhow::anyhow!("the chat page of {uid} carries no request token"))?
-        .to_string();
-    Ok(Browser { cookies, request_token })
+    scenario::browser::login(http, base, uid, &password(uid))
+        .await
+        .map_err(|error| anyhow::anyhow!("login of {uid}: {error}"))
 }
 
 /// One conversation turn through the app: post a question, read the

@@ -150,48 +150,25 @@ impl Session {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .context("cannot build an HTTP client")?;
-        let form = format!("user={}&password={}", form_encode(user), form_encode(password));
-        let login = http
-            .post(format!("{base}/index.php/login"))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form)
-            .send()
-            .await
-            .with_context(|| format!("cannot reach {base}: is `tamebi up` running? (--url)"))?;
-        let cookies = login
-            .headers()
-            .get_all("set-cookie")
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .filter_map(|value| value.split(';').next())
-            .collect::<Vec<_>>()
-            .join("; ");
-        anyhow::ensure!(
-            login.status().is_redirection() && !cookies.is_empty(),
-            "{base} refused the login of {user} ({}): check --user and --password",
-            login.status()
-        );
-        let page_url = format!("{base}/apps/tamebi/");
-        let page = http
-            .get(&page_url)
-            .header("Cookie", &cookies)
-            .send()
-            .await
-            .with_context(|| format!("cannot load {page_url}"))?
-            .text()
-            .await
-            .with_context(|| format!("cannot read {page_url}"))?;
-        let request_token = page
-            .split("data-requesttoken=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .with_context(|| {
-                format!("{page_url} carries no request token: is the Tamebi app enabled there?")
-            })?
-            .replace("&#x2B;", "+")
-            .replace("&#x2F;", "/")
-            .replace("&#x3D;", "=")
-            .replace("&amp;", "&");
+        use scenario::browser::LoginError;
+        let scenario::browser::Session { cookies, request_token } = scenario::browser::login(
+            &http, base, user, password,
+        )
+        .await
+        .map_err(|error| match error {
+            LoginError::Unreachable(_) => {
+                anyhow::anyhow!("cannot reach {base}: is `tamebi up` running? (--url)")
+            }
+            LoginError::Refused(status) => anyhow::anyhow!(
+                "{base} refused the login of {user} ({status}): check --user and --password"
+            ),
+            LoginError::Page(error) => {
+                anyhow::anyhow!("cannot load {base}/apps/tamebi/: {error}")
+            }
+            LoginError::NoRequestToken => anyhow::anyhow!(
+                "{base}/apps/tamebi/ carries no request token: is the Tamebi app enabled there?"
+            ),
+        })?;
         Ok(Session { base: base.to_string(), cookies, request_token, http })
     }
 
@@ -308,18 +285,4 @@ impl Printer {
         }
         println!("{line}");
     }
-}
-
-/// application/x-www-form-urlencoded, by hand (the workspace builds reqwest
-/// without its form feature).
-fn form_encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|byte| match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (byte as char).to_string()
-            }
-            _ => format!("%{byte:02X}"),
-        })
-        .collect()
 }

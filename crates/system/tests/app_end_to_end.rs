@@ -119,39 +119,8 @@ impl Stack {
 
     async fn browser(&self, uid: &str, password: &str) -> Browser {
         let base = self.fake.base_url().to_string();
-        let form = format!("user={uid}&password={password}");
-        let login = self
-            .http
-            .post(format!("{base}/index.php/login"))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(login.status(), 303, "login of {uid}");
-        let cookies = login
-            .headers()
-            .get_all("set-cookie")
-            .iter()
-            .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
-            .collect::<Vec<_>>()
-            .join("; ");
-        let page = self
-            .http
-            .get(format!("{base}/apps/tamebi/"))
-            .header("Cookie", &cookies)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let request_token = page
-            .split("data-requesttoken=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .expect("the chat page carries the request token")
-            .to_string();
+        let scenario::browser::Session { cookies, request_token } =
+            scenario::browser::login(&self.http, &base, uid, password).await.unwrap();
         Browser { base, cookies, request_token, http: self.http.clone() }
     }
 
