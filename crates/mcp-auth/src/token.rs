@@ -87,6 +87,8 @@ pub enum Refusal {
     Missing,
     #[error("the authorization header is not a bearer token")]
     NotBearer,
+    #[error("{0} was sent more than once")]
+    Duplicated(&'static str),
     #[error("the token addressed to this server is invalid: {0}")]
     Token(TokenError),
     #[error("the issuer's keys could not be fetched: {0}")]
@@ -144,11 +146,9 @@ impl Authenticator {
         bearer: &Bearer<'_>,
         nextcloud_audience: &str,
     ) -> Result<&'h str, Refusal> {
-        let nextcloud_token = headers
-            .get(NEXTCLOUD_TOKEN_HEADER)
+        let nextcloud_token = single(headers, NEXTCLOUD_TOKEN_HEADER)?
             .and_then(|value| value.to_str().ok())
-            .map(str::trim)
-            .filter(|value| !value.is_empty())
+            .filter(|value| is_one_token(value))
             .ok_or(Refusal::MissingNextcloudToken)?;
         let nextcloud_claims = self.validate(nextcloud_token, nextcloud_audience).await.map_err(
             |reason| match reason {
@@ -280,17 +280,41 @@ fn verified_key(token: &str, audience: &str) -> [u8; 32] {
     hasher.finalize().into()
 }
 
+/// RFC 6750 §2.1: one `Authorization` header, the scheme `Bearer` (any
+/// case), one space, one token and nothing else. A second header, a comma
+/// list, more spaces or trailing words are refused rather than guessed at:
+/// two components that pick different tokens from one request (the first,
+/// the last, the trimmed) would disagree about who is calling.
 fn bearer_token(headers: &HeaderMap) -> Result<&str, Refusal> {
-    let value = headers
-        .get(http::header::AUTHORIZATION)
+    let value = single(headers, "authorization")?
         .ok_or(Refusal::Missing)?
         .to_str()
         .map_err(|_| Refusal::NotBearer)?;
     let (scheme, token) = value.split_once(' ').ok_or(Refusal::NotBearer)?;
-    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+    if !scheme.eq_ignore_ascii_case("bearer") || !is_one_token(token) {
         return Err(Refusal::NotBearer);
     }
-    Ok(token.trim())
+    Ok(token)
+}
+
+/// The header's one value; a header sent twice is refused.
+fn single<'h>(
+    headers: &'h HeaderMap,
+    name: &'static str,
+) -> Result<Option<&'h http::HeaderValue>, Refusal> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(Refusal::Duplicated(name));
+    }
+    Ok(first)
+}
+
+/// One token: visible ASCII with no space and no comma (a list). Whether
+/// its characters make a JWT is the token parser's to say, with its own
+/// reason (`TokenError::Malformed`).
+fn is_one_token(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_graphic() && byte != b',')
 }
 
 fn unix_now() -> i64 {
@@ -342,10 +366,11 @@ mod tests {
         signer.sign_access_token(&claims("alice", AUDIENCE, exp))
     }
 
+    /// Headers as sent: a name given twice is sent twice.
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut headers = HeaderMap::new();
         for (name, value) in pairs {
-            headers.insert(*name, value.parse().unwrap());
+            headers.append(*name, value.parse().unwrap());
         }
         headers
     }
@@ -411,11 +436,24 @@ mod tests {
     async fn only_a_bearer_authorization_is_read() {
         let signer = Signer::generate("k");
         let authenticator = authenticator(&signer);
-        let cases: [(&[(&'static str, &str)], &str); 4] = [
+        let valid = format!("Bearer {}", token(&signer, unix_now() + 900));
+        let headers_of = |value: &str| headers(&[("authorization", value)]);
+        assert!(authenticator.bearer(&headers_of(&valid)).await.is_ok());
+        assert!(
+            authenticator.bearer(&headers_of(&valid.replace("Bearer", "bEARER"))).await.is_ok()
+        );
+        let with_extra_word = format!("{valid} extra");
+        let with_two_spaces = valid.replace("Bearer ", "Bearer  ");
+        let as_list = format!("{valid}, {valid}");
+        let cases: [(&[(&'static str, &str)], &str); 8] = [
             (&[], "missing"),
             (&[("authorization", "Basic YWxpY2U6eA==")], "basic"),
             (&[("authorization", "Bearer ")], "empty"),
             (&[("authorization", "Bearertoken")], "no space"),
+            (&[("authorization", &with_extra_word)], "a word after the token"),
+            (&[("authorization", &with_two_spaces)], "two spaces"),
+            (&[("authorization", &as_list)], "a comma list"),
+            (&[("authorization", "Bearer a\tb")], "a tab inside"),
         ];
         for (pairs, case) in cases {
             let headers = headers(pairs);
@@ -425,5 +463,34 @@ mod tests {
                 "{case}: {refused:?}"
             );
         }
+    }
+
+    /// Issue 14: a duplicated header was read first-wins, so a proxy that
+    /// appends a header and a server that reads the last one would disagree
+    /// about whose token this is. Both headers must come once.
+    #[tokio::test]
+    async fn a_header_sent_twice_is_refused() {
+        let signer = Signer::generate("k");
+        let authenticator = authenticator(&signer);
+        let now = unix_now();
+        let mcp = signer.sign_access_token(&claims("alice", AUDIENCE, now + 900));
+        let alice = signer.sign_access_token(&claims("alice", "nextcloud", now + 900));
+        let authorization = format!("Bearer {mcp}");
+        let twice =
+            headers(&[("authorization", &authorization), ("authorization", &authorization)]);
+        assert!(matches!(
+            authenticator.bearer(&twice).await,
+            Err(Refusal::Duplicated("authorization"))
+        ));
+        let once = headers(&[
+            ("authorization", &authorization),
+            (NEXTCLOUD_TOKEN_HEADER, &alice),
+            (NEXTCLOUD_TOKEN_HEADER, &alice),
+        ]);
+        let bearer = authenticator.bearer(&once).await.expect("one authorization header");
+        assert!(matches!(
+            authenticator.nextcloud_token(&once, &bearer, "nextcloud").await,
+            Err(Refusal::Duplicated(NEXTCLOUD_TOKEN_HEADER))
+        ));
     }
 }
