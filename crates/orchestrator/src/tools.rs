@@ -23,9 +23,11 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Instant;
+use tool_failure::Received;
 
-/// The `_meta` key under which MCP servers say how a failed call failed.
-pub const FAILURE_KIND_META_KEY: &str = "tamebi/failureKind";
+/// The `_meta` key under which MCP servers say how a failed call failed
+/// (the `tool-failure` crate's, the one the servers write).
+pub use tool_failure::FAILURE_KIND_META_KEY;
 
 /// Who is calling, for the audit.
 #[derive(Debug, Clone)]
@@ -214,7 +216,7 @@ impl TurnTools {
             .collect()
     }
 
-    fn note_health(&self, index: usize, outcome: audit::Outcome) {
+    fn note_health(&self, index: usize, outcome: &audit::Outcome) {
         let mut health = self.health.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(health) = health.get_mut(index) {
             health.calls += 1;
@@ -258,7 +260,7 @@ impl TurnTools {
                     Ok(result) => mcp_result(result),
                     Err(error) => mcp_failure(&error),
                 };
-                self.note_health(*index, outcome);
+                self.note_health(*index, &outcome);
                 if !result.is_error
                     && let Some(uri) = self.views.get(&call.name)
                 {
@@ -304,7 +306,7 @@ impl TurnTools {
         }
     }
 
-    async fn record(&self, call: &ToolCall, outcome: audit::Outcome, duration_ms: i64) {
+    async fn record(&self, call: &ToolCall, outcome: &audit::Outcome, duration_ms: i64) {
         let record = audit::ToolCallRecord {
             at: now_ms(),
             uid: self.caller.uid.clone(),
@@ -329,7 +331,7 @@ impl ToolSet for TurnTools {
         Box::pin(async move {
             let started = Instant::now();
             let (result, outcome) = self.route(call).await;
-            self.record(call, outcome, started.elapsed().as_millis() as i64).await;
+            self.record(call, &outcome, started.elapsed().as_millis() as i64).await;
             result
         })
     }
@@ -365,13 +367,18 @@ fn mcp_result(result: CallToolResult) -> (ToolResult, audit::Outcome) {
     let text = text.join("\n");
     let is_error = result.is_error == Some(true);
     let outcome = if is_error {
-        let kind = result
-            .meta
-            .as_ref()
-            .and_then(|meta| meta.get(FAILURE_KIND_META_KEY))
-            .and_then(Value::as_str);
-        // A failure without a kind: the tool said it failed, nothing more.
-        audit::Outcome::from_failure_kind(Some(kind.unwrap_or("unspecified")))
+        let kind = result.meta.as_ref().and_then(|meta| meta.get(FAILURE_KIND_META_KEY));
+        // A kind that is there but not a string is as unknown as a new name;
+        // a failure without one said it failed and nothing more.
+        let received = match kind {
+            None => Received::Unspecified,
+            Some(Value::String(name)) => Received::parse(Some(name)),
+            Some(_) => Received::Unknown(String::new()),
+        };
+        if let Received::Unknown(kind) = &received {
+            tracing::warn!(%kind, "a tool failed with a kind this build does not know");
+        }
+        audit::Outcome::of_failure(received)
     } else {
         audit::Outcome::Ok
     };

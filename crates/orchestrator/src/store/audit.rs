@@ -2,12 +2,14 @@
 //! arguments, how long, and how it ended. The outcome separates
 //! "Nextcloud refused" (a permission boundary working) from "the model
 //! misused the tool" (a tool-design problem) from "unreachable" and from
-//! "denied by the user", so the audit answers which of those happened, not
-//! merely that something failed. It survives a user's chat erasure.
+//! "denied by the user" (and a 404 or a scan from both), so the audit
+//! answers which of those happened, not merely that something failed; a
+//! failure kind this build does not know is kept as what it said. It survives a user's chat erasure.
 
 use super::{Database, StoreError};
 use rusqlite::{Connection, params};
 use std::path::Path;
+use tool_failure::{FailureKind, Received};
 
 const MIGRATIONS: &[&str] = &[r#"
 CREATE TABLE tool_calls (
@@ -23,35 +25,60 @@ CREATE INDEX tool_calls_uid ON tool_calls (uid, at);
 "#];
 
 /// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Ok,
+    /// Nextcloud said no: a permission boundary working.
     RefusedByNextcloud,
+    /// Not there, or not for this user: Nextcloud answers 404 for a path
+    /// that exists only for someone else, so this is neither the model's
+    /// fault nor a refusal the audit could prove.
+    NotFound,
+    /// The target changed or already exists.
+    Conflict,
+    /// The document is there and readable but has no text to give (a scan).
+    Unreadable,
     ModelMisuse,
     Unreachable,
     DeniedByUser,
+    /// A kind this build does not know, kept as `unknown:<kind>` (cleaned
+    /// and bounded by `tool_failure::Received::parse`), or `unknown` for a
+    /// failure that gave no kind: recorded as what it said, not guessed.
+    Unknown(String),
 }
 
 impl Outcome {
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             Outcome::Ok => "ok",
             Outcome::RefusedByNextcloud => "refused_by_nextcloud",
+            Outcome::NotFound => "not_found",
+            Outcome::Conflict => "conflict",
+            Outcome::Unreadable => "unreadable",
             Outcome::ModelMisuse => "model_misuse",
             Outcome::Unreachable => "unreachable",
             Outcome::DeniedByUser => "denied_by_user",
+            Outcome::Unknown(label) => label,
         }
     }
 
-    /// The outcome of an MCP tool result from its failure kind (mcp-nextcloud's
-    /// `_meta["tamebi/failureKind"]`): not found and conflicts are the model
-    /// aiming wrong; an unreadable document is the workspace answering.
-    pub fn from_failure_kind(kind: Option<&str>) -> Outcome {
-        match kind {
-            None => Outcome::Ok,
-            Some("refused_by_nextcloud" | "unreadable") => Outcome::RefusedByNextcloud,
-            Some("nextcloud_unreachable") => Outcome::Unreachable,
-            Some(_) => Outcome::ModelMisuse,
+    /// The outcome of a failed MCP tool result from what its
+    /// `_meta["tamebi/failureKind"]` said. Only wrong arguments are the
+    /// model's misuse; every other known kind is its own outcome.
+    pub fn of_failure(received: Received) -> Outcome {
+        match received {
+            Received::Known(kind) => match kind {
+                FailureKind::RefusedByNextcloud => Outcome::RefusedByNextcloud,
+                FailureKind::NotFound => Outcome::NotFound,
+                FailureKind::InvalidArguments => Outcome::ModelMisuse,
+                FailureKind::NextcloudUnreachable => Outcome::Unreachable,
+                FailureKind::Conflict => Outcome::Conflict,
+                FailureKind::Unreadable => Outcome::Unreadable,
+            },
+            Received::Unknown(kind) if !kind.is_empty() => {
+                Outcome::Unknown(format!("unknown:{kind}"))
+            }
+            Received::Unknown(_) | Received::Unspecified => Outcome::Unknown("unknown".into()),
         }
     }
 }
@@ -114,15 +141,31 @@ mod tests {
 
     #[test]
     fn failure_kinds_say_who_failed() {
-        assert_eq!(Outcome::from_failure_kind(None), Outcome::Ok);
-        assert_eq!(
-            Outcome::from_failure_kind(Some("refused_by_nextcloud")),
-            Outcome::RefusedByNextcloud
-        );
-        assert_eq!(Outcome::from_failure_kind(Some("nextcloud_unreachable")), Outcome::Unreachable);
-        for misuse in ["invalid_arguments", "not_found", "conflict", "something_new"] {
-            assert_eq!(Outcome::from_failure_kind(Some(misuse)), Outcome::ModelMisuse);
+        let of = |kind: FailureKind| Outcome::of_failure(Received::Known(kind)).as_str().to_owned();
+        // Every kind has an outcome of its own name, except wrong arguments,
+        // which is the model's misuse, and unreachable, which the audit has
+        // always called that.
+        for kind in FailureKind::ALL {
+            let expected = match kind {
+                FailureKind::InvalidArguments => "model_misuse",
+                FailureKind::NextcloudUnreachable => "unreachable",
+                other => other.as_str(),
+            };
+            assert_eq!(of(kind), expected, "{kind}");
         }
+        // The two the audit used to misfile: a 404 is not misuse, a scan is
+        // not a refusal.
+        assert_eq!(of(FailureKind::NotFound), "not_found");
+        assert_eq!(of(FailureKind::Unreadable), "unreadable");
+    }
+
+    #[test]
+    fn an_unknown_kind_is_kept_not_filed_as_misuse() {
+        let outcome = Outcome::of_failure(Received::parse(Some("quota_exceeded")));
+        assert_eq!(outcome.as_str(), "unknown:quota_exceeded");
+        let outcome = Outcome::of_failure(Received::parse(Some("bad\nkind")));
+        assert_eq!(outcome.as_str(), "unknown:bad_kind");
+        assert_eq!(Outcome::of_failure(Received::parse(None)).as_str(), "unknown");
     }
 
     #[test]
