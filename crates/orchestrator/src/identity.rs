@@ -9,6 +9,11 @@
 //! answer. The contract, with test vectors the PHP app must reproduce, is
 //! `docs/identity.md`; a test checks those vectors against this code.
 //!
+//! The user's access tokens ride beside the signature, not under it, so
+//! each must name the signed uid as its `sub` (read without verifying the
+//! token, which the MCP servers do): a request signed for one user never
+//! carries another's tokens.
+//!
 //! Rejected alternatives: a bearer token or session cookie checked here (the
 //! orchestrator would need a Nextcloud client, which it must never have), and
 //! trusting a `uid` field in the body (a body uid is an attempt to choose an
@@ -123,6 +128,10 @@ pub enum IdentityError {
     BodyNotJson,
     #[error("the request body names a uid; the identity comes from the signature only")]
     BodyNamesUid,
+    #[error("the {audience} token is not an access token that names its user (a JWT with a `sub`)")]
+    TokenUnreadable { audience: String },
+    #[error("the {audience} token was issued to another user than the signed uid")]
+    TokenOfAnotherUser { audience: String },
 }
 
 /// Checks the signed identity of one request. `now_unix_s` is the
@@ -181,6 +190,7 @@ pub fn verify(
         }
     }
 
+    check_token_subjects(&tokens, uid)?;
     check_body(body)?;
 
     Ok(Identity { uid: uid.to_owned(), tokens, request_id: request_id.to_owned(), app_password })
@@ -263,14 +273,17 @@ impl Signed<'_> {
 
 impl IdentityError {
     /// 401 when the caller is not authenticated (missing identity, bad
-    /// signature, stale or replayed), 400 when a signed request is
-    /// malformed, 503 when the replay set is full.
+    /// signature, stale or replayed, a token that names no user), 403 when
+    /// a token is another user's, 400 when a signed request is malformed,
+    /// 503 when the replay set is full.
     pub fn status(&self) -> StatusCode {
         match self {
             IdentityError::MissingHeader(_)
             | IdentityError::StaleTimestamp { .. }
             | IdentityError::BadSignature
-            | IdentityError::Replayed => StatusCode::UNAUTHORIZED,
+            | IdentityError::Replayed
+            | IdentityError::TokenUnreadable { .. } => StatusCode::UNAUTHORIZED,
+            IdentityError::TokenOfAnotherUser { .. } => StatusCode::FORBIDDEN,
             IdentityError::MalformedHeader { .. }
             | IdentityError::InvalidUid { .. }
             | IdentityError::BodyNotJson
@@ -496,6 +509,81 @@ fn parse_access_token(text: &str) -> Result<AccessToken, IdentityError> {
         });
     }
     Ok(AccessToken(text.to_owned()))
+}
+
+/// The tokens must be the signed user's: each one's `sub` is the uid. The
+/// app signs the uid, but the tokens are not under the signature, so
+/// without this a request signed as bob could carry alice's tokens and run
+/// bob's turn on alice's workspace (and store it in bob's conversation).
+///
+/// The payload is decoded *without* verifying the token's signature: the
+/// orchestrator holds no JWKS and no Nextcloud client, and needs neither —
+/// every MCP server still verifies each token it is handed (signature,
+/// issuer, audience, expiry). A forged token that names the right `sub`
+/// gets past this check and no further; what it stops is a genuine token
+/// of another user travelling under a signed uid.
+fn check_token_subjects(
+    tokens: &BTreeMap<String, AccessToken>,
+    uid: &str,
+) -> Result<(), IdentityError> {
+    for (audience, token) in tokens {
+        match token_subject(token.expose()) {
+            None => return Err(IdentityError::TokenUnreadable { audience: audience.clone() }),
+            Some(sub) if sub != uid => {
+                return Err(IdentityError::TokenOfAnotherUser { audience: audience.clone() });
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The `sub` claim of a compact JWS (`header.payload.signature`), read
+/// from the base64url payload; `None` when the token has not that shape
+/// or names no subject.
+fn token_subject(token: &str) -> Option<String> {
+    let mut parts = token.split('.');
+    let (Some(header), Some(payload), Some(signature), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    if header.is_empty() || signature.is_empty() {
+        return None;
+    }
+    let claims: serde_json::Value = serde_json::from_slice(&base64url_decode(payload)?).ok()?;
+    let sub = claims.get("sub")?.as_str()?;
+    (!sub.is_empty()).then(|| sub.to_owned())
+}
+
+/// Unpadded base64url (RFC 7515 §2), strictly: no padding, no other
+/// alphabet, no leftover bits: a few lines here rather than a dependency
+/// for one claim.
+fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |byte: u8| match byte {
+        b'A'..=b'Z' => Some(byte - b'A'),
+        b'a'..=b'z' => Some(byte - b'a' + 26),
+        b'0'..=b'9' => Some(byte - b'0' + 52),
+        b'-' => Some(62),
+        b'_' => Some(63),
+        _ => None,
+    };
+    if text.len() % 4 == 1 {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut buffer, mut bits) = (0u32, 0u32);
+    for byte in text.bytes() {
+        buffer = buffer << 6 | u32::from(value(byte)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            bytes.push((buffer >> bits) as u8);
+            buffer &= (1 << bits) - 1;
+        }
+    }
+    // What is left must be the zero bits that pad the last character.
+    (buffer == 0).then_some(bytes)
 }
 
 /// Every orchestrator endpoint takes JSON, so a non-empty body that is not

@@ -141,6 +141,12 @@ fn refusal(error: &IdentityError) -> String {
             "The assistant is busy. Try again in a moment.".into()
         }
         IdentityError::BodyNotJson => "The request was not understood. Reload the page and try again.".into(),
+        IdentityError::TokenOfAnotherUser { .. } => {
+            "The sign-in sent with this request belongs to another user, so nothing was done. Reload the page and sign in again.".into()
+        }
+        IdentityError::TokenUnreadable { .. } => {
+            "The sign-in sent with this request could not be read, so nothing was done. Reload the page and try again.".into()
+        }
         _ => "Your session could not be verified. Reload the page and try again.".into(),
     }
 }

@@ -1,7 +1,8 @@
 //! The signed-identity attack set against a running orchestrator on a real
 //! socket (docs/identity.md, "What is refused"): replay, clock skew both
 //! ways, a tampered body, method or path, a uid in the body, missing and
-//! repeated headers, one audience's token twice, and an oversized post.
+//! repeated headers, one audience's token twice, another user's token
+//! under a signed uid, and an oversized post.
 //! Each refusal is checked for its exact status and envelope, for saying
 //! nothing of the secret or the expected signature, and for leaving no
 //! trace: the user's conversation list stays empty. The contrast cases
@@ -378,4 +379,68 @@ async fn an_oversized_chat_post_is_413_before_anything_is_verified_or_stored() {
     assert_eq!(status, 400, "{body}");
     assert!(conversations(base).await.is_empty(), "nothing was stored");
     orchestrator.shutdown().await;
+}
+
+/// A request signed as bob that carries alice's genuine token once ran a
+/// turn on alice's files, stored in bob's conversation: every token must
+/// name the signed uid (its `sub`), and one that names nobody is refused
+/// too. Nothing is stored either way.
+#[tokio::test]
+async fn another_users_tokens_under_a_signed_uid_are_refused() {
+    let orchestrator = start().await;
+    let base = orchestrator.url();
+    let token_of = |sub: &str| {
+        // The shape of a Nextcloud access token: {"alg":"RS256"}.{claims}.sig
+        let claims = json!({"sub": sub, "aud": "mcp-nextcloud", "iss": "https://cloud.example"});
+        format!("eyJhbGciOiJSUzI1NiJ9.{}.c2lnbmF0dXJl", base64url(claims.to_string().as_bytes()))
+    };
+    let as_bob = |tokens: &[(&str, String)]| {
+        let mut attempt = Attempt::new(Method::POST, "/api/chat", &question("c-stolen"));
+        attempt.uid = "bob".into();
+        for (audience, token) in tokens {
+            attempt.extra.push((format!("x-tamebi-token-{audience}"), token.clone()));
+        }
+        attempt
+    };
+    for (case, attempt, expected, says) in [
+        ("alice's token", as_bob(&[("mcp-nextcloud", token_of("alice"))]), 403, "another user"),
+        (
+            "bob's bearer, alice's Nextcloud token",
+            as_bob(&[("mcp-nextcloud", token_of("bob")), ("nextcloud", token_of("alice"))]),
+            403,
+            "another user",
+        ),
+        (
+            "an opaque token",
+            as_bob(&[("mcp-nextcloud", "opaque".into())]),
+            401,
+            "could not be read",
+        ),
+    ] {
+        let (status, body) = attempt.send(base).await;
+        assert_refusal(status, &body, expected, &attempt, case);
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(says) && message.contains("nothing was done"),
+            "{case}: {message}"
+        );
+        assert_eq!(body["error"]["requestId"], "attack-1", "{case}");
+    }
+    let mut bobs_list = Attempt::new(Method::GET, "/api/conversations", b"");
+    bobs_list.uid = "bob".into();
+    let (status, listed) = bobs_list.send(base).await;
+    assert_eq!((status, &listed["conversations"]), (200, &json!([])), "nothing was stored");
+    orchestrator.shutdown().await;
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut text = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            text.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    text
 }

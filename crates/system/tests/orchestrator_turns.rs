@@ -107,6 +107,19 @@ impl Stack {
         uid: &str,
         body: &[u8],
     ) -> reqwest::RequestBuilder {
+        self.signed_with_tokens_of(base, method, path, uid, uid, body)
+    }
+
+    /// Signed as `uid`, carrying genuine tokens of `token_owner`.
+    fn signed_with_tokens_of(
+        &self,
+        base: &str,
+        method: reqwest::Method,
+        path: &str,
+        uid: &str,
+        token_owner: &str,
+        body: &[u8],
+    ) -> reqwest::RequestBuilder {
         let route = identity::Route { method: method.as_str(), path };
         let mut request = self.http.request(method.clone(), format!("{base}{path}"));
         for (name, value) in identity::signed_headers(SECRET.as_bytes(), uid, route, body) {
@@ -116,11 +129,11 @@ impl Stack {
             .header(identity::HEADER_REQUEST_ID, format!("req-{}", uuid_ish()))
             .header(
                 "x-tamebi-token-mcp-nextcloud",
-                self.fake.shared.mint_access_token(uid, MCP_AUDIENCE),
+                self.fake.shared.mint_access_token(token_owner, MCP_AUDIENCE),
             )
             .header(
                 "x-tamebi-token-nextcloud",
-                self.fake.shared.mint_access_token(uid, "nextcloud"),
+                self.fake.shared.mint_access_token(token_owner, "nextcloud"),
             )
             .header("x-tamebi-display-name", "Alice%20Martin")
             .header("x-tamebi-time-zone", "Europe/Paris")
@@ -548,6 +561,44 @@ async fn a_signed_request_is_the_only_identity() {
         .await
         .unwrap();
     assert_eq!(health["status"], "ok");
+}
+
+/// Signed as bob, carrying alice's genuine tokens: this once ran bob's
+/// turn on alice's files and stored it in bob's conversation. Now refused
+/// before anything runs: no model request, no tool call, nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_signed_for_one_user_cannot_carry_anothers_tokens() {
+    let script = r#"
+[[rules]]
+name = "read alice's budget"
+when = { last_role = "user" }
+tool_calls = [{ name = "files_read", arguments = { path = "Projects/Apollo/budget.ods" } }]
+"#;
+    let stack = Stack::start(script, Options::default()).await;
+    let body = serde_json::to_vec(&question("c-stolen", "What is in the Apollo budget?")).unwrap();
+    let base = stack.orchestrator.url();
+    let post = stack.signed_with_tokens_of(
+        base,
+        reqwest::Method::POST,
+        "/api/chat",
+        "bob",
+        "alice",
+        &body,
+    );
+    let response = post.send().await.unwrap();
+    assert_eq!(response.status(), 403);
+    let envelope: Value = response.json().await.unwrap();
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(message.contains("belongs to another user"), "{message}");
+    assert!(envelope["error"]["requestId"].as_str().is_some_and(|id| id.starts_with("req-")));
+    assert!(stack.model.requests().is_empty(), "the model was never asked");
+    assert!(stack.audit("bob").is_empty() && stack.audit("alice").is_empty(), "nothing ran");
+    let (status, listed) = stack.get("bob", "/api/conversations").await;
+    assert_eq!((status, &listed["conversations"]), (200, &json!([])), "nothing was stored");
+
+    // The contrast: bob with his own tokens is served.
+    let chunks = stack.ask("bob", "c-own", "What is in the Apollo budget?").await;
+    assert!(!of_type(&chunks, "tool-input-available").is_empty(), "{chunks:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -69,6 +69,28 @@ fn verifier() -> Verifier {
     Verifier::new(SECRET).unwrap()
 }
 
+/// An access token's shape with `claims` as its payload (unsigned: the
+/// orchestrator only reads whose it is; the MCP servers verify it).
+fn jwt_with(claims: &serde_json::Value) -> String {
+    format!("eyJhbGciOiJSUzI1NiJ9.{}.c2ln", base64url(claims.to_string().as_bytes()))
+}
+
+fn jwt(sub: &str) -> String {
+    jwt_with(&serde_json::json!({"sub": sub, "aud": "mcp-nextcloud"}))
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut text = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            text.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    text
+}
+
 /// Signs `request` and verifies it with a fresh verifier at `NOW`.
 fn check(request: &Request) -> Result<Identity, IdentityError> {
     verify(&request.headers(&request.signature()), ROUTE, &request.body, &verifier(), NOW)
@@ -168,10 +190,11 @@ fn the_access_token_is_optional() {
 fn each_audience_has_its_own_token_header() {
     let request = Request::new("");
     let mut headers = request.headers(&request.signature());
-    headers.insert("x-tamebi-token-nextcloud", HeaderValue::from_static("nc.token"));
+    let nextcloud = jwt_with(&serde_json::json!({"sub": "alice", "aud": "nextcloud"}));
+    headers.insert("x-tamebi-token-nextcloud", HeaderValue::from_str(&nextcloud).unwrap());
     let identity = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap();
     assert_eq!(identity.tokens.keys().collect::<Vec<_>>(), ["mcp-nextcloud", "nextcloud"]);
-    assert_eq!(identity.tokens["nextcloud"].expose(), "nc.token");
+    assert_eq!(identity.tokens["nextcloud"].expose(), nextcloud);
 
     for (name, value) in [
         ("x-tamebi-token-", "t"),
@@ -295,6 +318,7 @@ fn uids_follow_nextclouds_rule() {
     for uid in ["alice", "Bob Stone", "jane.o'neil@example.com", "a-b_c", "...", &"x".repeat(64)] {
         let mut request = Request::new("");
         request.uid = uid.to_owned();
+        request.access_token = Some(jwt(uid));
         assert!(check(&request).is_ok(), "{uid:?} is a Nextcloud uid");
     }
     let refused = [
@@ -438,6 +462,78 @@ fn a_body_that_is_not_json_is_refused() {
 }
 
 #[test]
+fn every_token_must_be_the_signed_users() {
+    // Signed as bob, carrying alice's token: the request that ran bob's
+    // turn on alice's files.
+    let mut request = Request::new(r#"{"messages":[]}"#);
+    request.uid = "bob".to_owned();
+    request.access_token = Some(jwt("alice"));
+    let audience = "mcp-nextcloud".to_owned();
+    check_refused(&request, StatusCode::FORBIDDEN, IdentityError::TokenOfAnotherUser { audience });
+    request.access_token = Some(jwt("bob"));
+    assert_eq!(check(&request).unwrap().uid, "bob");
+
+    // One foreign token among the user's own is enough to refuse; the
+    // subject is compared exactly (Alice is not alice).
+    for foreign in [jwt("alice"), jwt("Bob"), jwt("bob ")] {
+        let mut headers = request.headers(&request.signature());
+        headers.insert("x-tamebi-token-nextcloud", HeaderValue::from_str(&foreign).unwrap());
+        let error = verify(&headers, ROUTE, &request.body, &verifier(), NOW).unwrap_err();
+        let audience = "nextcloud".to_owned();
+        assert_eq!(error, IdentityError::TokenOfAnotherUser { audience }, "{foreign}");
+        assert_eq!(error.status(), StatusCode::FORBIDDEN);
+        assert!(!error.to_string().contains("alice"), "names no one: {error}");
+    }
+}
+
+#[test]
+fn a_token_that_names_no_user_is_refused() {
+    let unreadable = [
+        "opaque-token".to_owned(),
+        "two.parts".to_owned(),
+        "a.b.c.d".to_owned(),
+        format!(".{}.c2ln", base64url(br#"{"sub":"alice"}"#)),
+        format!("eyJhbGciOiJSUzI1NiJ9.{}.", base64url(br#"{"sub":"alice"}"#)),
+        format!("eyJhbGciOiJSUzI1NiJ9.{}=.c2ln", base64url(br#"{"sub":"alice"}"#)),
+        format!("eyJhbGciOiJSUzI1NiJ9.{}.c2ln", base64url(b"not json")),
+        jwt_with(&serde_json::json!({"aud": "mcp-nextcloud"})),
+        jwt_with(&serde_json::json!({"sub": ""})),
+        jwt_with(&serde_json::json!({"sub": 7})),
+        jwt_with(&serde_json::json!(["alice"])),
+        // Standard base64 (`+`, `/`) is not base64url.
+        format!(
+            "eyJhbGciOiJSUzI1NiJ9.{}.c2ln",
+            base64url(br#"{"sub":"alice","x":"??>"}"#).replace('_', "/")
+        ),
+    ];
+    for token in unreadable {
+        let mut request = Request::new("");
+        request.access_token = Some(token.clone());
+        let audience = "mcp-nextcloud".to_owned();
+        check_refused(
+            &request,
+            StatusCode::UNAUTHORIZED,
+            IdentityError::TokenUnreadable { audience },
+        );
+    }
+    let padded_claims = jwt_with(&serde_json::json!({"sub": "alice", "n": 1}));
+    let mut request = Request::new("");
+    request.access_token = Some(padded_claims);
+    assert!(check(&request).is_ok(), "every payload length decodes");
+}
+
+#[test]
+fn base64url_decodes_what_it_should_and_nothing_else() {
+    for bytes in [&b""[..], b"f", b"fo", b"foo", b"foob", b"fooba", b"foobar", &[0xff, 0xfe, 0xfd]]
+    {
+        assert_eq!(base64url_decode(&base64url(bytes)).as_deref(), Some(bytes));
+    }
+    for text in ["Zg=", "Z", "Zh", "Zm9vY", "Zm+v", "Zm/v", "Zm9v\n"] {
+        assert_eq!(base64url_decode(text), None, "{text}");
+    }
+}
+
+#[test]
 fn a_short_secret_is_refused() {
     assert!(Verifier::new(vec![7; SECRET_BYTES_MIN]).is_ok());
     assert_eq!(Verifier::new(vec![7; SECRET_BYTES_MIN - 1]).unwrap_err(), SecretTooShort);
@@ -451,6 +547,7 @@ fn arb_request() -> impl Strategy<Value = Request> {
     (uid, -60i64..=60, text).prop_map(|(uid, offset, text)| {
         let body = serde_json::json!({"messages": [{"text": text}]}).to_string();
         let mut request = Request::new(&body);
+        request.access_token = Some(jwt(&uid));
         request.uid = uid;
         request.timestamp = NOW.checked_add_signed(offset).unwrap().to_string();
         request
