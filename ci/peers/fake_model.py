@@ -1,7 +1,8 @@
 """The official OpenAI Python client (openai 3.57.0) against the fake model.
 
 Run through fake_model.sh, which starts `tamebi fake-model` with a script
-and an API key and sets FAKE_MODEL_URL and FAKE_MODEL_KEY. Checks what the
+and an API key and sets FAKE_MODEL_URL, FAKE_MODEL_KEY and
+FAKE_MODEL_ADMIN_TOKEN (the token its /__fake/ routes require). Checks what the
 orchestrator relies on: a streamed text answer; streamed tool calls with
 usage; the stricter `chat.completions.stream()` helper, which parses the
 assembled arguments of a strict tool; a non-streamed tool call and the full
@@ -21,6 +22,7 @@ import pydantic
 
 URL = os.environ["FAKE_MODEL_URL"]
 KEY = os.environ["FAKE_MODEL_KEY"]
+ADMIN_TOKEN = os.environ["FAKE_MODEL_ADMIN_TOKEN"]
 MODEL = "fake-model"
 SYSTEM = {"role": "system", "content": "You are Tamebi, an assistant inside Nextcloud."}
 GREP_TOOL = {
@@ -67,7 +69,10 @@ def ask(question):
 
 
 def recorded():
-    with urllib.request.urlopen(f"{URL}/__fake/requests", timeout=10) as response:
+    request = urllib.request.Request(
+        f"{URL}/__fake/requests", headers={"x-tamebi-fake-admin": ADMIN_TOKEN}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
         return json.load(response)["requests"]
 
 

@@ -52,7 +52,7 @@ port=$(free_port)
 log="$work/fake-model.log"
 api_key="sk-peer-check-$(date +%s)"
 target/debug/tamebi fake-model --listen "127.0.0.1:$port" --script "$work/script.toml" \
-    --api-key "$api_key" >"$log" 2>&1 &
+    --api-key "$api_key" --admin-token-file "$work/admin-token" >"$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 url="http://127.0.0.1:$port"
@@ -62,7 +62,8 @@ for _ in $(seq 1 100); do
 done
 
 status=0
-FAKE_MODEL_URL="$url" FAKE_MODEL_KEY="$api_key" "$python" ci/peers/fake_model.py || status=1
+FAKE_MODEL_URL="$url" FAKE_MODEL_KEY="$api_key" FAKE_MODEL_ADMIN_TOKEN="$(cat "$work/admin-token")" \
+    "$python" ci/peers/fake_model.py || status=1
 if [ "$status" -ne 0 ]; then
     echo "fake-model log:"; tail -30 "$log"
 fi

@@ -1,6 +1,9 @@
 //! The admin endpoint tests and scenarios steer the fake with, under
-//! `/__fake/`. It has no authentication (the API key guards only `/v1`): a
-//! fake listens on loopback and its whole point is to be steered.
+//! `/__fake/`. Every route requires the admin token in [`TOKEN_HEADER`]
+//! (401 without it; 404 when the fake was started with
+//! [`crate::Admin::Off`]); the API key guards only `/v1`. The recorded
+//! requests hold what the model was shown — document text, memory facts —
+//! and loopback is shared by every local account.
 //!
 //! | route | does |
 //! |---|---|
@@ -26,6 +29,43 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 pub const PREFIX: &str = "/__fake/";
+/// The header carrying the admin token.
+pub const TOKEN_HEADER: &str = "x-tamebi-fake-admin";
+
+/// 32 random bytes, hex.
+pub fn random_token() -> String {
+    use rand::RngCore as _;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Lets a request through only with the admin token.
+pub async fn require_token(
+    State(shared): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Some(expected) = shared.admin_token.as_deref() else {
+        return http::StatusCode::NOT_FOUND.into_response();
+    };
+    let given = request.headers().get(TOKEN_HEADER).map(|value| value.as_bytes());
+    let matches = given.is_some_and(|given| {
+        given.len() == expected.len()
+            && given.iter().zip(expected.as_bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+    });
+    if matches {
+        return next.run(request).await;
+    }
+    (
+        http::StatusCode::UNAUTHORIZED,
+        Json(json!({"error": {
+            "message": format!("The fake model's admin routes need the admin token in the {TOKEN_HEADER} header: the one FakeModel::admin_token gives, or the file given to --admin-token-file."),
+            "type": "invalid_request_error",
+        }})),
+    )
+        .into_response()
+}
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -57,6 +57,20 @@ pub struct Config {
     /// When set, `/v1` requires `Authorization: Bearer <key>`.
     pub api_key: Option<String>,
     pub model: String,
+    /// Who may use `/__fake/` (it shows every recorded request — document
+    /// text and memory facts included — and replaces the script).
+    pub admin: Admin,
+}
+
+/// Who may steer the fake through `/__fake/`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Admin {
+    /// A fresh random token each start, known to whoever started the fake
+    /// ([`FakeModel::admin_token`]; the CLI writes it to a 0600 file).
+    #[default]
+    RandomToken,
+    /// No admin routes: `/__fake/` is 404.
+    Off,
 }
 
 impl Default for Config {
@@ -67,6 +81,7 @@ impl Default for Config {
             demo: false,
             api_key: None,
             model: MODEL_DEFAULT.to_string(),
+            admin: Admin::default(),
         }
     }
 }
@@ -86,6 +101,9 @@ pub struct Shared {
     /// Part of every generated id, different for each start, so ids from
     /// two runs never collide in a stored conversation.
     pub id_prefix: String,
+    /// The token `/__fake/` requires ([`admin::TOKEN_HEADER`]); `None`:
+    /// the admin routes are off.
+    pub admin_token: Option<String>,
 }
 
 /// What changes while the server runs.
@@ -151,6 +169,10 @@ impl FakeModel {
             demo: config.demo,
             model: config.model,
             id_prefix: format!("{:08x}", started as u32),
+            admin_token: match config.admin {
+                Admin::RandomToken => Some(admin::random_token()),
+                Admin::Off => None,
+            },
         });
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let app = router(shared.clone());
@@ -181,6 +203,12 @@ impl FakeModel {
         format!("{}/v1", self.url)
     }
 
+    /// The value of [`admin::TOKEN_HEADER`] that `/__fake/` requires;
+    /// `None` when the admin routes are off.
+    pub fn admin_token(&self) -> Option<&str> {
+        self.shared.admin_token.as_deref()
+    }
+
     /// The requests recorded so far.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.state().log.all()
@@ -205,7 +233,10 @@ impl FakeModel {
 pub fn router(shared: AppState) -> Router {
     Router::new()
         .merge(chat::routes())
-        .merge(admin::routes())
+        .merge(admin::routes().route_layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            admin::require_token,
+        )))
         .fallback(chat::unknown_url)
         .layer(axum::extract::DefaultBodyLimit::max(REQUEST_BODY_LENGTH_MAX))
         .with_state(shared)

@@ -254,9 +254,17 @@ async fn a_configured_key_is_required() {
     assert_eq!(right.status(), 200);
     let models = http().get(format!("{}/v1/models", fake.url())).send().await.unwrap();
     assert_eq!(models.status(), 401);
-    // The admin endpoint stays open (tests steer it).
-    let admin = http().get(format!("{}/__fake/requests", fake.url())).send().await.unwrap();
+    // The admin endpoint takes its own token, not the API key.
+    let admin =
+        common::admin(&fake, reqwest::Method::GET, "/__fake/requests").send().await.unwrap();
     assert_eq!(admin.status(), 200);
+    let with_key = http()
+        .get(format!("{}/__fake/requests", fake.url()))
+        .bearer_auth("sk-test-key-0001")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_key.status(), 401);
     assert_eq!(common::recorded(&fake).await.len(), 1, "refused requests are not recorded");
     fake.shutdown().await;
 }

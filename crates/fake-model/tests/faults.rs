@@ -18,8 +18,11 @@ text = "one two three four five six seven eight"
 "#;
 
 async fn put_faults(fake: &fake_model::FakeModel, faults: Value) {
-    let response =
-        http().put(format!("{}/__fake/faults", fake.url())).json(&faults).send().await.unwrap();
+    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/faults")
+        .json(&faults)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
 }
 
@@ -58,8 +61,7 @@ async fn a_server_error_has_openai_shape() {
     }
     // The global fault applied to one request and cleared itself.
     assert_eq!(post(&fake, &ask("hello", &[], false)).await.status(), 200);
-    let faults: Value = http()
-        .get(format!("{}/__fake/faults", fake.url()))
+    let faults: Value = common::admin(&fake, reqwest::Method::GET, "/__fake/faults")
         .send()
         .await
         .unwrap()
@@ -188,8 +190,7 @@ async fn global_faults_act_before_rules_are_counted() {
 #[tokio::test]
 async fn bad_faults_are_refused() {
     let fake = start("").await;
-    let response = http()
-        .put(format!("{}/__fake/faults", fake.url()))
+    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/faults")
         .json(&json!({"error": "teapot"}))
         .send()
         .await

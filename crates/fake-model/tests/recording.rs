@@ -38,8 +38,7 @@ async fn every_request_is_recorded_as_sent() {
     assert_eq!(records[1]["body"]["messages"][3]["tool_call_id"], "call_1");
     assert_eq!(fake.requests().len(), 2, "the library sees the same log");
 
-    let cleared: Value = http()
-        .delete(format!("{}/__fake/requests", fake.url()))
+    let cleared: Value = common::admin(&fake, reqwest::Method::DELETE, "/__fake/requests")
         .send()
         .await
         .unwrap()
@@ -62,16 +61,18 @@ async fn the_script_is_replaced_at_run_time() {
             {"text": "new"},
         ],
     });
-    let response =
-        http().put(format!("{}/__fake/script", fake.url())).json(&script).send().await.unwrap();
+    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/script")
+        .json(&script)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     let stream = read_stream(post(&fake, &ask("x", &["files_grep"], true)).await).await;
     assert_eq!(stream.tool_calls[0].0, "call_fixed");
     assert_eq!(stream.tool_calls[0].2, r#"{"query":"apollo"}"#);
     let stream = read_stream(post(&fake, &ask("x", &["files_grep"], true)).await).await;
     assert_eq!(stream.text, "new", "times = 1 used up");
-    let current: Value = http()
-        .get(format!("{}/__fake/script", fake.url()))
+    let current: Value = common::admin(&fake, reqwest::Method::GET, "/__fake/script")
         .send()
         .await
         .unwrap()
@@ -88,19 +89,81 @@ async fn a_bad_script_is_refused_whole() {
     let fake = start("[[rules]]\ntext = \"kept\"").await;
     let script =
         json!({"rules": [{"when": {"last_user_regex": "("}, "text": "x"}, {"name": "mute"}]});
-    let response =
-        http().put(format!("{}/__fake/script", fake.url())).json(&script).send().await.unwrap();
+    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/script")
+        .json(&script)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await.unwrap();
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("rules[0]: when.last_user_regex"), "{message}");
     assert!(message.contains("rules[1] (mute): says nothing"), "{message}");
     let typo = json!({"rules": [{"txt": "x"}]});
-    let response =
-        http().put(format!("{}/__fake/script", fake.url())).json(&typo).send().await.unwrap();
+    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/script")
+        .json(&typo)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 400);
     // The old script still answers.
     let stream = read_stream(post(&fake, &ask("x", &[], true)).await).await;
     assert_eq!(stream.text, "kept");
     fake.shutdown().await;
+}
+
+/// Issue 14: the recorded requests hold document text and memory facts,
+/// and the script decides what every user is told; any local process could
+/// read or replace them. Without the admin token nothing is shown or
+/// changed; with the routes off they do not exist.
+#[tokio::test]
+async fn the_admin_routes_need_the_token_and_can_be_off() {
+    let fake = start(
+        r#"[[rules]]
+text = "the real script"
+"#,
+    )
+    .await;
+    post(&fake, &ask("a secret question", &[], false)).await;
+    let token = fake.admin_token().unwrap().to_string();
+    for (method, path) in [
+        (reqwest::Method::GET, "/__fake/requests"),
+        (reqwest::Method::DELETE, "/__fake/requests"),
+        (reqwest::Method::GET, "/__fake/script"),
+        (reqwest::Method::PUT, "/__fake/script"),
+        (reqwest::Method::PUT, "/__fake/faults"),
+    ] {
+        for wrong in [None, Some("nope"), Some(&token[1..])] {
+            let mut request = http()
+                .request(method.clone(), format!("{}{path}", fake.url()))
+                .json(&json!({"rules": [{"text": "hijacked"}]}));
+            if let Some(wrong) = wrong {
+                request = request.header(fake_model::admin::TOKEN_HEADER, wrong);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), 401, "{method} {path} with {wrong:?}");
+            let text = response.text().await.unwrap();
+            assert!(!text.contains("a secret question"), "{text}");
+        }
+    }
+    assert_eq!(recorded(&fake).await.len(), 1, "the log was not cleared");
+    let stream = read_stream(post(&fake, &ask("again", &[], true)).await).await;
+    assert_eq!(stream.text, "the real script", "the script was not replaced");
+    fake.shutdown().await;
+
+    let off = fake_model::FakeModel::start(fake_model::Config {
+        admin: fake_model::Admin::Off,
+        ..fake_model::Config::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(off.admin_token(), None);
+    let response = http()
+        .get(format!("{}/__fake/requests", off.url()))
+        .header(fake_model::admin::TOKEN_HEADER, &token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    off.shutdown().await;
 }

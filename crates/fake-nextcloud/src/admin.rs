@@ -1,6 +1,8 @@
 //! The admin endpoint only tests and scenarios use, under `/__fake/` on the
-//! main listener (never the converter's). It has no authentication: a fake
-//! listens on loopback and its whole point is to be steered.
+//! main listener (never the converter's). Every route requires the admin
+//! token in [`TOKEN_HEADER`] (401 without it, 404 when the fake was started
+//! with [`crate::Admin::Off`]): loopback is shared by every local account,
+//! and these routes can point a user's chat, with their tokens, anywhere.
 //!
 //! | route | does |
 //! |---|---|
@@ -32,6 +34,44 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub const PREFIX: &str = "/__fake/";
+/// The header carrying the admin token.
+pub const TOKEN_HEADER: &str = "x-tamebi-fake-admin";
+
+/// 32 random bytes, hex.
+pub fn random_token() -> String {
+    use rand::RngCore as _;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Lets a request through only with the admin token.
+pub async fn require_token(
+    State(shared): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Some(expected) = shared.admin_token.as_deref() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let given = request.headers().get(TOKEN_HEADER).map(|value| value.as_bytes());
+    if given.is_some_and(|given| constant_time_eq(given, expected.as_bytes())) {
+        return next.run(request).await;
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        Json(json!({
+            "error": "admin_token_required",
+            "message": format!("The fake's admin routes need the admin token in the {TOKEN_HEADER} header: the one FakeNextcloud::admin_token gives, or the file given to --admin-token-file."),
+        })),
+    )
+        .into_response()
+}
+
+fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
 
 pub fn routes() -> Router<AppState> {
     Router::new()

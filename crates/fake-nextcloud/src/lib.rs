@@ -5,7 +5,8 @@
 //! CardDAV, OCS, Deck, webhook delivery, the Tamebi app's endpoints
 //! (`docs/app-contract.md`) and an OnlyOffice-style converter —
 //! with all state in memory, seeded from a [`fixture::Fixture`]. Faults are
-//! switchable per fixture and at run time (`/__fake/*`, used only by tests).
+//! switchable per fixture and at run time (`/__fake/*`, used only by tests and
+//! only with the admin token: [`Admin`]).
 //!
 //! The key design choice: one in-memory [`world::World`] behind one mutex,
 //! and one function ([`storage::Storage::resolve`]) deciding what a path means
@@ -72,6 +73,9 @@ pub struct Shared {
     /// issuer and audience: a token is RSA-checked once, not on every
     /// request (`auth::bearer`).
     pub verified_bearers: Mutex<std::collections::HashMap<String, access_token::Claims>>,
+    /// The token `/__fake/` requires ([`admin::TOKEN_HEADER`]); `None`:
+    /// the admin routes are off.
+    pub admin_token: Option<String>,
 }
 
 pub use world::World;
@@ -118,6 +122,7 @@ impl Shared {
 pub struct Config {
     pub listen: SocketAddr,
     pub converter_listen: SocketAddr,
+    pub admin: Admin,
 }
 
 impl Default for Config {
@@ -125,8 +130,23 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             converter_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            admin: Admin::default(),
         }
     }
+}
+
+/// Who may steer the fake through `/__fake/`. Those routes change who the
+/// chat proxy talks to and what every user is served, so they are never
+/// open: any local process could otherwise redirect a user's chat, with
+/// their tokens, to a listener of its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Admin {
+    /// A fresh random token each start, known to whoever started the fake
+    /// ([`FakeNextcloud::admin_token`]; the CLI writes it to a 0600 file).
+    #[default]
+    RandomToken,
+    /// No admin routes: `/__fake/` is 404.
+    Off,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -200,6 +220,10 @@ impl FakeNextcloud {
                 .expect("HTTP client"),
             webhook_wakeup: tokio::sync::Notify::new(),
             verified_bearers: Mutex::new(std::collections::HashMap::new()),
+            admin_token: match config.admin {
+                Admin::RandomToken => Some(admin::random_token()),
+                Admin::Off => None,
+            },
         });
 
         let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -218,6 +242,12 @@ impl FakeNextcloud {
 
     pub fn converter_url(&self) -> &str {
         &self.shared.converter_url
+    }
+
+    /// The value of [`admin::TOKEN_HEADER`] that `/__fake/` requires;
+    /// `None` when the admin routes are off.
+    pub fn admin_token(&self) -> Option<&str> {
+        self.shared.admin_token.as_deref()
     }
 
     /// Stops the listeners and the delivery task and waits for them.
@@ -251,7 +281,10 @@ pub fn router(shared: AppState) -> Router {
         .merge(dav::routes())
         .merge(ocs::routes())
         .merge(deck::routes())
-        .merge(admin::routes())
+        .merge(admin::routes().route_layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            admin::require_token,
+        )))
         .merge(app::routes())
         .layer(axum::middleware::from_fn_with_state(shared.clone(), apply_route_faults))
         .layer(axum::middleware::from_fn(request_id))

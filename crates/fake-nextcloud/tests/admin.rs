@@ -9,8 +9,14 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn faults_round_trip_and_route_faults_bite() {
     let running = start(SMALL).await;
-    let faults: Value =
-        running.http.get(running.url("/__fake/faults")).send().await.unwrap().json().await.unwrap();
+    let faults: Value = running
+        .admin(reqwest::Method::GET, "/__fake/faults")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(faults["routes"], json!([]));
     assert_eq!(faults["converter_secret_missing"], false);
 
@@ -18,11 +24,21 @@ async fn faults_round_trip_and_route_faults_bite() {
         "routes": [{"prefix": "/ocs/v2.php/cloud/user", "status": 503, "remaining": 1}],
         "converter_secret_missing": true,
     });
-    let response =
-        running.http.put(running.url("/__fake/faults")).json(&new_faults).send().await.unwrap();
+    let response = running
+        .admin(reqwest::Method::PUT, "/__fake/faults")
+        .json(&new_faults)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
-    let faults: Value =
-        running.http.get(running.url("/__fake/faults")).send().await.unwrap().json().await.unwrap();
+    let faults: Value = running
+        .admin(reqwest::Method::GET, "/__fake/faults")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(faults["converter_secret_missing"], true);
     assert_eq!(faults["routes"][0]["status"], 503);
 
@@ -36,34 +52,37 @@ async fn faults_round_trip_and_route_faults_bite() {
     assert_eq!(user().await.unwrap().status(), 200, "remaining ran out");
 
     let response = running
-        .http
-        .put(running.url("/__fake/faults"))
+        .admin(reqwest::Method::PUT, "/__fake/faults")
         .json(&json!({"no_such_fault": true}))
         .send()
         .await
         .unwrap();
     assert!(response.status().is_client_error(), "unknown faults are refused");
     let response = running
-        .http
-        .put(running.url("/__fake/faults"))
+        .admin(reqwest::Method::PUT, "/__fake/faults")
         .json(&json!({"routes": [{"prefix": "/__fake/", "status": 500}]}))
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let response = running.http.get(running.url("/__fake/faults")).send().await.unwrap();
+    let response = running.admin(reqwest::Method::GET, "/__fake/faults").send().await.unwrap();
     assert_eq!(response.status(), 200, "route faults never apply to the admin endpoint");
 }
 
 #[tokio::test]
 async fn the_clock_advances() {
     let running = start(SMALL).await;
-    let before: Value =
-        running.http.get(running.url("/__fake/clock")).send().await.unwrap().json().await.unwrap();
+    let before: Value = running
+        .admin(reqwest::Method::GET, "/__fake/clock")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(before["offset_seconds"], 0);
     let after: Value = running
-        .http
-        .post(running.url("/__fake/clock/advance"))
+        .admin(reqwest::Method::POST, "/__fake/clock/advance")
         .json(&json!({"seconds": 901}))
         .send()
         .await
@@ -78,8 +97,7 @@ async fn the_clock_advances() {
         "the fake's own clock moved"
     );
     let response = running
-        .http
-        .post(running.url("/__fake/clock/advance"))
+        .admin(reqwest::Method::POST, "/__fake/clock/advance")
         .json(&json!({"seconds": i64::MAX / 2}))
         .send()
         .await
@@ -114,8 +132,7 @@ async fn ending_sessions_logs_the_browser_out() {
     };
     assert_eq!(me().await.unwrap().status(), 200);
     let ended: Value = running
-        .http
-        .post(running.url("/__fake/sessions/alice/end"))
+        .admin(reqwest::Method::POST, "/__fake/sessions/alice/end")
         .send()
         .await
         .unwrap()
@@ -125,7 +142,7 @@ async fn ending_sessions_logs_the_browser_out() {
     assert_eq!(ended["ended"], 1);
     assert_eq!(me().await.unwrap().status(), 401);
     let response =
-        running.http.post(running.url("/__fake/sessions/nobody/end")).send().await.unwrap();
+        running.admin(reqwest::Method::POST, "/__fake/sessions/nobody/end").send().await.unwrap();
     assert_eq!(response.status(), 404);
 }
 
@@ -139,8 +156,7 @@ async fn server_settings_change_the_issuer() {
     };
     assert_eq!(issuer("elsewhere:1").await, json!(running.fake.base_url()), "overwritehost = self");
     let answer: Value = running
-        .http
-        .post(running.url("/__fake/server"))
+        .admin(reqwest::Method::POST, "/__fake/server")
         .json(&json!({"overwritehost": null}))
         .send()
         .await
@@ -151,8 +167,7 @@ async fn server_settings_change_the_issuer() {
     assert_eq!(answer["overwritehost"], Value::Null);
     assert_eq!(issuer("elsewhere:1").await, "http://elsewhere:1", "now the Host header decides");
     let answer: Value = running
-        .http
-        .post(running.url("/__fake/server"))
+        .admin(reqwest::Method::POST, "/__fake/server")
         .json(&json!({"overwritehost": "cloud.example:8080", "converter_secret": "s"}))
         .send()
         .await
@@ -163,8 +178,7 @@ async fn server_settings_change_the_issuer() {
     assert_eq!(answer, json!({"overwritehost": "cloud.example:8080", "converter_secret": "s"}));
     assert_eq!(issuer("elsewhere:1").await, "http://cloud.example:8080");
     let response = running
-        .http
-        .post(running.url("/__fake/server"))
+        .admin(reqwest::Method::POST, "/__fake/server")
         .json(&json!({"nope": "x"}))
         .send()
         .await
@@ -175,8 +189,14 @@ async fn server_settings_change_the_issuer() {
 #[tokio::test]
 async fn state_counts_what_the_world_holds() {
     let running = start(SMALL).await;
-    let state: Value =
-        running.http.get(running.url("/__fake/state")).send().await.unwrap().json().await.unwrap();
+    let state: Value = running
+        .admin(reqwest::Method::GET, "/__fake/state")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(state["users"], 3);
     assert_eq!(state["groups"], 1);
     assert_eq!(state["files"], 4);
@@ -185,4 +205,71 @@ async fn state_counts_what_the_world_holds() {
     assert_eq!(state["sessions"], 0);
     assert_eq!(state["deck_boards"], 0);
     assert_eq!(state["webhook_pending"], 0);
+}
+
+/// Issue 14: any local process could steer the demo through `/__fake/`
+/// (point alice's chat, with her tokens, at a listener of its own). Without
+/// the token every admin route is refused and nothing changes; with the
+/// routes off they do not exist.
+#[tokio::test]
+async fn the_admin_routes_need_the_token_and_can_be_off() {
+    let running = start(SMALL).await;
+    let token = running.fake.admin_token().unwrap().to_string();
+    assert_eq!(token.len(), 64, "32 random bytes, hex");
+    let routes = [
+        (reqwest::Method::GET, "/__fake/faults"),
+        (reqwest::Method::PUT, "/__fake/faults"),
+        (reqwest::Method::POST, "/__fake/app"),
+        (reqwest::Method::GET, "/__fake/state"),
+        (reqwest::Method::POST, "/__fake/clock/advance"),
+        (reqwest::Method::POST, "/__fake/sessions/alice/end"),
+    ];
+    for (method, path) in routes {
+        for wrong in [None, Some("not-the-token"), Some(&token[..63])] {
+            let mut request = running
+                .http
+                .request(method.clone(), running.url(path))
+                .json(&json!({"orchestrator_url": "http://127.0.0.1:1", "seconds": 1000}));
+            if let Some(wrong) = wrong {
+                request = request.header(fake_nextcloud::admin::TOKEN_HEADER, wrong);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), 401, "{method} {path} with {wrong:?}");
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["error"], "admin_token_required");
+        }
+    }
+    // Nothing moved: the clock, the app's orchestrator.
+    let clock: Value = running
+        .admin(reqwest::Method::GET, "/__fake/clock")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(clock["offset_seconds"], 0);
+    let app: Value = running
+        .admin(reqwest::Method::GET, "/__fake/app")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_ne!(app["orchestrator_url"], "http://127.0.0.1:1");
+
+    let fixture = fake_nextcloud::Fixture::parse(SMALL).unwrap();
+    let config = fake_nextcloud::Config { admin: fake_nextcloud::Admin::Off, ..Default::default() };
+    let off = fake_nextcloud::FakeNextcloud::start(&fixture, config).await.unwrap();
+    assert_eq!(off.admin_token(), None);
+    let response = running
+        .http
+        .get(format!("{}/__fake/faults", off.base_url()))
+        .header(fake_nextcloud::admin::TOKEN_HEADER, &token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    off.shutdown().await;
 }

@@ -8,6 +8,7 @@ mod app_support;
 use app_support::{
     Browser, FIRST_FRAME, LAST_FRAMES, SECRET, StandIn, demo_fixture, http_client, start_fake,
 };
+use fake_nextcloud::admin::TOKEN_HEADER;
 use fake_nextcloud::{AppConfig, FakeNextcloud};
 use hmac::Mac as _;
 use serde_json::{Value, json};
@@ -48,6 +49,7 @@ impl Stack {
     async fn admin(&self, method: &str, path: &str, body: Value) -> Value {
         let response = http_client()
             .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), self.url(path))
+            .header(TOKEN_HEADER, self.fake.admin_token().unwrap())
             .json(&body)
             .send()
             .await
@@ -61,7 +63,7 @@ impl Stack {
     }
 
     async fn state(&self) -> Value {
-        http_client().get(self.url("/__fake/state")).send().await.unwrap().json().await.unwrap()
+        self.admin("GET", "/__fake/state", Value::Null).await
     }
 
     /// A bearer minted for `audience` (what the token endpoint would issue).
@@ -116,8 +118,7 @@ async fn assert_token_valid(stack: &Stack, token: &str, audience: &str, uid: &st
         .json()
         .await
         .unwrap();
-    let clock: Value =
-        http.get(stack.url("/__fake/clock")).send().await.unwrap().json().await.unwrap();
+    let clock: Value = stack.admin("GET", "/__fake/clock", Value::Null).await;
     let validation = access_token::Validation {
         issuer: stack.fake.base_url().to_string(),
         audience: Some(audience.to_string()),
@@ -283,7 +284,11 @@ async fn an_unreachable_or_unset_orchestrator_is_a_502_envelope() {
 
     // Unset at run time, then set to a live orchestrator.
     let admin = |body: Value| {
-        http_client().post(format!("{}/__fake/app", fake.base_url())).json(&body).send()
+        http_client()
+            .post(format!("{}/__fake/app", fake.base_url()))
+            .header(TOKEN_HEADER, fake.admin_token().unwrap())
+            .json(&body)
+            .send()
     };
     let unset = admin(json!({ "orchestrator_url": null })).await.unwrap();
     assert_eq!(unset.status(), 200);

@@ -145,8 +145,7 @@ async fn clearing_the_secret_at_run_time_fixes_unsigned_clients() {
     let body = request_body(&format!("{documents}/notes.md"), "md");
     assert_eq!(convert_json(&running, &body).await["error"], -8);
     let response = running
-        .http
-        .post(running.url("/__fake/server"))
+        .admin(reqwest::Method::POST, "/__fake/server")
         .json(&json!({"converter_secret": null}))
         .send()
         .await

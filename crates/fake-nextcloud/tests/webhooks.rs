@@ -230,8 +230,7 @@ async fn file_events_are_delivered_with_nextcloud_payload_and_auth_header() {
     );
 
     let deliveries: Value = running
-        .http
-        .get(running.url("/__fake/webhooks/deliveries"))
+        .admin(reqwest::Method::GET, "/__fake/webhooks/deliveries")
         .send()
         .await
         .unwrap()
@@ -299,13 +298,18 @@ async fn on_demand_delivery_waits_for_the_flush() {
     write_file(&running, "carol", "a.txt");
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(hook.received.lock().unwrap().is_empty(), "nothing before the flush");
-    let state: Value =
-        running.http.get(running.url("/__fake/state")).send().await.unwrap().json().await.unwrap();
+    let state: Value = running
+        .admin(reqwest::Method::GET, "/__fake/state")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(state["webhook_pending"], 1);
 
     let flushed: Value = running
-        .http
-        .post(running.url("/__fake/webhooks/flush"))
+        .admin(reqwest::Method::POST, "/__fake/webhooks/flush")
         .send()
         .await
         .unwrap()
@@ -318,8 +322,7 @@ async fn on_demand_delivery_waits_for_the_flush() {
     assert_eq!(received[0].headers["x-token"], "fixture-secret");
     assert_eq!(received[0].body["event"]["node"]["path"], "/carol/files/a.txt");
     let flushed: Value = running
-        .http
-        .post(running.url("/__fake/webhooks/flush"))
+        .admin(reqwest::Method::POST, "/__fake/webhooks/flush")
         .send()
         .await
         .unwrap()
@@ -345,8 +348,7 @@ async fn failing_receivers_are_retried_a_bounded_number_of_times() {
         .await;
     write_file(&running, "alice", "x.md");
     let flushed: Value = running
-        .http
-        .post(running.url("/__fake/webhooks/flush"))
+        .admin(reqwest::Method::POST, "/__fake/webhooks/flush")
         .send()
         .await
         .unwrap()

@@ -143,9 +143,16 @@ pub async fn read_stream(response: reqwest::Response) -> Assembled {
     assembled
 }
 
+/// A request to the admin endpoint (`/__fake/…`), with the admin token.
+pub fn admin(fake: &FakeModel, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+    http().request(method, format!("{}{path}", fake.url())).header(
+        fake_model::admin::TOKEN_HEADER,
+        fake.admin_token().expect("the admin routes are on"),
+    )
+}
+
 pub async fn recorded(fake: &FakeModel) -> Vec<Value> {
-    let answer: Value = http()
-        .get(format!("{}/__fake/requests", fake.url()))
+    let answer: Value = admin(&fake, reqwest::Method::GET, "/__fake/requests")
         .send()
         .await
         .unwrap()

@@ -69,6 +69,14 @@ impl Running {
         format!("{}{}", self.fake.base_url(), path)
     }
 
+    /// A request to the admin endpoint (`/__fake/…`), with the admin token.
+    pub fn admin(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, self.url(path)).header(
+            fake_nextcloud::admin::TOKEN_HEADER,
+            self.fake.admin_token().expect("the admin routes are on"),
+        )
+    }
+
     /// A request with Basic auth for `uid` (password = "{uid}-pw").
     pub fn as_user(&self, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
         self.http
