@@ -52,11 +52,15 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates libssl3 \
     && rm -rf /var/lib/apt/lists/*
-# A fixed, non-root uid: the named volumes below are created owned by it.
+# A fixed, non-root uid: the named volumes below are created owned by it,
+# and with these folders' mode 0700 (Docker copies both into a new volume):
+# the databases hold users' document text and conversations, for no other
+# account to read (the services create their files 0600 besides).
 RUN groupadd --system --gid 10001 tamebi \
     && useradd --system --uid 10001 --gid tamebi --home-dir /var/lib/tamebi --shell /usr/sbin/nologin tamebi \
     && mkdir -p /var/lib/tamebi/orchestrator /var/lib/tamebi/index \
-    && chown -R tamebi:tamebi /var/lib/tamebi
+    && chown -R tamebi:tamebi /var/lib/tamebi \
+    && chmod 0700 /var/lib/tamebi /var/lib/tamebi/orchestrator /var/lib/tamebi/index
 COPY --from=build /usr/local/bin/tamebi /usr/local/bin/tamebi
 COPY deploy/healthcheck.sh /usr/local/bin/tamebi-healthcheck
 USER 10001:10001

@@ -573,6 +573,10 @@ class Checker:
             self.error(where, f"the runtime stage runs as {users[-1]}")
         if not re.search(r'^ENTRYPOINT \["tamebi"\]', runtime, re.M):
             self.error(where, 'the runtime ENTRYPOINT is not ["tamebi"] (compose commands are subcommands)')
+        private = " ".join(re.findall(r"chmod 0?700 ([^&\n\\]+)", runtime))
+        for folder in ("/var/lib/tamebi/orchestrator", "/var/lib/tamebi/index"):
+            if folder not in private.split():
+                self.error(where, f"the runtime stage does not chmod 0700 {folder}: other accounts could read its databases")
         if "--locked" not in text or "--release" not in text:
             self.error(where, "cargo build must be --release --locked")
         for manifest in sorted((self.root / "crates").glob("*/Cargo.toml")):
@@ -768,6 +772,12 @@ def self_test(cli: Cli) -> int:
             failures.append("a root runtime user was not caught")
         else:
             print("self-test: caught a root runtime user in the Dockerfile")
+        checker = Checker(cli)
+        checker.check_dockerfile((ROOT / "Dockerfile").read_text().replace("chmod 0700", "chmod 0755"))
+        if not any("does not chmod 0700" in e for e in checker.errors):
+            failures.append("world-readable data folders were not caught")
+        else:
+            print("self-test: caught world-readable data folders in the Dockerfile")
         # The dependency layer without the stand-in for the scenarios test.
         dockerfile = (ROOT / "Dockerfile").read_text()
         broken_layer = re.sub(r"^.*tests/scenarios\.rs.*\n", "", dockerfile, flags=re.M)
@@ -779,7 +789,7 @@ def self_test(cli: Cli) -> int:
             print("self-test: caught a dependency layer cargo would refuse")
     for failure in failures:
         print(f"SELF-TEST FAILED: {failure}")
-    print(f"self-test: {len(breakages()) + 3 - len(failures)} broken copies caught, {len(failures)} missed")
+    print(f"self-test: {len(breakages()) + 4 - len(failures)} broken copies caught, {len(failures)} missed")
     return 1 if failures else 0
 
 

@@ -63,7 +63,9 @@ impl Orchestrator {
         let model = ModelClient::new(config.model.clone())?;
         let path = |name: &str| config.data_dir.as_ref().map(|dir| dir.join(name));
         if let Some(dir) = &config.data_dir {
-            std::fs::create_dir_all(dir).map_err(StartError::DataDir)?;
+            // 0700 whatever the umask: chat.db, audit.db and memory.db
+            // hold every user's conversations and facts.
+            sqlite_db::private_dir(dir).map_err(StartError::DataDir)?;
         }
         let services = Arc::new(Services {
             model: Arc::new(model),

@@ -5,11 +5,19 @@
 //! `PRAGMA user_version`. A database written by a newer program is refused
 //! rather than damaged.
 //!
+//! The files hold users' document text, conversations and memory, so they
+//! are private to the service's account whatever the umask: a folder this
+//! crate creates is 0700, a database file 0600 — created so before SQLite
+//! opens it, because SQLite's unix VFS gives the `-wal`, `-shm` and
+//! `-journal` files the main file's mode — and a looser file left by an
+//! older version is tightened on open, with a warning.
+//!
 //! We rejected rusqlite's async, pool and migration helpers: they lag
 //! behind rusqlite's releases, and one connection per file is all a
 //! service of this size needs.
 
 use rusqlite::Connection;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -23,6 +31,74 @@ pub enum DbError {
     TooNew { path: String, found: i64, known: i64 },
     #[error("database worker stopped")]
     Stopped,
+    #[error("database {path}: cannot make it private to this account: {source}")]
+    Private { path: String, source: std::io::Error },
+}
+
+/// The mode of every database file and of SQLite's files beside it.
+pub const FILE_MODE: u32 = 0o600;
+/// The mode of a data folder.
+pub const DIR_MODE: u32 = 0o700;
+/// What SQLite may keep beside a database file (same mode as the file).
+pub const COMPANION_SUFFIXES: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// Creates `dir` and its missing parents 0700, whatever the umask, and
+/// tightens an existing `dir` that others can enter or read (with a
+/// warning). For a folder a service owns (its data directory); a folder
+/// that merely holds a database may be shared and is left alone.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    if !dir.exists() {
+        std::fs::DirBuilder::new().recursive(true).mode(DIR_MODE).create(dir)?;
+    }
+    tighten(dir, DIR_MODE);
+    Ok(())
+}
+
+/// Removes the group and other bits of `path` (setting exactly `mode`)
+/// when any is set, and logs that it did. A file it cannot change (owned
+/// by another account) is logged and left: `tamebi doctor` names it.
+fn tighten(path: &Path, mode: u32) {
+    let found = match std::fs::metadata(path) {
+        Ok(metadata) => metadata.permissions().mode() & 0o777,
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "cannot read a data file's mode");
+            return;
+        }
+    };
+    if found & 0o077 == 0 {
+        return;
+    }
+    match std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)) {
+        Ok(()) => tracing::warn!(
+            path = %path.display(),
+            found = format!("{found:o}"),
+            now = format!("{mode:o}"),
+            "tightened a data file other accounts could read"
+        ),
+        Err(error) => tracing::warn!(
+            path = %path.display(),
+            found = format!("{found:o}"),
+            %error,
+            "other accounts can read this data file and its mode cannot be changed: chmod {mode:o} it as its owner"
+        ),
+    }
+}
+
+/// Creates `path` 0600 if it is missing (SQLite then opens an empty file
+/// as a new database) and tightens it and its companions if they exist.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    std::fs::OpenOptions::new().read(true).write(true).create(true).mode(FILE_MODE).open(path)?;
+    // The umask can only remove bits, but a file that existed keeps its own.
+    tighten(path, FILE_MODE);
+    for suffix in COMPANION_SUFFIXES {
+        let mut companion = path.as_os_str().to_owned();
+        companion.push(suffix);
+        let companion = Path::new(&companion);
+        if companion.exists() {
+            tighten(companion, FILE_MODE);
+        }
+    }
+    Ok(())
 }
 
 /// One SQLite file (or an in-memory database).
@@ -38,16 +114,21 @@ pub struct Database {
 }
 
 impl Database {
-    /// Opens `path` (`None`: in memory), creating its folder, and applies
+    /// Opens `path` (`None`: in memory), creating its folder (0700) and
+    /// the file (0600) if missing and tightening looser ones, and applies
     /// the `migrations` it has not seen: entry `n` moves `user_version`
     /// from `n` to `n + 1`, in one transaction.
     pub fn open(path: Option<&Path>, migrations: &[&str]) -> Result<Database, DbError> {
         let connection = match path {
             Some(path) => {
                 if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty())
+                    && !parent.exists()
                 {
-                    let _ = std::fs::create_dir_all(parent);
+                    let _ =
+                        std::fs::DirBuilder::new().recursive(true).mode(DIR_MODE).create(parent);
                 }
+                private_file(path)
+                    .map_err(|source| DbError::Private { path: display(Some(path)), source })?;
                 Connection::open(path)?
             }
             None => Connection::open_in_memory()?,

@@ -168,7 +168,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     if args.fresh {
         remove_data_dir(&args.data_dir)?;
     }
-    std::fs::create_dir_all(&args.data_dir)
+    private_dir(&args.data_dir)
         .with_context(|| format!("cannot create the data directory {}", args.data_dir.display()))?;
     let data_dir = std::fs::canonicalize(&args.data_dir)
         .with_context(|| format!("cannot resolve {}", args.data_dir.display()))?;
@@ -721,6 +721,26 @@ fn remove_data_dir(data_dir: &Path) -> anyhow::Result<()> {
     );
     std::fs::remove_dir_all(data_dir)
         .with_context(|| format!("--fresh: cannot delete {}", data_dir.display()))
+}
+
+/// Creates the data directory 0700 whatever the umask, or tightens one
+/// other accounts can enter: it holds the shared secret and the databases
+/// (whose files the services create 0600).
+fn private_dir(data_dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    if !data_dir.exists() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(data_dir)?;
+    }
+    let mode = std::fs::metadata(data_dir)?.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700))?;
+        tracing::warn!(
+            path = %data_dir.display(),
+            found = format!("{mode:o}"),
+            "made the data directory private (0700)"
+        );
+    }
+    Ok(())
 }
 
 /// The secret from the data directory, made (mode 0600) on the first run.

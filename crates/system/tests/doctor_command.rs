@@ -144,6 +144,11 @@ impl Stack {
             fake.base_url().rsplit(':').next().unwrap()
         ));
         std::fs::create_dir_all(dir.join("orchestrator")).unwrap();
+        // As the services make them: private (check 9, data file modes).
+        for private in [dir.clone(), dir.join("orchestrator")] {
+            std::fs::set_permissions(&private, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+                .unwrap();
+        }
         Stack { fake, mcp, mail, model, orchestrator, dir, http }
     }
 
@@ -252,6 +257,7 @@ async fn a_healthy_stack_is_ok_on_every_check() {
         "8. orchestrator",
         "9. orchestrator data dir",
         "9. index.db",
+        "9. data file modes",
     ] {
         assert_eq!(outcome.finding(check)["status"], "ok", "{check}: {}", outcome.stdout);
     }

@@ -216,6 +216,19 @@ fn the_secret_survives_a_restart_and_fresh_starts_over() {
         &std::fs::metadata(data_dir.join("shared-secret")).unwrap().permissions(),
     );
     assert_eq!(mode & 0o777, 0o600);
+    // The data files are no other account's to read (docs/reliability.md).
+    let mode_of = |path: &Path| {
+        let metadata =
+            std::fs::metadata(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        format!("{:o}", std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o777)
+    };
+    assert_eq!(mode_of(&data_dir), "700", "the data directory");
+    assert_eq!(mode_of(&data_dir.join("orchestrator")), "700", "the orchestrator's");
+    for database in
+        ["index.db", "orchestrator/chat.db", "orchestrator/memory.db", "orchestrator/audit.db"]
+    {
+        assert_eq!(mode_of(&data_dir.join(database)), "600", "{database}");
+    }
     std::fs::write(data_dir.join("marker"), "old").unwrap();
 
     let (status, lines) = Up::start(base, &data_dir, &[]).terminate();

@@ -71,6 +71,7 @@ pub async fn run_all(args: &DoctorArgs) -> Vec<Finding> {
     model(&config, &mut findings).await;
     orchestrator(&config, &mut findings).await;
     databases(&config, &mut findings);
+    findings.push(file_modes(&config.args.data_dir, &config.args.index_db));
     findings
 }
 
@@ -1060,6 +1061,68 @@ fn databases(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
     }
 }
 
+/// The databases and the folders holding them, as far as they exist, are
+/// no other account's to read: index.db holds documents' text, chat.db and
+/// memory.db every user's conversations and facts (the services create
+/// them 0700/0600; an older version or a copy may have left them looser).
+fn file_modes(data_dir: &Path, index: &Path) -> Finding {
+    use std::os::unix::fs::PermissionsExt as _;
+    const CHECK: &str = "9. data file modes";
+    let mut folders = vec![data_dir.to_path_buf()];
+    let mut files: Vec<std::path::PathBuf> =
+        ["chat.db", "audit.db", "memory.db"].iter().map(|name| data_dir.join(name)).collect();
+    if index.as_os_str() != ":memory:" {
+        if let Some(parent) = index.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            folders.push(parent.to_path_buf());
+        }
+        files.push(index.to_path_buf());
+    }
+    for file in files.clone() {
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut name = file.as_os_str().to_owned();
+            name.push(suffix);
+            files.push(name.into());
+        }
+    }
+    let loose = |paths: &[std::path::PathBuf]| -> Vec<(String, String)> {
+        paths
+            .iter()
+            .filter_map(|path| {
+                let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+                (mode & 0o077 != 0).then(|| (path.display().to_string(), format!("{mode:o}")))
+            })
+            .collect()
+    };
+    let (folders, files) = (loose(&folders), loose(&files));
+    if folders.is_empty() && files.is_empty() {
+        return Finding::ok(CHECK, "the data directories and databases are private (0700, 0600)");
+    }
+    let what = folders
+        .iter()
+        .chain(&files)
+        .map(|(path, mode)| format!("{path} is {mode}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut fixes = Vec::new();
+    if !folders.is_empty() {
+        let paths: Vec<&str> = folders.iter().map(|(path, _)| path.as_str()).collect();
+        fixes.push(format!("chmod 700 {}", paths.join(" ")));
+    }
+    if !files.is_empty() {
+        let paths: Vec<&str> = files.iter().map(|(path, _)| path.as_str()).collect();
+        fixes.push(format!("chmod 600 {}", paths.join(" ")));
+    }
+    Finding::warning(
+        CHECK,
+        what,
+        "other local accounts can read the documents' text, the conversations or the memory in them",
+        format!(
+            "as the services' user: {} (the services tighten their own files when they next open them)",
+            fixes.join(" && ")
+        ),
+    )
+}
+
 /// A file can be created in this directory (and is removed again).
 fn directory_writable(dir: &Path) -> std::io::Result<()> {
     let probe = dir.join(format!(".tamebi-doctor-{}", std::process::id()));
@@ -1078,5 +1141,56 @@ fn creatable(path: &Path) -> std::io::Result<()> {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn looser_modes_on_the_data_files_are_named_with_the_exact_chmod() {
+        let root = std::env::temp_dir().join(format!("tamebi-doctor-modes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let data_dir = root.join("orchestrator");
+        let index_dir = root.join("index");
+        std::fs::create_dir_all(&data_dir).unwrap();
+        std::fs::create_dir_all(&index_dir).unwrap();
+        let index = index_dir.join("index.db");
+        for (path, mode) in [
+            (data_dir.join("chat.db"), 0o644),
+            (data_dir.join("chat.db-wal"), 0o644),
+            (data_dir.join("memory.db"), 0o600),
+            (index.clone(), 0o640),
+        ] {
+            std::fs::write(&path, b"").unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::set_permissions(&data_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&index_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+        let finding = file_modes(&data_dir, &index);
+        assert_eq!(finding.status, super::super::Status::Warning, "{finding:?}");
+        let (d, i) = (data_dir.display(), index.display());
+        assert_eq!(
+            finding.what,
+            format!("{d} is 755; {d}/chat.db is 644; {i} is 640; {d}/chat.db-wal is 644")
+        );
+        assert!(
+            finding
+                .fix
+                .contains(&format!("chmod 700 {d} && chmod 600 {d}/chat.db {i} {d}/chat.db-wal")),
+            "{}",
+            finding.fix
+        );
+
+        for path in [data_dir.join("chat.db"), data_dir.join("chat.db-wal"), index.clone()] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        std::fs::set_permissions(&data_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let finding = file_modes(&data_dir, &index);
+        assert_eq!(finding.status, super::super::Status::Ok, "{finding:?}");
+        let _ = std::fs::remove_dir_all(&root);
     }
 }
