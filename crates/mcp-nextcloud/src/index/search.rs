@@ -1,6 +1,6 @@
 //! A search: the catalogue proposes, Nextcloud disposes.
 //!
-//! 1. FTS5 finds candidate passages, best first (bm25).
+//! 1. FTS5 finds candidate passages for all the words, best first (bm25).
 //! 2. They are grouped by file, keeping the best-first order of files.
 //! 3. Nextcloud is asked, as the user, which of the candidate files they can
 //!    read now — one DAV SEARCH per 100 file ids, scoped to the folder when
@@ -9,11 +9,17 @@
 //! 4. Survivors' passages are returned until `limit`; when survivors are
 //!    few, the next, larger batch of candidates is checked, so a user who
 //!    can read 0.1 % of the corpus still gets a full page if matches exist.
-//! 5. What happened is recorded in `queries`: candidates, survivors,
+//! 5. Only when no passage with all the words survives does the same run
+//!    for any of the words (`matched: any`).
+//! 6. What happened is recorded in `queries`: candidates, survivors,
 //!    returned.
 //!
 //! The passages of files the user cannot read are never fetched: their
-//! text, headings and snippets stay in the database.
+//! text, headings and snippets stay in the database. Nor may they decide
+//! anything the user is told: whether the fallback runs and what `matched`
+//! says follow from survivors only, an empty answer always says `all`, and
+//! the first permission round is asked even for a query without candidates
+//! (docs/decisions.md, "files_grep tells a caller only what survived").
 
 use super::query::FtsQuery;
 use super::store::{self, Hit};
@@ -62,7 +68,8 @@ pub struct Outcome {
     pub candidates: usize,
     /// Candidate files checked and readable.
     pub survivors: usize,
-    /// All terms matched together (false: the OR fallback was used).
+    /// All terms matched together (false: no readable passage had them
+    /// all, and these passages have some). True for an empty answer.
     pub matched_all: bool,
     pub readiness: Readiness,
 }
@@ -88,59 +95,21 @@ pub async fn search(
                 .then(|| format!("({}) AND heading : ({})", query.any(), heading.all())),
         ),
     };
-    let (fts, candidates, matched_all) = {
-        let found = find(index, all.clone()).await?;
-        match (found.is_empty(), any) {
-            (true, Some(any)) => (any.clone(), find(index, any).await?, false),
-            _ => (all, found, true),
-        }
-    };
-
-    // Group by file, best file first.
-    let mut files: Vec<(u64, Vec<i64>)> = Vec::new();
-    let mut position: HashMap<u64, usize> = HashMap::new();
-    for candidate in &candidates {
-        let slot = *position.entry(candidate.fileid).or_insert_with(|| {
-            files.push((candidate.fileid, Vec::new()));
-            files.len() - 1
-        });
-        if files[slot].1.len() < PASSAGES_PER_FILE_MAX {
-            files[slot].1.push(candidate.rowid);
-        }
+    // The all-words query first; only when none of its passages survives
+    // the check as this caller does the any-word query run. Both decisions
+    // read survivors only, never candidates: candidates include passages of
+    // documents the caller cannot open, and whether two words meet in one
+    // of those is exactly what the caller must not learn.
+    let mut phase = check(index, nextcloud, request, all).await?;
+    let mut fallback = false;
+    if phase.chosen.is_empty()
+        && phase.failure.is_none()
+        && let Some(any) = any
+    {
+        phase = check(index, nextcloud, request, any).await?;
+        fallback = true;
     }
-    let mut survivors: Vec<FileInfo> = Vec::new();
-    let mut chosen: Vec<(i64, usize)> = Vec::new(); // rowid, survivor index
-    let mut checked = 0;
-    let mut batch = CHECK_FIRST;
-    let mut check_failure = None;
-    for _ in 0..CHECK_ROUNDS_MAX {
-        if checked >= files.len() || chosen.len() >= request.limit {
-            break;
-        }
-        let end = (checked + batch).min(files.len());
-        let ids: Vec<u64> = files[checked..end].iter().map(|(fileid, _)| *fileid).collect();
-        match super::visible::readable(nextcloud, &ids, request.folder.as_deref()).await {
-            Ok(readable) => {
-                let readable: HashMap<u64, FileInfo> =
-                    readable.into_iter().map(|file| (file.fileid, file)).collect();
-                for (fileid, rowids) in &files[checked..end] {
-                    let Some(file) = readable.get(fileid) else { continue };
-                    survivors.push(file.clone());
-                    for rowid in rowids {
-                        if chosen.len() < request.limit {
-                            chosen.push((*rowid, survivors.len() - 1));
-                        }
-                    }
-                }
-            }
-            Err(failure) => {
-                check_failure = Some(failure);
-                break;
-            }
-        }
-        checked = end;
-        batch *= CHECK_GROWTH;
-    }
+    let Phase { fts, files, survivors, chosen, failure: check_failure } = phase;
     let rowids: Vec<i64> = chosen.iter().map(|(rowid, _)| *rowid).collect();
     let seen: Vec<store::SeenFile> = survivors.iter().map(super::fill::seen_file).collect();
     let query_text = match (&request.query, &request.heading) {
@@ -149,7 +118,7 @@ pub async fn search(
         (None, Some(heading)) => format!("[heading: {heading}]"),
         (None, None) => String::new(),
     };
-    let counts = (files.len(), survivors.len(), rowids.len());
+    let counts = (files, survivors.len(), rowids.len());
     let now = super::now();
     let hits: Vec<Hit> = index
         .store()
@@ -184,6 +153,10 @@ pub async fn search(
             snippet: hit.snippet,
         });
     }
+    // "any" only when the fallback's passages are shown: an empty answer
+    // says "all" whichever query ran, so it reads the same whatever
+    // documents the caller cannot open hold.
+    let matched_all = !fallback || passages.is_empty();
     Ok(Outcome {
         passages,
         candidates: counts.0,
@@ -192,6 +165,88 @@ pub async fn search(
         readiness: index.readiness(&nextcloud.uid),
     })
 }
+
+/// One query's candidates through the permission check.
+struct Phase {
+    fts: String,
+    /// Distinct candidate files.
+    files: usize,
+    /// Candidate files the check confirmed readable, in rank order.
+    survivors: Vec<FileInfo>,
+    /// Passages to show: rowid, survivor index.
+    chosen: Vec<(i64, usize)>,
+    /// A permission round that failed; the rounds stopped there.
+    failure: Option<ToolFailure>,
+}
+
+/// Finds `fts`'s candidates, best first, and asks Nextcloud which of their
+/// files the caller can read, in growing rounds until `limit` passages
+/// survive. The first round always asks, even with no candidate at all (for
+/// a file id no file has), so that an answer with nothing readable costs
+/// the same request whether or not other users' documents matched, and an
+/// unreachable Nextcloud fails the search either way.
+async fn check(
+    index: &Index,
+    nextcloud: &Nextcloud,
+    request: &Request,
+    fts: String,
+) -> Result<Phase, ToolFailure> {
+    let candidates = find(index, fts.clone()).await?;
+    // Group by file, best file first.
+    let mut files: Vec<(u64, Vec<i64>)> = Vec::new();
+    let mut position: HashMap<u64, usize> = HashMap::new();
+    for candidate in &candidates {
+        let slot = *position.entry(candidate.fileid).or_insert_with(|| {
+            files.push((candidate.fileid, Vec::new()));
+            files.len() - 1
+        });
+        if files[slot].1.len() < PASSAGES_PER_FILE_MAX {
+            files[slot].1.push(candidate.rowid);
+        }
+    }
+    let mut survivors: Vec<FileInfo> = Vec::new();
+    let mut chosen: Vec<(i64, usize)> = Vec::new();
+    let mut checked = 0;
+    let mut batch = CHECK_FIRST;
+    let mut failure = None;
+    for round in 0..CHECK_ROUNDS_MAX {
+        if round > 0 && (checked >= files.len() || chosen.len() >= request.limit) {
+            break;
+        }
+        let end = (checked + batch).min(files.len());
+        let mut ids: Vec<u64> = files[checked..end].iter().map(|(fileid, _)| *fileid).collect();
+        if ids.is_empty() {
+            ids.push(NO_FILE);
+        }
+        match super::visible::readable(nextcloud, &ids, request.folder.as_deref()).await {
+            Ok(readable) => {
+                let readable: HashMap<u64, FileInfo> =
+                    readable.into_iter().map(|file| (file.fileid, file)).collect();
+                for (fileid, rowids) in &files[checked..end] {
+                    let Some(file) = readable.get(fileid) else { continue };
+                    survivors.push(file.clone());
+                    for rowid in rowids {
+                        if chosen.len() < request.limit {
+                            chosen.push((*rowid, survivors.len() - 1));
+                        }
+                    }
+                }
+            }
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+        checked = end;
+        batch *= CHECK_GROWTH;
+    }
+    Ok(Phase { fts, files: files.len(), survivors, chosen, failure })
+}
+
+/// The file id the first permission round asks about when a query has no
+/// candidate: Nextcloud numbers files from 1, and only candidate files are
+/// looked up in the answer, so nothing it says is shown.
+const NO_FILE: u64 = 0;
 
 async fn find(index: &Index, fts: String) -> Result<Vec<store::Candidate>, ToolFailure> {
     index

@@ -68,7 +68,7 @@ When the answer says the index is still being built, say so rather than concludi
                         "required": ["path", "fileid", "heading", "offset", "length", "snippet"]
                     }},
                     "index": {"type": "string", "enum": ["ready", "building"], "description": "building: not every document the user can open has been read yet."},
-                    "matched": {"type": "string", "enum": ["all", "any"], "description": "any: no passage had every word, so passages with some of them are shown."}
+                    "matched": {"type": "string", "enum": ["all", "any"], "description": "any: no passage the user can read had every word, so passages with some of them are shown. An answer without passages says all."}
                 },
                 "required": ["passages", "index", "matched"]
             }),

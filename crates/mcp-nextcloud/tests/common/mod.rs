@@ -42,8 +42,17 @@ pub async fn start_configured(
     nextcloud_url: Option<String>,
     edit: impl FnOnce(&mut Config),
 ) -> Stack {
-    let fake =
-        FakeNextcloud::start(&demo_fixture(), fake_nextcloud::Config::default()).await.unwrap();
+    start_fixture(&demo_fixture(), upstream, nextcloud_url, edit).await
+}
+
+/// Like [`start_configured`], on a fixture of the test's own.
+pub async fn start_fixture(
+    fixture: &Fixture,
+    upstream: UpstreamAuth,
+    nextcloud_url: Option<String>,
+    edit: impl FnOnce(&mut Config),
+) -> Stack {
+    let fake = FakeNextcloud::start(fixture, fake_nextcloud::Config::default()).await.unwrap();
     let mut config = config_for(&fake, &upstream);
     if let Some(url) = nextcloud_url {
         config.nextcloud_url = url;
