@@ -65,6 +65,39 @@ async fn search_filters_by_type_folder_and_time_newest_first() {
     assert_eq!(file["mtime"], "2026-03-12T16:00:00Z");
 }
 
+/// Nextcloud's search takes a content type whole (`eq`) or as `type/%`
+/// only; the tool once sent `application/pdf%`, which Nextcloud refuses,
+/// so its own documented example always failed as "Nextcloud gave an
+/// unexpected answer".
+#[tokio::test]
+async fn search_by_a_whole_mime_type_or_its_first_part() {
+    let stack = start(second_token()).await;
+    let pdfs = stack.call_tool("alice", "files_search", json!({"mime": "application/pdf"})).await;
+    assert_eq!(pdfs["isError"], json!(false), "{pdfs}");
+    assert_eq!(paths(&pdfs), ["Manuals/admin-manual.pdf"], "{pdfs}");
+    for mime in ["text/markdown", "Text/Markdown", "text/markdown; charset=utf-8"] {
+        let markdown = stack.call_tool("alice", "files_search", json!({"mime": mime})).await;
+        let found = paths(&markdown);
+        assert!(found.contains(&"Documents/notes-reunion.md".to_string()), "{mime}: {markdown}");
+        assert!(found.iter().all(|path| path.ends_with(".md")), "{mime}: {markdown}");
+    }
+    for mime in ["text/", "text", "text/*", "text/%"] {
+        let text_files = stack
+            .call_tool("alice", "files_search", json!({"mime": mime, "folder": "Documents"}))
+            .await;
+        assert_eq!(
+            paths(&text_files),
+            ["Documents/todo.txt", "Documents/notes-reunion.md"],
+            "{mime}: {text_files}"
+        );
+    }
+    for mime in ["application/pdf%", "%", "text/mark%", "a/b/c", "text /plain", "/pdf", "<x/>"] {
+        let refused = stack.call_tool("alice", "files_search", json!({"mime": mime})).await;
+        assert_eq!(failure_kind(&refused), Some("invalid_arguments"), "{mime}: {refused}");
+        assert!(text(&refused).contains("application/pdf"), "{mime}: {refused}");
+    }
+}
+
 #[tokio::test]
 async fn search_reports_truncation_and_bad_arguments() {
     let stack = start(second_token()).await;

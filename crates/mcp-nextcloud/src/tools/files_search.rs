@@ -45,7 +45,7 @@ Use it to locate a document before reading it with files_read; to search inside 
                 "properties": {
                     "name": {"type": "string", "description": "Part of the file name, case-insensitive (e.g. \"budget\")."},
                     "folder": {"type": "string", "description": "Only search below this folder, e.g. \"Projects/Apollo\". Default: all files."},
-                    "mime": {"type": "string", "description": "A MIME type or its start, e.g. \"application/pdf\" or \"text/\"."},
+                    "mime": {"type": "string", "description": "A whole MIME type, e.g. \"application/pdf\", or its first part for every type under it, e.g. \"text/\"."},
                     "modified_after": {"type": "string", "format": "date-time", "description": "Only files modified after this time (RFC 3339)."},
                     "modified_before": {"type": "string", "format": "date-time", "description": "Only files modified before this time (RFC 3339)."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}
@@ -98,7 +98,7 @@ async fn run(call: ToolCall) -> ToolOutcome {
         conditions.push(like("d:displayname", &format!("%{}%", name.trim())));
     }
     if let Some(mime) = input.mime.as_deref().filter(|mime| !mime.trim().is_empty()) {
-        conditions.push(like("d:getcontenttype", &format!("{}%", mime.trim())));
+        conditions.push(mime_condition(mime)?);
     }
     for (field, comparison) in [(&input.modified_after, "gt"), (&input.modified_before, "lt")] {
         if let Some(time) = field {
@@ -188,6 +188,50 @@ fn kind_word(file: &FileInfo) -> &'static str {
         dav::FileKind::File => "file",
         dav::FileKind::Folder => "folder",
     }
+}
+
+/// The condition on the content type. Nextcloud's search backend takes
+/// exactly two forms (`SearchBuilder`): a whole `type/subtype`, compared
+/// for equality, or `type/%`, the type's every subtype; any other `%`
+/// makes it throw, which reached the model as "Nextcloud gave an
+/// unexpected answer". So a whole type is sent as `eq`, a bare type
+/// (`text`, `text/`, `text/*`, `text/%`) as `like type/%`, and anything
+/// else is refused here as the misuse it is. Nextcloud stores types in
+/// lower case; parameters (`; charset=…`) are not part of them.
+fn mime_condition(mime: &str) -> Result<String, ToolFailure> {
+    let mime = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let (kind, subtype) = match mime.split_once('/') {
+        Some((kind, subtype)) => (kind, subtype),
+        None => (mime.as_str(), ""),
+    };
+    let token = |part: &str| {
+        !part.is_empty()
+            && part.len() <= 127
+            && part.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&byte))
+    };
+    if !token(kind) {
+        return Err(mime_refused(&mime));
+    }
+    let condition = match subtype {
+        "" | "*" | "%" => format!(
+            "<d:like><d:prop><d:getcontenttype/></d:prop><d:literal>{}/%</d:literal></d:like>",
+            xml_tree::escape(kind)
+        ),
+        subtype if token(subtype) => format!(
+            "<d:eq><d:prop><d:getcontenttype/></d:prop><d:literal>{}/{}</d:literal></d:eq>",
+            xml_tree::escape(kind),
+            xml_tree::escape(subtype)
+        ),
+        _ => return Err(mime_refused(&mime)),
+    };
+    Ok(condition)
+}
+
+fn mime_refused(mime: &str) -> ToolFailure {
+    let shown: String = mime.chars().take(80).collect();
+    ToolFailure::invalid_arguments(format!(
+        "\"{shown}\" is not a MIME type. Give a whole type such as \"application/pdf\" or \"text/markdown\", or only its first part such as \"text/\" or \"image/\" for every type under it."
+    ))
 }
 
 fn like(property: &str, literal: &str) -> String {
