@@ -1,13 +1,17 @@
 //! Rung 1: clear stale data-tool results, every step.
 //!
-//! A 4 kB file read is essential on the step it arrives and dead weight a
-//! few steps later: the model already took what it wanted, and it can call
-//! the tool again. So the result of a *data* tool is replaced by a short
-//! note once [`RESULT_LIFETIME_STEPS`] model steps (assistant messages)
-//! have followed its call. Results of *actions* are kept whole: they are
-//! the record that something happened. A tool the caller cannot classify
-//! counts as an action — keeping too much costs tokens, clearing a record
-//! costs the truth.
+//! A 4 kB file read is essential on the turn it arrives and dead weight
+//! three turns later (the seeds' words): the model already took what it
+//! wanted, and it can call the tool again. So the result of a *data* tool
+//! is replaced by a short note once [`RESULT_LIFETIME_TURNS`] user
+//! messages have followed its call. Counting user turns, not model steps,
+//! matters: a turn that reads five documents and then compares them takes
+//! six steps, and clearing by steps took the first reads away inside the
+//! very turn that still needed them, forcing re-reads (or an answer from
+//! what was no longer shown). Results of *actions* are kept whole: they
+//! are the record that something happened. A tool the caller cannot
+//! classify counts as an action — keeping too much costs tokens, clearing
+//! a record costs the truth.
 //!
 //! Pruning is idempotent — the pruned list is carried forward and pruned
 //! again every step — because a cleared result is recognised by its prefix
@@ -16,8 +20,9 @@
 use crate::model::Message;
 use std::collections::HashMap;
 
-/// Model steps a data-tool result stays whole after its call.
-pub const RESULT_LIFETIME_STEPS: usize = 3;
+/// User messages after its call that a data-tool result stays whole
+/// through: it is cleared when the third one arrives.
+pub const RESULT_LIFETIME_TURNS: usize = 3;
 /// How a cleared result begins.
 pub const CLEARED_PREFIX: &str = "[Result cleared to save context:";
 
@@ -27,17 +32,20 @@ pub fn prune(messages: &[Message], is_action: impl Fn(&str) -> Option<bool>) -> 
     // For each tool call id: the tool, its arguments, and the index of the
     // assistant message that made it.
     let mut calls: HashMap<&str, (&str, &str, usize)> = HashMap::new();
-    let mut assistant_positions = Vec::new();
+    let mut user_positions = Vec::new();
     for (index, message) in messages.iter().enumerate() {
-        if let Message::Assistant { tool_calls, .. } = message {
-            assistant_positions.push(index);
-            for call in tool_calls {
-                calls.insert(&call.id, (&call.name, &call.arguments, index));
+        match message {
+            Message::Assistant { tool_calls, .. } => {
+                for call in tool_calls {
+                    calls.insert(&call.id, (&call.name, &call.arguments, index));
+                }
             }
+            Message::User(_) => user_positions.push(index),
+            _ => {}
         }
     }
-    let steps_after = |position: usize| {
-        assistant_positions.len() - assistant_positions.partition_point(|&at| at <= position)
+    let user_turns_after = |position: usize| {
+        user_positions.len() - user_positions.partition_point(|&at| at <= position)
     };
     messages
         .iter()
@@ -47,7 +55,7 @@ pub fn prune(messages: &[Message], is_action: impl Fn(&str) -> Option<bool>) -> 
                     return message.clone();
                 };
                 let is_data = is_action(tool) == Some(false);
-                if is_data && steps_after(*position) >= RESULT_LIFETIME_STEPS {
+                if is_data && user_turns_after(*position) >= RESULT_LIFETIME_TURNS {
                     Message::Tool {
                         tool_call_id: tool_call_id.clone(),
                         content: cleared_note(tool, arguments, content.len()),
@@ -69,7 +77,7 @@ fn cleared_note(tool: &str, arguments: &str, length: usize) -> String {
     }
     let ellipsis = if end < arguments.len() { "…" } else { "" };
     format!(
-        "{CLEARED_PREFIX} {tool}({}{ellipsis}) returned {length} bytes a few steps ago. Call it again if you need it.]",
+        "{CLEARED_PREFIX} {tool}({}{ellipsis}) returned {length} bytes a few turns ago. Call it again if you need it.]",
         &arguments[..end]
     )
 }
@@ -103,8 +111,16 @@ mod tests {
         Message::Tool { tool_call_id: id.into(), content: content.into() }
     }
 
+    fn answer(text: &str) -> Message {
+        Message::Assistant { text: text.into(), tool_calls: vec![] }
+    }
+
+    fn is_cleared(message: &Message) -> bool {
+        matches!(message, Message::Tool { content, .. } if content.starts_with(CLEARED_PREFIX))
+    }
+
     #[test]
-    fn a_read_is_cleared_after_three_steps_and_a_write_never() {
+    fn a_read_is_cleared_after_three_user_turns_and_a_write_never() {
         let mut messages = vec![
             Message::System("system".into()),
             Message::User("summarise a.md and fix it".into()),
@@ -114,9 +130,13 @@ mod tests {
             result("2", "Wrote a.md (fileid 7)."),
             call("3", "mystery_tool"),
             result("3", "something"),
+            answer("Done."),
         ];
-        assert_eq!(prune(&messages, kind), messages, "two steps later, all kept");
-        messages.push(Message::Assistant { text: "Done.".into(), tool_calls: vec![] });
+        for turn in ["thanks", "and b.md?"] {
+            messages.extend([Message::User(turn.into()), answer("Sure.")]);
+            assert_eq!(prune(&messages, kind), messages, "fewer than three turns later, all kept");
+        }
+        messages.push(Message::User("one more thing".into()));
         let pruned = prune(&messages, kind);
         let Message::Tool { content, .. } = &pruned[3] else { panic!() };
         assert!(content.starts_with(CLEARED_PREFIX), "{content}");
@@ -124,6 +144,51 @@ mod tests {
         assert_eq!(pruned[5], messages[5], "an action's result is the record");
         assert_eq!(pruned[7], messages[7], "an unknown tool counts as an action");
         assert_eq!(prune(&pruned, kind), pruned);
+    }
+
+    /// The regression: a turn that reads five documents, one step each,
+    /// then compares them. Cleared by model steps, the first reads were
+    /// gone before the answer that needed them.
+    #[test]
+    fn every_read_of_one_turn_stays_whole_however_many_steps_it_takes() {
+        let mut messages =
+            vec![Message::System("system".into()), Message::User("compare the reports".into())];
+        for n in 0..9 {
+            let id = format!("r{n}");
+            messages.extend([call(&id, "files_read"), result(&id, &format!("report {n} text"))]);
+            assert!(
+                !prune(&messages, kind).iter().any(is_cleared),
+                "step {n}: nothing of the current turn is cleared"
+            );
+        }
+        messages.push(answer("Report 0 and report 8 agree."));
+        assert_eq!(prune(&messages, kind), messages);
+        // The next two questions still see the reads; the third does not.
+        messages.extend([Message::User("why?".into()), answer("Because.")]);
+        messages.extend([Message::User("sure?".into()), answer("Yes.")]);
+        assert!(!prune(&messages, kind).iter().any(is_cleared));
+        messages.push(Message::User("thanks".into()));
+        assert_eq!(prune(&messages, kind).iter().filter(|m| is_cleared(m)).count(), 9);
+    }
+
+    #[test]
+    fn a_read_made_after_a_question_counts_only_the_questions_after_it() {
+        let messages = vec![
+            Message::User("first".into()),
+            call("old", "files_grep"),
+            result("old", "old hit"),
+            answer("a"),
+            Message::User("second".into()),
+            answer("b"),
+            Message::User("third".into()),
+            call("new", "files_grep"),
+            result("new", "new hit"),
+            answer("c"),
+            Message::User("fourth".into()),
+        ];
+        let pruned = prune(&messages, kind);
+        assert!(is_cleared(&pruned[2]), "three questions followed the old search");
+        assert_eq!(pruned[8], messages[8], "one question followed the new one");
     }
 
     fn message() -> impl Strategy<Value = Message> {
@@ -166,6 +231,31 @@ mod tests {
                     }
                     _ => prop_assert_eq!(before, after),
                 }
+            }
+        }
+
+        /// Whatever the steps, a result is cleared only once three user
+        /// messages follow the call that asked for it.
+        #[test]
+        fn nothing_is_cleared_before_three_user_turns_follow_its_call(
+            messages in prop::collection::vec(message(), 0..30)
+        ) {
+            let pruned = prune(&messages, kind);
+            for (before, after) in messages.iter().zip(&pruned) {
+                let (Message::Tool { tool_call_id, .. }, true) = (before, is_cleared(after) && !is_cleared(before)) else {
+                    continue;
+                };
+                // A repeated call id names its latest call, as in `prune`.
+                let position = messages
+                    .iter()
+                    .rposition(|m| matches!(
+                        m,
+                        Message::Assistant { tool_calls, .. }
+                            if tool_calls.iter().any(|c| &c.id == tool_call_id)
+                    ))
+                    .expect("a cleared result has a call");
+                let users_after = messages[position..].iter().filter(|m| matches!(m, Message::User(_))).count();
+                prop_assert!(users_after >= RESULT_LIFETIME_TURNS, "cleared after {users_after} user turns");
             }
         }
     }

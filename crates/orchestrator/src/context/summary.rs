@@ -160,8 +160,8 @@ fn is_user(entry: &Entry) -> bool {
 
 /// For each index, the estimate of the pruned entries from it to the end.
 /// Pruning the whole list once gives each message the form it has in any
-/// kept part that starts at a user entry: rung 1 only counts the steps
-/// after a call.
+/// kept part that starts at a user entry: rung 1 only counts the user
+/// turns after a call.
 fn kept_tokens(entries: &[(i64, Entry)], is_action: impl Fn(&str) -> Option<bool>) -> Vec<usize> {
     let messages: Vec<Message> = entries.iter().map(|(_, entry)| entry.to_message()).collect();
     let pruned = prune(&messages, is_action);

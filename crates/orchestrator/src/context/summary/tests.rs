@@ -97,7 +97,7 @@ fn no_plan_until_past_half_the_window() {
 fn pruned_results_do_not_count_towards_half_the_window() {
     let mut entries = vec![user("read it"), calls(&[("r", "files_read", "{}")])];
     entries.push(result("r", "files_read", &"x".repeat(40_000), ToolState::Output));
-    entries.extend([said("one"), said("two"), said("three"), user("thanks")]);
+    entries.extend([said("one"), user("two"), said("2"), user("three"), said("3"), user("thanks")]);
     let entries = numbered(entries);
     assert!(estimate_tokens(&history(&entries, None)) > 10_000);
     assert_eq!(upto(plan(&entries, None, 0, 1_000, kind)), None, "rung 1 already cleared the read");
