@@ -295,8 +295,7 @@ impl Stack {
         .await
         .map_err(|error| format!("orchestrator: {error}"))?;
         let set = self
-            .http
-            .post(format!("{}/__fake/app", self.fake.base_url()))
+            .nextcloud_admin(reqwest::Method::POST, "/__fake/app")
             .json(&json!({ "orchestrator_url": orchestrator.url() }))
             .send()
             .await
@@ -435,9 +434,12 @@ impl Stack {
             }
             Action::NextcloudFaults { faults, .. } => {
                 transcript.line(&format!("nextcloud faults: {faults}"));
-                let url = format!("{}/__fake/faults", self.fake.base_url());
-                let set =
-                    self.http.put(url).json(faults).send().await.map_err(|e| e.to_string())?;
+                let set = self
+                    .nextcloud_admin(reqwest::Method::PUT, "/__fake/faults")
+                    .json(faults)
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
                 if !set.status().is_success() {
                     let text = set.text().await.unwrap_or_default();
                     return Err(format!("PUT /__fake/faults refused them: {text}"));
@@ -445,9 +447,12 @@ impl Stack {
             }
             Action::ModelFaults { faults, .. } => {
                 transcript.line(&format!("model faults: {faults}"));
-                let url = format!("{}/__fake/faults", self.model.url());
-                let set =
-                    self.http.put(url).json(faults).send().await.map_err(|e| e.to_string())?;
+                let set = self
+                    .model_admin(reqwest::Method::PUT, "/__fake/faults")
+                    .json(faults)
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
                 if !set.status().is_success() {
                     let text = set.text().await.unwrap_or_default();
                     return Err(format!("the fake model refused the faults: {text}"));
@@ -455,10 +460,8 @@ impl Stack {
             }
             Action::AdvanceClock { seconds, .. } => {
                 transcript.line(&format!("clock +{seconds} s"));
-                let url = format!("{}/__fake/clock/advance", self.fake.base_url());
                 let set = self
-                    .http
-                    .post(url)
+                    .nextcloud_admin(reqwest::Method::POST, "/__fake/clock/advance")
                     .json(&json!({"seconds": seconds}))
                     .send()
                     .await
@@ -473,8 +476,12 @@ impl Stack {
             }
             Action::EndSession { user, .. } => {
                 transcript.line(&format!("{user}'s session ends"));
-                let url = format!("{}/__fake/sessions/{user}/end", self.fake.base_url());
-                let end = self.http.post(url).send().await.map_err(|e| e.to_string())?;
+                let path = format!("/__fake/sessions/{user}/end");
+                let end = self
+                    .nextcloud_admin(reqwest::Method::POST, &path)
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
                 if !end.status().is_success() {
                     return Err(format!("ending the session answered {}", end.status()));
                 }
@@ -617,8 +624,11 @@ impl Stack {
     /// started have ended.
     async fn settle(&self) -> Result<(), String> {
         if self.webhooks {
-            let url = format!("{}/__fake/webhooks/flush", self.fake.base_url());
-            let flushed = self.http.post(url).send().await.map_err(|e| e.to_string())?;
+            let flushed = self
+                .nextcloud_admin(reqwest::Method::POST, "/__fake/webhooks/flush")
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
             if !flushed.status().is_success() {
                 return Err(format!("flushing the webhooks answered {}", flushed.status()));
             }
@@ -970,13 +980,29 @@ impl Stack {
             .collect()
     }
 
+    /// A request to the fake Nextcloud's admin routes, with its token.
+    fn nextcloud_admin(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let token = self.fake.admin_token().expect("the runner's fake has its admin routes on");
+        self.http
+            .request(method, format!("{}{path}", self.fake.base_url()))
+            .header(fake_nextcloud::admin::TOKEN_HEADER, token)
+    }
+
+    /// A request to the fake model's admin routes, with its token.
+    fn model_admin(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let token =
+            self.model.admin_token().expect("the runner's fake model has its admin routes on");
+        self.http
+            .request(method, format!("{}{path}", self.model.url()))
+            .header(fake_model::admin::TOKEN_HEADER, token)
+    }
+
     fn fake_state(&self) -> Value {
-        let url = format!("{}/__fake/state", self.fake.base_url());
-        let http = self.http.clone();
+        let request = self.nextcloud_admin(reqwest::Method::GET, "/__fake/state");
         // The checks are synchronous; one blocking call in place.
         tokio::task::block_in_place(|| {
             tokio::runtime::Handle::current().block_on(async move {
-                match http.get(url).send().await {
+                match request.send().await {
                     Ok(response) => response.json().await.unwrap_or(Value::Null),
                     Err(_) => Value::Null,
                 }

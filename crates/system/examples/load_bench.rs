@@ -90,6 +90,10 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
     )?;
     let put = http
         .put(format!("{}/__fake/script", stack.model))
+        .header(
+            fake_model::admin::TOKEN_HEADER,
+            std::fs::read_to_string(stack.data.join(MODEL_ADMIN_TOKEN_FILE))?.trim(),
+        )
         .json(&serde_json::to_value(script.source())?)
         .send()
         .await?;
@@ -600,6 +604,10 @@ fn free_base_port() -> anyhow::Result<u16> {
     }
     anyhow::bail!("no free port layout found")
 }
+
+/// Where `tamebi up` keeps the fake model's admin token (mode 0600; `up.rs`
+/// `MODEL_ADMIN_TOKEN_FILE`).
+const MODEL_ADMIN_TOKEN_FILE: &str = "fake-model-admin-token";
 
 fn tamebi_binary() -> anyhow::Result<PathBuf> {
     std::env::current_exe()?

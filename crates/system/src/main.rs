@@ -50,6 +50,12 @@ enum Command {
         /// the page is a placeholder naming the build command.
         #[arg(long, env = "TAMEBI_WEB_DIR", default_value = fake_nextcloud::app::WEB_DIR_DEFAULT)]
         web_dir: PathBuf,
+        /// Turn on the test-only admin routes (/__fake/: faults, clock, the
+        /// app's settings) behind a fresh random token written to this file
+        /// (mode 0600), sent as the x-tamebi-fake-admin header. Without it
+        /// they do not exist.
+        #[arg(long)]
+        admin_token_file: Option<PathBuf>,
     },
     /// Run the scripted OpenAI-compatible model server (tests, scenarios,
     /// and the demo without a real model).
@@ -271,6 +277,12 @@ struct FakeModelArgs {
     /// flags show in `ps`).
     #[arg(long, env = "TAMEBI_FAKE_MODEL_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
+    /// Turn on the test-only admin routes (/__fake/: script, faults, the
+    /// recorded requests) behind a fresh random token written to this file
+    /// (mode 0600), sent as the x-tamebi-fake-admin header. Without it they
+    /// do not exist.
+    #[arg(long)]
+    admin_token_file: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -361,6 +373,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             orchestrator_url,
             shared_secret,
             web_dir,
+            admin_token_file,
         } => {
             let app = fake_nextcloud::AppConfig {
                 orchestrator_url: Some(orchestrator_url),
@@ -370,7 +383,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 web_dir,
                 ..fake_nextcloud::AppConfig::default()
             };
-            fake_nextcloud_command(fixture, listen, converter_listen, app).await
+            fake_nextcloud_command(fixture, listen, converter_listen, app, admin_token_file).await
         }
         Command::FakeModel(args) => fake_model_command(args).await,
         Command::Orchestrator(args) => orchestrator_command(*args).await,
@@ -403,6 +416,7 @@ async fn fake_nextcloud_command(
     listen: SocketAddr,
     converter_listen: SocketAddr,
     app: fake_nextcloud::AppConfig,
+    admin_token_file: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     let fixture = fake_nextcloud::Fixture::load(&fixture_path)?;
     let app_line = match (&app.orchestrator_url, &app.shared_secret) {
@@ -410,7 +424,11 @@ async fn fake_nextcloud_command(
         (_, None) => "/apps/tamebi/ (chat proxy off: set TAMEBI_SHARED_SECRET)".to_string(),
         (None, Some(_)) => "/apps/tamebi/ (chat proxy off: no orchestrator URL)".to_string(),
     };
-    let config = fake_nextcloud::Config { listen, converter_listen };
+    let admin = match admin_token_file {
+        Some(_) => fake_nextcloud::Admin::RandomToken,
+        None => fake_nextcloud::Admin::Off,
+    };
+    let config = fake_nextcloud::Config { listen, converter_listen, admin };
     let fake = match fake_nextcloud::FakeNextcloud::start_with_app(&fixture, config, app).await {
         Ok(fake) => fake,
         Err(fake_nextcloud::StartError::Listen { address, source })
@@ -422,6 +440,7 @@ async fn fake_nextcloud_command(
         }
         Err(error) => return Err(error.into()),
     };
+    let admin_line = write_admin_token(admin_token_file.as_deref(), fake.admin_token())?;
     let base = fake.base_url().to_string();
     println!("Fake Nextcloud is running.");
     println!("  Nextcloud:   {base}");
@@ -430,6 +449,7 @@ async fn fake_nextcloud_command(
     println!("  OIDC:        {base}/index.php/.well-known/openid-configuration");
     println!("  Converter:   {}/converter", fake.converter_url());
     println!("  Tamebi app:  {app_line}");
+    println!("  Admin:       {base}/__fake/ {admin_line}");
     println!("  Fixture:     {}", fixture_path.display());
     println!("Users (uid / password / app password):");
     for user in &fixture.users {
@@ -446,6 +466,32 @@ async fn fake_nextcloud_command(
     Ok(())
 }
 
+/// Writes a fake's admin token to the file named on its command line (mode
+/// 0600, whatever the umask: only this account may steer the fake), and
+/// says how the admin routes can be reached.
+fn write_admin_token(
+    path: Option<&std::path::Path>,
+    token: Option<&str>,
+) -> anyhow::Result<String> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let (Some(path), Some(token)) = (path, token) else {
+        return Ok("off (--admin-token-file turns them on)".to_string());
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot write the admin token to {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot make {} private", path.display()))?;
+    writeln!(file, "{token}")
+        .with_context(|| format!("cannot write the admin token to {}", path.display()))?;
+    Ok(format!("(token in {}, header x-tamebi-fake-admin)", path.display()))
+}
+
 async fn fake_model_command(args: FakeModelArgs) -> anyhow::Result<()> {
     let script = match &args.script {
         Some(path) => fake_model::Script::load(path)?,
@@ -460,6 +506,10 @@ async fn fake_model_command(args: FakeModelArgs) -> anyhow::Result<()> {
         script,
         demo: args.demo,
         api_key: api_key.clone(),
+        admin: match args.admin_token_file {
+            Some(_) => fake_model::Admin::RandomToken,
+            None => fake_model::Admin::Off,
+        },
         ..fake_model::Config::default()
     };
     let fake = match fake_model::FakeModel::start(config).await {
@@ -493,7 +543,8 @@ async fn fake_model_command(args: FakeModelArgs) -> anyhow::Result<()> {
         "  API key:     {}",
         if api_key.is_some() { "required (Authorization: Bearer)" } else { "none" }
     );
-    println!("  Admin:       {}/__fake/ (script, faults, requests)", fake.url());
+    let admin_line = write_admin_token(args.admin_token_file.as_deref(), fake.admin_token())?;
+    println!("  Admin:       {}/__fake/ (script, faults, requests) {admin_line}", fake.url());
     println!("Press Ctrl-C to stop.");
     tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
     fake.shutdown().await;

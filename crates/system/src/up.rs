@@ -19,6 +19,10 @@ use tokio::io::AsyncBufReadExt as _;
 /// The file in the data directory holding the secret the app shares with
 /// the orchestrator; its presence also marks the directory as ours.
 pub const SECRET_FILE: &str = "shared-secret";
+/// The fakes' admin tokens (`/__fake/`), new each run, mode 0600: only the
+/// account that ran `up` (its tests, its scripts) can steer the demo.
+pub const NEXTCLOUD_ADMIN_TOKEN_FILE: &str = "fake-nextcloud-admin-token";
+pub const MODEL_ADMIN_TOKEN_FILE: &str = "fake-model-admin-token";
 /// The MCP servers' audiences: the demo fixture's OIDC clients name these
 /// resource URLs, so they stay the same whatever port the servers listen on.
 pub const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
@@ -272,6 +276,8 @@ async fn start_all(
             format!("http://127.0.0.1:{}", ports.orchestrator),
             "--web-dir".into(),
             web_dir.display().to_string(),
+            "--admin-token-file".into(),
+            data_dir.join(NEXTCLOUD_ADMIN_TOKEN_FILE).display().to_string(),
         ],
         &[("TAMEBI_SHARED_SECRET", secret)],
     )?;
@@ -345,8 +351,14 @@ async fn start_all(
     let model_url = match &args.model_url {
         Some(url) => url.clone(),
         None => {
-            let mut model_args =
-                vec!["fake-model".into(), "--listen".into(), local(ports.model), "--demo".into()];
+            let mut model_args = vec![
+                "fake-model".into(),
+                "--listen".into(),
+                local(ports.model),
+                "--demo".into(),
+                "--admin-token-file".into(),
+                data_dir.join(MODEL_ADMIN_TOKEN_FILE).display().to_string(),
+            ];
             if let Some(script) = &args.model_script {
                 model_args.push("--script".into());
                 model_args.push(script.display().to_string());

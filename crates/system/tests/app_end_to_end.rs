@@ -109,6 +109,7 @@ impl Stack {
             reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         let set = http
             .post(format!("{base}/__fake/app"))
+            .header(fake_nextcloud::admin::TOKEN_HEADER, fake.admin_token().unwrap())
             .json(&json!({ "orchestrator_url": orchestrator.url() }))
             .send()
             .await
@@ -130,6 +131,7 @@ impl Stack {
         let set = self
             .http
             .put(url)
+            .header(fake_nextcloud::admin::TOKEN_HEADER, self.fake.admin_token().unwrap())
             .json(&json!({ "token_lifetime_seconds": seconds }))
             .send()
             .await
@@ -332,18 +334,47 @@ async fn tools_keep_working_when_the_first_tokens_have_expired() {
     assert_eq!(of_type(&before, "tool-output-available").len(), 1, "{before:#?}");
     let authorized = |requests: Value| requests["requests"].as_array().unwrap().len();
     let url = format!("{}/__fake/oidc/authorize-requests", stack.fake.base_url());
-    let first: Value = stack.http.get(&url).send().await.unwrap().json().await.unwrap();
+    let token = stack.fake.admin_token().unwrap();
+    let first: Value = stack
+        .http
+        .get(&url)
+        .header(fake_nextcloud::admin::TOKEN_HEADER, token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
 
     tokio::time::sleep(Duration::from_millis(3_500)).await;
     let after = alice.ask("c-long", "Where are my notes now?").await;
     assert_eq!(of_type(&after, "tool-output-available").len(), 1, "{after:#?}");
     assert!(of_type(&after, "tool-output-error").is_empty(), "{after:#?}");
-    let second: Value = stack.http.get(&url).send().await.unwrap().json().await.unwrap();
+    let second: Value = stack
+        .http
+        .get(&url)
+        .header(fake_nextcloud::admin::TOKEN_HEADER, token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert!(authorized(second) > authorized(first), "the tokens were renewed by the code flow");
 
     // The session gone: one clear sentence, not a stack of tool failures.
     let end = format!("{}/__fake/sessions/alice/end", stack.fake.base_url());
-    assert!(stack.http.post(end).send().await.unwrap().status().is_success());
+    assert!(
+        stack
+            .http
+            .post(end)
+            .header(fake_nextcloud::admin::TOKEN_HEADER, token)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
     let (status, envelope) = alice.chat(&question("c-long", "And now?")).await;
     assert_eq!(status, 401);
     let message = envelope[0]["error"]["message"].as_str().unwrap();
@@ -376,7 +407,9 @@ async fn a_composed_mail_waits_for_approval_and_only_a_click_sends_it() {
 
     let sent_count = |state: Value| state["mail_messages"].as_u64().unwrap();
     let state_url = format!("{}/__fake/state", stack.fake.base_url());
-    let before: Value = stack.http.get(&state_url).send().await.unwrap().json().await.unwrap();
+    let token = stack.fake.admin_token().unwrap();
+    let state = || stack.http.get(&state_url).header(fake_nextcloud::admin::TOKEN_HEADER, token);
+    let before: Value = state().send().await.unwrap().json().await.unwrap();
 
     // A bearer never reaches the send route, even with a valid token.
     let send = format!("/apps/tamebi/api/mail/previews/{preview_id}/send");
@@ -389,13 +422,13 @@ async fn a_composed_mail_waits_for_approval_and_only_a_click_sends_it() {
         .await
         .unwrap();
     assert_eq!(by_bearer.status(), 403);
-    let unchanged: Value = stack.http.get(&state_url).send().await.unwrap().json().await.unwrap();
+    let unchanged: Value = state().send().await.unwrap().json().await.unwrap();
     assert_eq!(sent_count(unchanged), sent_count(before.clone()), "composing sent nothing");
 
     // The human click.
     let clicked = alice.request(reqwest::Method::POST, &send).send().await.unwrap();
     assert!(clicked.status().is_success(), "{}", clicked.status());
-    let after: Value = stack.http.get(&state_url).send().await.unwrap().json().await.unwrap();
+    let after: Value = state().send().await.unwrap().json().await.unwrap();
     assert_eq!(sent_count(after), sent_count(before) + 1);
     let again = alice.request(reqwest::Method::POST, &send).send().await.unwrap();
     assert_eq!(again.status(), 409, "sent once");

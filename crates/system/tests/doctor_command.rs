@@ -276,6 +276,7 @@ async fn an_unset_overwritehost_is_named_with_its_occ_fix() {
     let set = stack
         .http
         .post(format!("{base}/__fake/server"))
+        .header(fake_nextcloud::admin::TOKEN_HEADER, stack.fake.admin_token().unwrap())
         .json(&json!({ "overwritehost": format!("localhost:{port}") }))
         .send()
         .await
@@ -290,6 +291,7 @@ async fn an_unset_overwritehost_is_named_with_its_occ_fix() {
     let set = stack
         .http
         .put(format!("{base}/__fake/faults"))
+        .header(fake_nextcloud::admin::TOKEN_HEADER, stack.fake.admin_token().unwrap())
         .json(&json!({ "overwritehost_unset": true }))
         .send()
         .await
@@ -327,6 +329,7 @@ async fn a_missing_converter_secret_is_an_error_with_the_fix() {
     let set = stack
         .http
         .put(format!("{}/__fake/faults", stack.fake.base_url()))
+        .header(fake_nextcloud::admin::TOKEN_HEADER, stack.fake.admin_token().unwrap())
         .json(&json!({ "converter_secret_missing": true }))
         .send()
         .await
@@ -360,6 +363,7 @@ async fn a_model_refusing_streamed_tool_calls_is_a_warning() {
     let set = stack
         .http
         .put(format!("{}/__fake/faults", stack.model.url()))
+        .header(fake_model::admin::TOKEN_HEADER, stack.model.admin_token().unwrap())
         .json(&json!({ "refuse_streaming_with_tools": true }))
         .send()
         .await
@@ -409,6 +413,7 @@ async fn nextcloud_refusing_the_bearer_names_user_oidc_settings() {
     let set = stack
         .http
         .put(format!("{}/__fake/faults", stack.fake.base_url()))
+        .header(fake_nextcloud::admin::TOKEN_HEADER, stack.fake.admin_token().unwrap())
         .json(&json!({ "bearer_rejected_on": ["/ocs/v2.php/cloud/user"] }))
         .send()
         .await

@@ -229,6 +229,12 @@ fn the_secret_survives_a_restart_and_fresh_starts_over() {
     {
         assert_eq!(mode_of(&data_dir.join(database)), "600", "{database}");
     }
+    // So are the fakes' admin tokens: only this account may steer the demo.
+    for token in ["fake-nextcloud-admin-token", "fake-model-admin-token"] {
+        assert_eq!(mode_of(&data_dir.join(token)), "600", "{token}");
+        let text = std::fs::read_to_string(data_dir.join(token)).unwrap();
+        assert_eq!(text.trim().len(), 64, "{token}: 32 random bytes, hex");
+    }
     std::fs::write(data_dir.join("marker"), "old").unwrap();
 
     let (status, lines) = Up::start(base, &data_dir, &[]).terminate();
@@ -297,11 +303,23 @@ fn a_child_that_dies_stops_the_rest_and_up_fails_with_its_last_lines() {
 }
 
 /// The fake model's script replaced at run time, through its admin endpoint.
-fn script_model(model_url: &str, script: serde_json::Value) {
+/// Scripts the fake model `up` started, with the admin token `up` wrote to
+/// its data directory (`up.rs` `MODEL_ADMIN_TOKEN_FILE`).
+fn script_model(model_url: &str, data_dir: &Path, script: serde_json::Value) {
+    let token = std::fs::read_to_string(data_dir.join("fake-model-admin-token")).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
+        // Without the token the demo cannot be steered (issue 14).
+        let anonymous = reqwest::Client::new()
+            .put(format!("{model_url}/__fake/script"))
+            .json(&script)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(anonymous.status(), 401);
         let response = reqwest::Client::new()
             .put(format!("{model_url}/__fake/script"))
+            .header(fake_model::admin::TOKEN_HEADER, token.trim())
             .header("Content-Type", "application/json")
             .body(script.to_string())
             .send()
@@ -318,6 +336,7 @@ fn ask_answers_an_approval_request_by_flag() {
     let up = Up::start(base, &dir.join("data"), &[]);
     script_model(
         &format!("http://127.0.0.1:{}", base + 10),
+        &dir.join("data"),
         serde_json::json!({"rules": [
             {"name": "compose", "when": {"last_role": "user", "last_user_contains": "write to bob"},
              "tool_calls": [{"name": "mail_compose", "arguments": {

@@ -109,6 +109,7 @@ async fn fixing_the_secret_at_run_time_heals_conversions() {
     assert_eq!(convert_notes(&converter).await, Err(ConvertError::Refused));
     let response = reqwest::Client::new()
         .post(format!("{}/__fake/server", fake.base_url()))
+        .header(fake_nextcloud::admin::TOKEN_HEADER, fake.admin_token().unwrap())
         .json(&json!({"converter_secret": null}))
         .send()
         .await
