@@ -18,6 +18,7 @@ return [
 		['name' => 'chat#deleteMemory', 'url' => '/api/memory/{id}', 'verb' => 'DELETE'],
 
 		// Mail for mcp-mail (Nextcloud-audience bearer).
+		['name' => 'mail#status', 'url' => '/api/mail/status', 'verb' => 'GET'],
 		['name' => 'mail#search', 'url' => '/api/mail/search', 'verb' => 'GET'],
 		['name' => 'mail#message', 'url' => '/api/mail/messages/{id}', 'verb' => 'GET'],
 		['name' => 'mail#compose', 'url' => '/api/mail/compose', 'verb' => 'POST'],

@@ -182,6 +182,7 @@ pub fn routes() -> Router<AppState> {
             .route(&at("/api/conversations/{id}"), get(proxy::forward).delete(proxy::forward))
             .route(&at("/api/memory"), get(proxy::forward))
             .route(&at("/api/memory/{id}"), delete(proxy::forward))
+            .route(&at("/api/mail/status"), get(mail_api::status))
             .route(&at("/api/mail/search"), get(mail_api::search))
             .route(&at("/api/mail/messages/{id}"), get(mail_api::read))
             .route(&at("/api/mail/compose"), post(mail_api::compose))

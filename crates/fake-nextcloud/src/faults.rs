@@ -3,7 +3,7 @@
 //!
 //! Route faults are applied by a middleware before any handler runs; the other
 //! switches are read by the handlers they concern (OIDC, bearer validation,
-//! the converter).
+//! the converter, the app's mail routes).
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +23,11 @@ pub struct Faults {
     /// (the real server's bug where bearer-created sessions break app routes,
     /// seen on CalDAV and Deck). Basic auth with an app password still works.
     pub bearer_rejected_on: Vec<String>,
+    /// Nextcloud Mail is disabled, or its contracts moved: every mail route
+    /// of the Tamebi app (the status route included) answers 503 with the
+    /// code `mail_unavailable`, as the PHP app does when the
+    /// `OCA\Mail\Contracts` interfaces do not exist.
+    pub mail_unavailable: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

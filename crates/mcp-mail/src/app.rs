@@ -1,5 +1,5 @@
 //! The client of the Tamebi app's mail contract (docs/app-contract.md,
-//! "Mail"): three routes, called with the user's Nextcloud-audience token as
+//! "Mail"): three routes and the status asked before listing, called with the user's Nextcloud-audience token as
 //! the bearer, and the translation of their answers into failures a model
 //! can act on.
 //!
@@ -22,6 +22,30 @@ pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 pub const RESPONSE_LENGTH_MAX: usize = 8 * 1024 * 1024;
 /// The longest app message relayed to the model.
 pub const RELAYED_MESSAGE_LENGTH_MAX: usize = 300;
+/// The `code` of the app's 503 when Nextcloud Mail is missing (disabled,
+/// or its contracts moved): docs/app-contract.md, "Mail".
+pub const MAIL_UNAVAILABLE_CODE: &str = "mail_unavailable";
+/// The longest the status check before a listing may take: a listing waits
+/// for it, and an app that hangs is found out by the calls anyway.
+pub const STATUS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// The largest status answer read.
+const STATUS_LENGTH_MAX: usize = 64 * 1024;
+
+/// Whether the user's mail exists here at all, as the app's status route
+/// says before the tools are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Availability {
+    /// Nextcloud Mail's contracts are there.
+    Available,
+    /// The app said `mail_unavailable`: Mail is disabled or moved, so the
+    /// tools are not listed (the seeds' degradation, like an unreachable
+    /// server).
+    Unavailable,
+    /// No clear answer (the app did not answer, refused the sign-in, or
+    /// predates the status route): the tools are listed, and their calls
+    /// say what is wrong.
+    Unknown,
+}
 
 /// One message in a search page, as the contract answers it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,6 +188,44 @@ impl MailApp {
         self.call(Method::POST, url, Some(body), Subject::Compose).await
     }
 
+    /// Asks the app's status route whether Nextcloud Mail is there. Only
+    /// the app's explicit `mail_unavailable` answer is [`Availability::Unavailable`].
+    pub async fn availability(&self) -> Availability {
+        let Ok(url) = self.url("/status") else {
+            return Availability::Unknown;
+        };
+        let request = self
+            .http
+            .get(url)
+            .timeout(STATUS_TIMEOUT)
+            .bearer_auth(&self.token)
+            .header(http::header::ACCEPT, "application/json");
+        let mut response = match request.send().await {
+            Ok(response) => response,
+            Err(error) => {
+                tracing::warn!(error = %error.without_url(), "the mail status check failed");
+                return Availability::Unknown;
+            }
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Availability::Available;
+        }
+        let mut answer = Vec::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            if answer.len() + chunk.len() > STATUS_LENGTH_MAX {
+                return Availability::Unknown;
+            }
+            answer.extend_from_slice(&chunk);
+        }
+        if status == StatusCode::SERVICE_UNAVAILABLE && says_mail_unavailable(&answer) {
+            tracing::info!(uid = %self.uid, "Nextcloud Mail is not available; no mail tools listed");
+            return Availability::Unavailable;
+        }
+        tracing::info!(%status, "the mail status check gave no clear answer; listing the tools");
+        Availability::Unknown
+    }
+
     fn url(&self, route: &str) -> Result<url::Url, ToolFailure> {
         url::Url::parse(&format!("{}{MAIL_PATH}{route}", self.base_url)).map_err(|error| {
             // A configuration mistake, not the model's: say it in the log.
@@ -273,9 +335,23 @@ pub fn status_failure(
                 (Subject::Message(_), None) => "That message id was refused. Use an id returned by mail_search.".to_string(),
             })
         }
+        StatusCode::SERVICE_UNAVAILABLE if says_mail_unavailable(body) => ToolFailure::new(
+            FailureKind::NextcloudUnreachable,
+            "Nextcloud Mail is not available on this Nextcloud (it is disabled or not installed), so the user's mail cannot be reached. Tell the user and suggest they ask their administrator; do not retry.",
+        ),
         status if status.is_server_error() => unreachable_failure(),
         _ => unexpected_failure(),
     }
+}
+
+/// Whether an answer is the app's envelope with the `mail_unavailable` code.
+fn says_mail_unavailable(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|value| {
+            value.pointer("/error/code").and_then(|code| code.as_str()).map(str::to_owned)
+        })
+        .is_some_and(|code| code == MAIL_UNAVAILABLE_CODE)
 }
 
 /// The `message` of the app's error envelope (`{"error": {"message"}}`), or

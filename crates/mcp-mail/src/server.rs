@@ -1,7 +1,8 @@
-//! The MCP handler: lists the registry's tools and runs a call with the
-//! caller the HTTP layer verified.
+//! The MCP handler: lists the registry's tools (none while the app says
+//! Nextcloud Mail is missing) and runs a call with the caller the HTTP
+//! layer verified.
 
-use crate::app::MailApp;
+use crate::app::{Availability, MailApp};
 use crate::caller::Caller;
 use crate::tools::{Registry, ToolCall};
 use rmcp::model::{
@@ -39,11 +40,26 @@ impl ServerHandler for ToolServer {
         info
     }
 
+    /// The tools, unless the app says Nextcloud Mail is not there for this
+    /// user (disabled, or its contracts moved): then none, asked afresh on
+    /// every listing (stateless), so the orchestrator sees mail as not
+    /// reachable instead of offering tools that can only fail.
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let caller = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .cloned();
+        if let Some(caller) = caller {
+            let mail = MailApp::new(&self.app_url, self.http.clone(), &caller);
+            if mail.availability().await == Availability::Unavailable {
+                return Ok(ListToolsResult::with_all_items(Vec::new()));
+            }
+        }
         Ok(ListToolsResult::with_all_items(
             self.registry.tools().map(|tool| tool.tool.clone()).collect(),
         ))

@@ -47,7 +47,57 @@ async fn the_tool_list_is_exactly_search_read_and_compose() {
             .await;
         assert!(message.get("error").is_some(), "{name}: {message}");
     }
-    assert!(stack.app.requests().is_empty(), "listing and refusing reach no mail");
+    let paths: Vec<String> = stack.app.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        paths,
+        ["/index.php/apps/tamebi/api/mail/status"],
+        "listing asks whether mail is there and reads none; refusing reaches nothing"
+    );
+    stack.shutdown().await;
+}
+
+fn listed(result: &Value) -> Vec<String> {
+    result["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().into()).collect()
+}
+
+#[tokio::test]
+async fn no_tools_are_listed_while_the_app_says_mail_is_unavailable() {
+    let stack = start().await;
+    let headers = stack.headers_for("alice");
+    stack.app.fail(
+        503,
+        r#"{"error":{"message":"Nextcloud Mail is not available.","requestId":"r","code":"mail_unavailable"}}"#,
+    );
+    let result = stack.rpc_result(&headers, "tools/list", json!({})).await;
+    assert_eq!(listed(&result), Vec::<String>::new(), "{result}");
+    // A call made anyway (a list from before) says what happened, as an outage.
+    let call = stack.call_tool("alice", "mail_search", json!({})).await;
+    assert_eq!(failure_kind(&call), Some("nextcloud_unreachable"), "{call}");
+    assert!(text_of(&call).contains("Nextcloud Mail is not available"), "{call}");
+    // Stateless: the next listing asks again, and Mail back means tools back.
+    stack.app.heal();
+    let result = stack.rpc_result(&headers, "tools/list", json!({})).await;
+    assert_eq!(listed(&result).len(), 3, "{result}");
+    stack.shutdown().await;
+}
+
+#[tokio::test]
+async fn only_the_apps_explicit_answer_hides_the_tools() {
+    let stack = start().await;
+    let headers = stack.headers_for("alice");
+    // An outage, an app without the status route, a refused sign-in: the
+    // tools stay listed and their calls say what is wrong.
+    for (status, body) in [
+        (503, r#"{"error":{"message":"Down.","requestId":"r"}}"#),
+        (503, r#"{"error":{"message":"Down.","requestId":"r","code":"mail_unavailablez"}}"#),
+        (404, r#"{"message":"Page not found"}"#),
+        (401, r#"{"error":{"message":"Sign in again.","requestId":"r"}}"#),
+        (500, "<html>oops</html>"),
+    ] {
+        stack.app.fail(status, body);
+        let result = stack.rpc_result(&headers, "tools/list", json!({})).await;
+        assert_eq!(listed(&result).len(), 3, "{status} {body}: {result}");
+    }
     stack.shutdown().await;
 }
 

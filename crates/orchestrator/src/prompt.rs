@@ -39,6 +39,10 @@ pub enum Reach {
     /// The server answered but refused the user's sign-in (expired or
     /// missing token): its tools would all fail.
     SignInRefused,
+    /// The server answered and listed no tools for this user (mcp-mail
+    /// does so while Nextcloud Mail is disabled or moved): nothing there
+    /// can be looked up, the same as a server that did not answer.
+    NothingListed,
     /// Its tools were listed, but the calls made this turn show the
     /// workspace behind them is not answering (or not accepting the
     /// user): the environment is re-rendered every step, so the model
@@ -97,6 +101,9 @@ pub fn render_environment(environment: &Environment) -> String {
             Reach::SignInRefused => {
                 "NOT reachable (the user's sign-in was refused; reloading the page signs in again)"
                     .to_string()
+            }
+            Reach::NothingListed => {
+                "NOT reachable (the service offers no tools for this user right now)".to_string()
             }
             Reach::FailingThisTurn => {
                 "NOT reachable (its tools are listed, but every call this turn failed; nothing was looked up)"

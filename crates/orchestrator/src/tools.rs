@@ -3,8 +3,9 @@
 //! agent's [`ToolSet`]. Every call is routed by name and lands in the audit
 //! with how it ended.
 //!
-//! A server that does not answer, or refuses the user's sign-in, drops its
-//! tools for the turn; what happened is kept as a [`Capability`] so the
+//! A server that does not answer, refuses the user's sign-in, or lists no
+//! tools (mcp-mail while Nextcloud Mail is missing) offers nothing for the
+//! turn; what happened is kept as a [`Capability`] so the
 //! environment block can tell "has tools" from "can reach the workspace".
 //! Policy comes from the tools' own annotations: only `readOnlyHint: true`
 //! is data; anything else — unannotated tools included — is an action and
@@ -124,7 +125,10 @@ pub async fn assemble(
                         }
                     }
                 }
-                let capability = Capability { covers, tools: offered, reach: Reach::Reachable };
+                // A server that lists nothing (mail without Nextcloud Mail)
+                // reaches nothing: say so rather than "reachable, 0 tools".
+                let reach = if offered == 0 { Reach::NothingListed } else { Reach::Reachable };
+                let capability = Capability { covers, tools: offered, reach };
                 set.capabilities.push((capability, Some(index)));
             }
             Err(error) => {

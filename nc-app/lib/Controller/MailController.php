@@ -4,12 +4,12 @@ declare(strict_types=1);
 
 namespace OCA\Tamebi\Controller;
 
-use OCA\Mail\Contracts\IMailSearch;
 use OCA\Tamebi\AppInfo\Application;
 use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Http\RawRequest;
 use OCA\Tamebi\Service\Envelope;
 use OCA\Tamebi\Service\MailBridge;
+use OCA\Tamebi\Service\MailContracts;
 use OCA\Tamebi\Service\MailFailure;
 use OCP\AppFramework\Controller;
 use OCP\AppFramework\Http\Attribute\NoAdminRequired;
@@ -36,8 +36,25 @@ class MailController extends Controller {
 		private Guard $guard,
 		private RawRequest $rawRequest,
 		private ContainerInterface $container,
+		/** Mail's names MailBridge needs; the tests name a missing one. @var list<string> */
+		private array $mailContracts = MailContracts::REQUIRED,
 	) {
 		parent::__construct(Application::APP_ID, $request);
+	}
+
+	/**
+	 * Whether Nextcloud Mail is there, asked by mcp-mail before it lists
+	 * its tools: `{"available": true}`, or the `mail_unavailable` 503.
+	 */
+	#[NoAdminRequired]
+	#[NoCSRFRequired]
+	#[PublicPage]
+	public function status(): JSONResponse {
+		$user = $this->guard->bearer();
+		if (!$user instanceof IUser) {
+			return $user;
+		}
+		return $this->mailMissing() ?? new JSONResponse(['available' => true]);
 	}
 
 	#[NoAdminRequired]
@@ -137,11 +154,23 @@ class MailController extends Controller {
 		return is_string($value) ? $value : '';
 	}
 
+	/**
+	 * Mail is optional: without it (disabled, or a contract moved) every
+	 * mail route says so with a code mcp-mail acts on, instead of failing
+	 * to autowire MailBridge.
+	 */
+	private function mailMissing(): ?JSONResponse {
+		if (MailContracts::missing($this->mailContracts) === []) {
+			return null;
+		}
+		return Envelope::coded(503, MailContracts::UNAVAILABLE_CODE, MailContracts::UNAVAILABLE, $this->request);
+	}
+
 	/** @param \Closure(MailBridge): array $work */
 	private function answer(\Closure $work): JSONResponse {
-		// Mail is optional: without it these routes say so instead of failing to autowire.
-		if (!interface_exists(IMailSearch::class)) {
-			return Envelope::response(503, 'Nextcloud Mail is not installed here, so the assistant cannot reach your mail. Ask your administrator.', $this->request);
+		$missing = $this->mailMissing();
+		if ($missing !== null) {
+			return $missing;
 		}
 		try {
 			return new JSONResponse($work($this->container->get(MailBridge::class)));

@@ -38,4 +38,14 @@ final class Envelope {
 	public static function response(int $status, string $message, IRequest $request): JSONResponse {
 		return new JSONResponse(self::data($message, $request->getId()), $status);
 	}
+
+	/**
+	 * The envelope with a machine-readable `code` beside the message, for
+	 * an answer a client acts on rather than shows (`mail_unavailable`).
+	 */
+	public static function coded(int $status, string $code, string $message, IRequest $request): JSONResponse {
+		$data = self::data($message, $request->getId());
+		$data['error']['code'] = $code;
+		return new JSONResponse($data, $status);
+	}
 }

@@ -13,6 +13,7 @@ use OCA\Tamebi\Controller\MailController;
 use OCA\Tamebi\Db\PreviewStore;
 use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Service\MailBridge;
+use OCA\Tamebi\Service\MailContracts;
 use OCA\Tamebi\Tests\Doubles\FakeAppManager;
 use OCA\Tamebi\Tests\Doubles\FakeContainer;
 use OCA\Tamebi\Tests\Doubles\FakeLogger;
@@ -63,10 +64,11 @@ final class MailControllerTest extends TestCase {
 		$this->previews = new PreviewStore(new SqliteConnection());
 	}
 
-	private function controller(array $headers, array $params = [], bool $csrfPasses = true): MailController {
+	/** @param list<string>|null $mailContracts Mail's names the controller checks (default: the real ones). */
+	private function controller(array $headers, array $params = [], bool $csrfPasses = true, ?array $mailContracts = null): MailController {
 		$request = new FakeRequest($headers, $params, 'req-mail-1', $csrfPasses);
 		$bridge = new MailBridge($this->mail, $this->mail, $this->transmission, $this->accounts, $this->clients, $this->copySent, $this->previews, $this->time, new FakeLogger());
-		return new MailController($request, new Guard($request, $this->userSession, new FakeAppManager()), $this->raw, new FakeContainer([MailBridge::class => $bridge]));
+		return new MailController($request, new Guard($request, $this->userSession, new FakeAppManager()), $this->raw, new FakeContainer([MailBridge::class => $bridge]), $mailContracts ?? MailContracts::REQUIRED);
 	}
 
 	private static function assertEnvelope(JSONResponse $response, int $status, string $message): void {
@@ -204,6 +206,47 @@ final class MailControllerTest extends TestCase {
 		self::assertEnvelope($this->controller(self::SESSION)->compose(), 401, 'This route needs a Nextcloud access token (Authorization: Bearer).');
 		$this->userSession->user = null; // user_oidc did not accept the token
 		self::assertEnvelope($this->controller(self::BEARER)->search(), 401, 'The access token was not accepted. Get a new one and try again.');
+	}
+
+	public function testStatusSaysMailIsThereToABearerOnly(): void {
+		$response = $this->controller(self::BEARER)->status();
+		self::assertSame(200, $response->getStatus());
+		self::assertSame(['available' => true], $response->getData());
+		self::assertEnvelope($this->controller(self::SESSION)->status(), 401, 'This route needs a Nextcloud access token (Authorization: Bearer).');
+	}
+
+	public function testEveryMailRouteSaysMailUnavailableWhenAContractIsMissing(): void {
+		// Mail disabled (no autoloader) or a release that moved IMailManager.
+		$moved = array_map(
+			fn (string $name) => $name === 'OCA\\Mail\\Contracts\\IMailManager' ? 'OCA\\Mail\\Contracts\\Moved\\IMailManager' : $name,
+			MailContracts::REQUIRED,
+		);
+		self::assertNotSame(MailContracts::REQUIRED, $moved, 'IMailManager is one of the contracts checked');
+		self::assertSame(['OCA\\Mail\\Contracts\\Moved\\IMailManager'], MailContracts::missing($moved));
+		self::assertSame([], MailContracts::missing(), 'the stubs provide every contract');
+		$unavailable = ['error' => [
+			'message' => 'Nextcloud Mail is not available on this Nextcloud, so the assistant cannot reach your mail. Ask your administrator.',
+			'requestId' => 'req-mail-1',
+			'code' => 'mail_unavailable',
+		]];
+		$this->raw->bodyBytes = '{"to":["bob@example.com"],"subject":"s","body":"b"}';
+		$bearer = fn () => $this->controller(self::BEARER, [], true, $moved);
+		$session = fn () => $this->controller(self::SESSION, [], true, $moved);
+		foreach ([
+			'status' => $bearer()->status(),
+			'search' => $bearer()->search(),
+			'message' => $bearer()->message('1'),
+			'compose' => $bearer()->compose(),
+			'preview' => $session()->preview('x'),
+			'send' => $session()->send('x'),
+			'save' => $session()->save('x'),
+		] as $route => $response) {
+			self::assertSame(503, $response->getStatus(), $route);
+			self::assertSame($unavailable, $response->getData(), $route);
+		}
+		self::assertSame(0, $this->transmission->calls());
+		// Authentication still comes first: no bearer, no word about mail.
+		self::assertSame(401, $this->controller(self::SESSION, [], true, $moved)->status()->getStatus());
 	}
 
 	public function testSearchIsNewestFirstWithEveryWordAndTheUsersMailOnly(): void {

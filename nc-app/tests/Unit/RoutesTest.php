@@ -23,6 +23,7 @@ final class RoutesTest extends TestCase {
 		['DELETE', '/api/conversations/{id}', 'chat#deleteConversation', 'app-checked'],
 		['GET', '/api/memory', 'chat#memory', 'app-checked'],
 		['DELETE', '/api/memory/{id}', 'chat#deleteMemory', 'app-checked'],
+		['GET', '/api/mail/status', 'mail#status', 'app-checked'],
 		['GET', '/api/mail/search', 'mail#search', 'app-checked'],
 		['GET', '/api/mail/messages/{id}', 'mail#message', 'app-checked'],
 		['POST', '/api/mail/compose', 'mail#compose', 'app-checked'],

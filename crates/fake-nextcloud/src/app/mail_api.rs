@@ -36,6 +36,11 @@ pub const RECIPIENT_COUNT_MAX: usize = 100;
 /// Previews kept per user; the oldest goes when a new one would pass it.
 pub const PREVIEW_COUNT_MAX: usize = 100;
 
+/// The `code` of the 503 every mail route answers when Nextcloud Mail is
+/// missing (docs/app-contract.md, "Mail"): mcp-mail then lists no tools.
+pub const MAIL_UNAVAILABLE_CODE: &str = "mail_unavailable";
+const MAIL_UNAVAILABLE: &str = "Nextcloud Mail is not available on this Nextcloud, so the assistant cannot reach your mail. Ask your administrator.";
+
 const NEEDS_CLICK: &str = "Sending or saving mail needs your click in the chat page.";
 const TOKEN_REFUSED: &str = "The request carries no valid Nextcloud access token. Obtain a new token for Nextcloud's audience and try again.";
 const NO_SUCH_MESSAGE: &str = "This message does not exist in your mailboxes.";
@@ -154,6 +159,40 @@ fn bearer_caller(
     }
 }
 
+/// The 503 a mail route answers while the `mail_unavailable` fault is on
+/// (Nextcloud Mail disabled or moved), `None` while Mail is there.
+fn mail_missing(shared: &Shared, request_id: &RequestId) -> Option<Response> {
+    if !shared.world().faults.mail_unavailable {
+        return None;
+    }
+    let mut body = json!({ "error": { "message": MAIL_UNAVAILABLE, "requestId": request_id.0 } });
+    body["error"]["code"] = json!(MAIL_UNAVAILABLE_CODE);
+    Some(
+        (StatusCode::SERVICE_UNAVAILABLE, [(header::CACHE_CONTROL, "no-store")], axum::Json(body))
+            .into_response(),
+    )
+}
+
+/// `GET /api/mail/status`: whether the user's mail can be reached through
+/// Nextcloud Mail's contracts at all, asked by mcp-mail before it lists its
+/// tools (`{"available": true}`, or the `mail_unavailable` 503).
+pub(super) async fn status(
+    State(shared): State<AppState>,
+    Extension(request_id): Extension<RequestId>,
+    request: Request,
+) -> Response {
+    if let Err(refusal) =
+        bearer_caller(&shared, request.headers(), request.uri().path(), &request_id)
+    {
+        return refusal;
+    }
+    if let Some(missing) = mail_missing(&shared, &request_id) {
+        return missing;
+    }
+    ([(header::CACHE_CONTROL, "no-store")], axum::Json(json!({ "available": true })))
+        .into_response()
+}
+
 fn carries_bearer(headers: &HeaderMap) -> bool {
     headers.get_all(header::AUTHORIZATION).iter().any(|value| {
         value.as_bytes().len() > 7 && value.as_bytes()[..7].eq_ignore_ascii_case(b"bearer ")
@@ -199,6 +238,9 @@ pub(super) async fn search(
         Ok(uid) => uid,
         Err(refusal) => return refusal,
     };
+    if let Some(missing) = mail_missing(&shared, &request_id) {
+        return missing;
+    }
     let params: BTreeMap<String, String> =
         url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()).into_owned().collect();
     let bad_request = |message: &str| envelope(StatusCode::BAD_REQUEST, message, &request_id);
@@ -284,6 +326,9 @@ pub(super) async fn read(
         Ok(uid) => uid,
         Err(refusal) => return refusal,
     };
+    if let Some(missing) = mail_missing(&shared, &request_id) {
+        return missing;
+    }
     let world = shared.world();
     let message = id.parse::<u64>().ok().and_then(|id| {
         world.mail.messages.iter().find(|message| {
@@ -395,6 +440,9 @@ pub(super) async fn compose(
         Ok(uid) => uid,
         Err(refusal) => return refusal,
     };
+    if let Some(missing) = mail_missing(&shared, &request_id) {
+        return missing;
+    }
     let body = match read_body(body, &request_id).await {
         Ok(body) => body,
         Err(refusal) => return refusal,
@@ -441,6 +489,9 @@ pub(super) async fn preview(
         Ok(caller) => caller,
         Err(refusal) => return refusal,
     };
+    if let Some(missing) = mail_missing(&shared, &request_id) {
+        return missing;
+    }
     let world = shared.world();
     let Some(preview) = world.app.previews.get(&caller.uid, &id) else {
         return envelope(StatusCode::NOT_FOUND, NO_SUCH_PREVIEW, &request_id);
@@ -496,6 +547,9 @@ fn click(
             Ok(caller) => caller,
             Err(refusal) => return refusal,
         };
+    if let Some(missing) = mail_missing(shared, request_id) {
+        return missing;
+    }
     let now = shared.now();
     let mut world = shared.world();
     let Some(preview) = world.app.previews.get(&uid, id).cloned() else {

@@ -238,6 +238,7 @@ async fn answer(State(state): State<Arc<StandInState>>, request: Request) -> Res
     };
     let messages = state.mailboxes.lock().unwrap().get(&uid).cloned().unwrap_or_default();
     match (parts.method.as_str(), route) {
+        ("GET", "/status") => axum::Json(json!({"available": true})).into_response(),
         ("GET", "/search") => search(&messages, &query),
         ("GET", route) if route.starts_with("/messages/") => {
             let id = route.trim_start_matches("/messages/").parse::<u64>();
