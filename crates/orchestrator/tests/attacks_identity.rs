@@ -364,8 +364,16 @@ async fn an_oversized_chat_post_is_413_before_anything_is_verified_or_stored() {
     let base = orchestrator.url();
     let huge = vec![b' '; orchestrator::server::BODY_BYTES_MAX + 1];
     let attempt = Attempt::new(Method::POST, "/api/chat", &huge);
-    let (status, _) = attempt.send(base).await;
+    let (status, body) = attempt.send(base).await;
     assert_eq!(status, 413);
+    // The usual envelope with the app's request id, not axum's plain text
+    // (issue 14).
+    assert_eq!(body["error"]["requestId"], "attack-1", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("The request is too large for the assistant (at most 4 MiB)."),
+        "{message}"
+    );
     // A question past the text bound, under the body bound: 400, nothing stored.
     let long = serde_json::to_vec(&json!({
         "id": "c-long",

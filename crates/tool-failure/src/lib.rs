@@ -125,11 +125,87 @@ impl ToolFailure {
     pub fn invalid_arguments(message: impl Into<String>) -> ToolFailure {
         ToolFailure::new(FailureKind::InvalidArguments, message)
     }
+
+    /// The arguments do not fit the tool's input schema; `detail` is the
+    /// parser's reason. What it quotes of the model's own input (a value in
+    /// `"…"`, a field name in `` `…` ``) is cut to [`QUOTE_CHARS_MAX`] and
+    /// the whole reason to [`DETAIL_CHARS_MAX`]: a megabyte argument is
+    /// not sent back whole into the context it just overflowed.
+    pub fn schema_mismatch(detail: &str) -> ToolFailure {
+        ToolFailure::invalid_arguments(format!(
+            "The arguments do not match this tool's input schema ({}). Fix them and call again.",
+            bounded_detail(detail)
+        ))
+    }
+}
+
+/// The most characters of one quoted excerpt of the model's input.
+pub const QUOTE_CHARS_MAX: usize = 60;
+/// The most characters of a parser's reason quoted in a failure.
+pub const DETAIL_CHARS_MAX: usize = 300;
+
+fn bounded_detail(detail: &str) -> String {
+    let mut bounded = String::new();
+    let mut quote: Option<(char, usize)> = None; // the closing mark, characters kept
+    for character in detail.chars() {
+        match quote {
+            Some((mark, _)) if character == mark => {
+                bounded.push(character);
+                quote = None;
+            }
+            Some((mark, kept)) => {
+                if kept < QUOTE_CHARS_MAX {
+                    bounded.push(character);
+                } else if kept == QUOTE_CHARS_MAX {
+                    bounded.push('…');
+                }
+                quote = Some((mark, kept + 1));
+            }
+            None => {
+                bounded.push(character);
+                if character == '"' || character == '`' {
+                    quote = Some((character, 0));
+                }
+            }
+        }
+    }
+    if bounded.chars().count() > DETAIL_CHARS_MAX {
+        bounded = bounded.chars().take(DETAIL_CHARS_MAX).collect();
+        bounded.push('…');
+    }
+    bounded
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 14: a tool error echoed a whole oversized argument back.
+    #[test]
+    fn a_schema_mismatch_quotes_little_of_the_input() {
+        let huge = "x".repeat(1 << 20);
+        let detail = format!("invalid type: string \"{huge}\", expected u64");
+        let failure = ToolFailure::schema_mismatch(&detail);
+        assert_eq!(failure.kind, FailureKind::InvalidArguments);
+        assert!(failure.message.len() < 500, "{} bytes", failure.message.len());
+        assert!(failure.message.contains("invalid type: string \"xxxx"), "{}", failure.message);
+        assert!(failure.message.contains("…\", expected u64"), "{}", failure.message);
+        let field = format!("unknown field `{huge}`, expected one of `query`, `limit`");
+        let failure = ToolFailure::schema_mismatch(&field);
+        assert!(
+            failure.message.contains("…`, expected one of `query`, `limit`"),
+            "{}",
+            failure.message
+        );
+        // A short reason is kept whole.
+        let short = ToolFailure::schema_mismatch("missing field `path`");
+        assert_eq!(
+            short.message,
+            "The arguments do not match this tool's input schema (missing field `path`). Fix them and call again."
+        );
+        let long_reason = "word ".repeat(200);
+        assert!(ToolFailure::schema_mismatch(&long_reason).message.len() < DETAIL_CHARS_MAX + 120);
+    }
 
     #[test]
     fn every_kind_round_trips_through_its_wire_name() {

@@ -32,11 +32,8 @@ impl ToolCall {
     /// Parses the arguments into the tool's input type; a mismatch is the
     /// model's mistake, reported so it can correct itself.
     pub fn arguments<T: DeserializeOwned>(&self) -> Result<T, ToolFailure> {
-        serde_json::from_value(Value::Object(self.arguments.clone())).map_err(|error| {
-            ToolFailure::invalid_arguments(format!(
-                "The arguments do not match this tool's input schema ({error}). Fix them and call again."
-            ))
-        })
+        serde_json::from_value(Value::Object(self.arguments.clone()))
+            .map_err(|error| ToolFailure::schema_mismatch(&error.to_string()))
     }
 }
 

@@ -73,19 +73,35 @@ pub enum Change {
 pub async fn receive(
     State(state): State<WebhookState>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            tracing::info!(%rejection, "webhook refused: body not read");
+            return refusal(
+                rejection.status(),
+                "The webhook body is too large or could not be read. Nothing was recorded.",
+            );
+        }
+    };
     let given = headers.get(SECRET_HEADER).map(|value| value.as_bytes()).unwrap_or_default();
     if !constant_time_eq(given, state.secret.as_bytes()) {
         tracing::info!("webhook refused: wrong or missing secret");
-        return (StatusCode::UNAUTHORIZED, "The webhook secret is missing or wrong.\n")
-            .into_response();
+        return refusal(
+            StatusCode::UNAUTHORIZED,
+            "The webhook secret is missing or wrong. Register the webhooks again (tamebi webhooks register) with the secret mcp-nextcloud was started with.",
+        );
     }
     let change = match parse(&body) {
         Ok(change) => change,
         Err(reason) => {
+            // The parser's words (which quote the body) go to the log only.
             tracing::info!(%reason, "webhook refused: unreadable payload");
-            return (StatusCode::BAD_REQUEST, format!("{reason}\n")).into_response();
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "The body is not a webhook_listeners event payload (JSON with event.class and event.node). Nothing was recorded.",
+            );
         }
     };
     tracing::info!(?change, "webhook");
@@ -114,10 +130,18 @@ pub async fn receive(
         Err(error) => {
             tracing::error!(error = %error, "webhook not recorded");
             // 5xx: webhook_listeners may deliver it again.
-            (StatusCode::SERVICE_UNAVAILABLE, "The index could not record this change.\n")
-                .into_response()
+            refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The index could not record this change just now; deliver it again.",
+            )
         }
     }
+}
+
+/// An error answer in the envelope every Tamebi service uses:
+/// `{"error": {"message": …}}`, a sentence saying what to do.
+fn refusal(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(serde_json::json!({ "error": { "message": message } }))).into_response()
 }
 
 /// Reads a webhook_listeners payload.

@@ -116,6 +116,29 @@ async fn an_oversized_webhook_body_is_413_and_records_nothing() {
         .await
         .unwrap();
     assert_eq!(answer.status(), 413);
+    let envelope: serde_json::Value = answer.json().await.unwrap();
+    assert!(envelope["error"]["message"].as_str().unwrap().contains("too large"), "{envelope}");
+    // A body that is not a payload: the envelope, and none of the parser's
+    // words (they quote the body back) (issue 14).
+    let answer = stack
+        .http
+        .post(&endpoint)
+        .header("x-tamebi-webhook-secret", "hook-secret")
+        .body(r#"{"event": {"class": "secret-looking-bytes-0xdeadbeef""#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 400);
+    let text = answer.text().await.unwrap();
+    let envelope: serde_json::Value = serde_json::from_str(&text).expect("a JSON envelope");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("The body is not a webhook_listeners event payload"),
+        "{text}"
+    );
+    assert!(!text.contains("deadbeef") && !text.contains("EOF"), "{text}");
     let recorded = stack
         .mcp
         .index()
