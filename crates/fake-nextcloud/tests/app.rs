@@ -155,6 +155,7 @@ async fn a_chat_is_signed_and_carries_the_users_tokens_and_settings() {
     assert_eq!(chat.header("x-request-id"), Some(request_id.as_str()));
     assert_eq!(chat.header("x-tamebi-display-name"), Some("Alice%20Martin"));
     assert_eq!(chat.header("x-tamebi-time-zone"), Some("Europe/Paris"));
+    assert_eq!(chat.header("x-tamebi-language"), Some("fr"), "alice's fixture language");
     assert_eq!(chat.header("content-type"), Some("application/json"));
     for (header, audience) in AUDIENCES {
         let token = chat.header(header).unwrap_or_else(|| panic!("{header} is sent"));
@@ -499,7 +500,7 @@ async fn a_token_the_app_cannot_obtain_is_left_out() {
 }
 
 #[tokio::test]
-async fn a_user_without_a_time_zone_setting_sends_none() {
+async fn a_user_without_a_time_zone_setting_sends_none_and_the_default_language() {
     let stack = Stack::start(false).await;
     // The demo's admin has timezone = "UTC" set; a fixture user without one:
     let fixture = fake_nextcloud::Fixture::parse(
@@ -518,6 +519,7 @@ password = "dana-pw"
     assert_signed(received, "dana");
     assert!(received.header("x-tamebi-time-zone").is_none());
     assert_eq!(received.header("x-tamebi-display-name"), Some("Dana%20%C3%98"));
+    assert_eq!(received.header("x-tamebi-language"), Some("en"), "Nextcloud's default");
     fake.shutdown().await;
     stack.stop().await;
 }

@@ -58,6 +58,9 @@ pub struct Environment {
     /// Local date and time, e.g. "Thursday 2026-03-12 14:05".
     pub local_time: String,
     pub time_zone: String,
+    /// The user's language tag from their Nextcloud settings (`fr`,
+    /// `de-DE`); `None` when the app sent none.
+    pub language: Option<String>,
     pub capabilities: Vec<Capability>,
     /// (fact, source) newest first; at most [`MEMORY_FACTS_SHOWN_MAX`] shown.
     pub memory: Vec<(String, String)>,
@@ -85,6 +88,14 @@ pub fn render_environment(environment: &Environment) -> String {
         format!("User: {} (uid {})", environment.display_name, environment.uid),
         format!("Now: {} ({})", environment.local_time, environment.time_zone),
     ];
+    if let Some(language) = &environment.language {
+        lines.insert(
+            1,
+            format!(
+                "Language: {language} (the user's Nextcloud setting; answer in the language the user writes in)"
+            ),
+        );
+    }
     let reachable: Vec<&Capability> =
         environment.capabilities.iter().filter(|c| c.reach == Reach::Reachable).collect();
     lines.push(if environment.capabilities.is_empty() {
@@ -131,6 +142,7 @@ mod tests {
             display_name: "Alice Martin".into(),
             local_time: "Thursday 2026-03-12 14:05".into(),
             time_zone: "Europe/Paris".into(),
+            language: Some("fr".into()),
             capabilities: vec![Capability {
                 covers: "files, calendar, contacts and Deck".into(),
                 tools: 11,
@@ -152,6 +164,22 @@ mod tests {
         assert!(!prompt.contains("\"parameters\"") && !prompt.contains("inputSchema"));
         assert!(prompt.contains("- files, calendar, contacts and Deck: reachable, 11 tools"));
         assert_eq!(prompt.matches("(source: user)").count(), MEMORY_FACTS_SHOWN_MAX);
+    }
+
+    /// The seeds' environment: uid, name, language, date, time zone,
+    /// capabilities, facts — the language was missing (issue 14).
+    #[test]
+    fn the_environment_names_uid_name_language_date_time_zone_capabilities_and_facts() {
+        let shown = render_environment(&environment(Reach::Reachable));
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[0], "User: Alice Martin (uid alice)");
+        assert!(lines[1].starts_with("Language: fr (the user's Nextcloud setting"), "{shown}");
+        assert_eq!(lines[2], "Now: Thursday 2026-03-12 14:05 (Europe/Paris)");
+        assert!(shown.contains("- files, calendar, contacts and Deck: reachable, 11 tools"));
+        assert!(shown.contains("- fact 0 (source: user)"));
+        let without =
+            render_environment(&Environment { language: None, ..environment(Reach::Reachable) });
+        assert!(!without.contains("Language:"), "no line without a language: {without}");
     }
 
     #[test]

@@ -89,6 +89,8 @@ pub struct Turn {
     pub identity: Identity,
     pub display_name: String,
     pub time_zone: chrono_tz::Tz,
+    /// The user's language tag (`fr`, `de-DE`), when the app sent one.
+    pub language: Option<String>,
     pub post: ChatPost,
 }
 
@@ -272,6 +274,7 @@ async fn environment(
         display_name: turn.display_name.clone(),
         local_time: now.format("%A %Y-%m-%d %H:%M").to_string(),
         time_zone: turn.time_zone.name().to_string(),
+        language: turn.language.clone(),
         capabilities: tools.capabilities(),
         memory: facts.into_iter().map(|fact| (fact.text, fact.source)).collect(),
     })

@@ -16,7 +16,7 @@ use Psr\Log\LoggerInterface;
 /**
  * The chat proxy's last steps (contract steps 3–6): sign the session's uid
  * over the exact body, attach the request id, the user's tokens, display
- * name and time zone, and answer with a response that streams the
+ * name, time zone and language, and answer with a response that streams the
  * orchestrator's answer through as it comes. In app-password mode the
  * user's saved app password rides along in `X-Tamebi-App-Password`.
  */
@@ -26,6 +26,7 @@ final class OrchestratorProxy {
 	public const HEADER_REQUEST_ID = 'X-Request-Id';
 	public const HEADER_DISPLAY_NAME = 'X-Tamebi-Display-Name';
 	public const HEADER_TIME_ZONE = 'X-Tamebi-Time-Zone';
+	public const HEADER_LANGUAGE = 'X-Tamebi-Language';
 	public const HEADER_TOKEN_PREFIX = 'X-Tamebi-Token-';
 	public const HEADER_APP_PASSWORD = 'X-Tamebi-App-Password';
 
@@ -71,6 +72,9 @@ final class OrchestratorProxy {
 			$tokens,
 			(string)$user->getDisplayName(),
 			(string)$this->config->getUserValue($uid, 'core', 'timezone', ''),
+			// The user's language setting (what IFactory::findLanguage
+			// reads first); unset, none is sent and the prompt names none.
+			(string)$this->config->getUserValue($uid, 'core', 'lang', ''),
 			$this->appPasswords->get($uid),
 		);
 		$contentType = $this->request->getHeader('Content-Type');
@@ -87,7 +91,7 @@ final class OrchestratorProxy {
 	 * @param ?string $appPassword the user's saved app password (app-password mode); null: no header
 	 * @return array<string, string>
 	 */
-	public static function headers(Signer $signer, string $uid, int $now, string $nonce, string $method, string $path, string $body, string $requestId, array $tokens, string $displayName, string $timeZone, ?string $appPassword = null): array {
+	public static function headers(Signer $signer, string $uid, int $now, string $nonce, string $method, string $path, string $body, string $requestId, array $tokens, string $displayName, string $timeZone, string $language, ?string $appPassword = null): array {
 		$headers = $signer->headers($uid, $now, $nonce, $method, $path, $body);
 		$headers[self::HEADER_REQUEST_ID] = $requestId;
 		foreach ($tokens as $audience => $token) {
@@ -99,11 +103,22 @@ final class OrchestratorProxy {
 		if (preg_match('#\A[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_+\-]+)*\z#', $timeZone) === 1) {
 			$headers[self::HEADER_TIME_ZONE] = $timeZone;
 		}
+		// A short language tag (`fr`, `de_DE`, `pt-BR`), as the
+		// orchestrator accepts it; anything else is left out.
+		if (self::isLanguageTag($language)) {
+			$headers[self::HEADER_LANGUAGE] = $language;
+		}
 		// The shape the save route accepts: a header never breaks.
 		if ($appPassword !== null && AppPasswordStore::hasTheShape($appPassword)) {
 			$headers[self::HEADER_APP_PASSWORD] = $appPassword;
 		}
 		return $headers;
+	}
+
+	/** 2–3 letters, then at most four subtags of 1–8 letters or digits after `-` or `_`; at most 35 bytes. */
+	public static function isLanguageTag(string $language): bool {
+		return strlen($language) <= 35
+			&& preg_match('#\A[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,4}\z#', $language) === 1;
 	}
 
 	/** `mcp-nextcloud` → `X-Tamebi-Token-Mcp-Nextcloud`. */

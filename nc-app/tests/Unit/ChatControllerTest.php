@@ -54,7 +54,7 @@ final class ChatControllerTest extends TestCase {
 		$this->appConfig = FakeAppConfig::complete();
 		$this->time = new FakeTime(1767225600);
 		$this->appManager = new FakeAppManager();
-		$this->config = new FakeConfig(['alice/core/timezone' => 'Europe/Paris']);
+		$this->config = new FakeConfig(['alice/core/timezone' => 'Europe/Paris', 'alice/core/lang' => 'pt_BR']);
 		$this->crypto = new FakeCrypto();
 	}
 
@@ -149,19 +149,40 @@ final class ChatControllerTest extends TestCase {
 	public function testTheHeadersFunctionAddsTheAppPasswordOnlyWhenGiven(): void {
 		$signer = new Signer(self::SECRET);
 		$nonce = str_repeat('ab', 16);
-		$without = OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC');
+		$without = OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr');
 		self::assertArrayNotHasKey('X-Tamebi-App-Password', $without);
-		self::assertSame($without, OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', null));
-		$with = OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'Xk3pQ-7rTzw');
+		self::assertSame($without, OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr', null));
+		$with = OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr', 'Xk3pQ-7rTzw');
 		self::assertSame('Xk3pQ-7rTzw', $with['X-Tamebi-App-Password']);
-		self::assertSame(str_repeat('a', 256), OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', str_repeat('a', 256))['X-Tamebi-App-Password']);
+		self::assertSame(str_repeat('a', 256), OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr', str_repeat('a', 256))['X-Tamebi-App-Password']);
 		// Not part of the signature: the rest is the same, byte for byte.
 		unset($with['X-Tamebi-App-Password']);
 		self::assertSame($without, $with);
 		// A value that could break the header is never sent.
 		foreach (["a\r\nX-Tamebi-Uid: bob", '', ' padded ', "caf\u{e9}", str_repeat('a', 257)] as $unsafe) {
-			self::assertArrayNotHasKey('X-Tamebi-App-Password', OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', $unsafe));
+			self::assertArrayNotHasKey('X-Tamebi-App-Password', OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr', $unsafe));
 		}
+	}
+
+	public function testTheLanguageIsSentOnlyAsAShortTag(): void {
+		$signer = new Signer(self::SECRET);
+		$nonce = str_repeat('ab', 16);
+		$headers = static fn (string $language): array => OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', $language);
+		foreach (['fr', 'de_DE', 'pt-BR', 'zh-Hans-CN', 'es-419'] as $tag) {
+			self::assertSame($tag, $headers($tag)['X-Tamebi-Language'], $tag);
+		}
+		foreach (['', 'f', 'fren', 'sr@latin', "fr\r\nX-Tamebi-Uid: bob", 'fr FR', 'en-abcdefghi', 'de-', "d\u{e9}"] as $unsafe) {
+			self::assertArrayNotHasKey('X-Tamebi-Language', $headers($unsafe), $unsafe);
+		}
+		// Not part of the signature.
+		$with = $headers('fr');
+		unset($with['X-Tamebi-Language']);
+		self::assertSame($headers(''), $with);
+	}
+
+	public function testAUserWithoutALanguageSettingSendsNone(): void {
+		unset($this->config->userValues['alice/core/lang']);
+		self::assertArrayNotHasKey('X-Tamebi-Language', $this->controller()->chat()->upstreamHeaders());
 	}
 
 	public function testAnEndedSessionIs401WithTheEnvelopeAndNothingIsRead(): void {
@@ -260,6 +281,7 @@ final class ChatControllerTest extends TestCase {
 		self::assertSame('jwt-client-mcp-nextcloud-1', $headers['x-tamebi-token-mcp-nextcloud']);
 		self::assertSame('jwt-client-mcp-mail-2', $headers['x-tamebi-token-mcp-mail']);
 		self::assertSame('jwt-client-nextcloud-3', $headers['x-tamebi-token-nextcloud']);
+		self::assertSame('pt_BR', $headers['x-tamebi-language'], "the user's core/lang setting");
 		// Nothing of the browser's rides along.
 		self::assertArrayNotHasKey('cookie', $headers);
 		self::assertArrayNotHasKey('requesttoken', $headers);

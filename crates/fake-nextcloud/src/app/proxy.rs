@@ -2,7 +2,8 @@
 //! forwarded to the orchestrator under the signed identity, streaming.
 //!
 //! The order is the contract's: session, CSRF, body (size, then a `uid`
-//! key), signature, tokens, forward. The body travels byte for byte, and the
+//! key), signature, tokens (and the user's display name, time zone and
+//! language), forward. The body travels byte for byte, and the
 //! answer is passed on chunk by chunk as it arrives (`Body::from_stream` over
 //! the upstream byte stream), never collected first: a buffered proxy turns a
 //! token stream into one late blob, the bug the PHP app must not have either.
@@ -52,7 +53,7 @@ pub(super) async fn forward(
     if sign::body_names_uid(&body) {
         return envelope(StatusCode::BAD_REQUEST, BODY_NAMES_UID, &request_id);
     }
-    let (orchestrator_url, secret, display_name, time_zone, app_password) = {
+    let (orchestrator_url, secret, display_name, time_zone, language, app_password) = {
         let world = shared.world();
         let user = world.user(&caller.uid).expect("a session's user exists");
         (
@@ -60,6 +61,7 @@ pub(super) async fn forward(
             world.app.settings.shared_secret.clone(),
             user.display_name.clone(),
             user.timezone.clone(),
+            user.language.clone(),
             world.app.app_passwords.get(&caller.uid).cloned(),
         )
     };
@@ -103,6 +105,11 @@ pub(super) async fn forward(
         );
     if let Some(time_zone) = &time_zone {
         upstream = upstream.header("x-tamebi-time-zone", time_zone);
+    }
+    // The user's language setting (`core`/`lang`; "en" unless the fixture
+    // says otherwise), as the PHP app sends it.
+    if HeaderValue::from_str(&language).is_ok() {
+        upstream = upstream.header("x-tamebi-language", &language);
     }
     for (audience, token) in &tokens {
         upstream = upstream.header(format!("x-tamebi-token-{audience}"), token);
