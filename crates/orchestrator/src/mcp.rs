@@ -132,22 +132,30 @@ impl Connection {
         result
             .contents
             .into_iter()
-            .find_map(|contents| match contents {
-                ResourceContents::TextResourceContents { uri: found, mime_type, text, meta }
-                    if found == uri =>
-                {
-                    Some(serde_json::json!({
-                        "type": "resource",
-                        "resource": {"uri": found, "mimeType": mime_type, "text": text, "_meta": meta},
-                    }))
-                }
-                _ => None,
-            })
+            .find_map(|contents| view_json(contents, uri))
             .ok_or_else(|| protocol(&server, "the view has no text contents"))
     }
 
     pub async fn close(self) {
         let _ = self.service.cancel().await;
+    }
+}
+
+/// A `resources/read` content as the page receives it (an embedded
+/// resource: `{"type": "resource", "resource": {uri, mimeType, text,
+/// _meta}}`), if it is the text of `uri`. Public so the view pins can be
+/// computed from a server's own contents the way they arrive.
+pub fn view_json(contents: ResourceContents, uri: &str) -> Option<serde_json::Value> {
+    match contents {
+        ResourceContents::TextResourceContents { uri: found, mime_type, text, meta }
+            if found == uri =>
+        {
+            Some(serde_json::json!({
+                "type": "resource",
+                "resource": {"uri": found, "mimeType": mime_type, "text": text, "_meta": meta},
+            }))
+        }
+        _ => None,
     }
 }
 

@@ -12,6 +12,7 @@
 //! waits for the user.
 
 pub mod memory;
+pub mod views;
 
 use crate::agent::{ToolKind, ToolResult, ToolSet, ToolSpec};
 use crate::flows::Flow;
@@ -57,8 +58,10 @@ pub struct TurnTools {
     routes: HashMap<String, Route>,
     /// MCP Apps: the `ui://` view a tool names (`_meta.ui.resourceUri`).
     views: HashMap<String, String>,
-    /// Views read this turn, by URI.
-    read_views: tokio::sync::Mutex<HashMap<String, Value>>,
+    /// Views read this turn, by URI; `None` for one the pins refused.
+    read_views: tokio::sync::Mutex<HashMap<String, Option<Value>>>,
+    /// The reviewed views that may reach the page.
+    view_pins: std::sync::Arc<views::ViewPins>,
     connections: Vec<Connection>,
     /// Per capability: what listing found, and the connection behind it.
     capabilities: Vec<(Capability, Option<usize>)>,
@@ -102,6 +105,7 @@ pub async fn assemble(
         routes: HashMap::new(),
         views: HashMap::new(),
         read_views: Default::default(),
+        view_pins: views::ViewPins::shipped(),
         connections: Vec::new(),
         memory,
         capabilities: Vec::new(),
@@ -282,9 +286,16 @@ impl TurnTools {
         }
     }
 
+    /// The same tools with another reviewed view list than the shipped one.
+    pub fn with_view_pins(mut self, pins: std::sync::Arc<views::ViewPins>) -> TurnTools {
+        self.view_pins = pins;
+        self
+    }
+
     /// Puts the tool's view beside its result for the page, in
-    /// `_meta.ui.resource` (never in what the model reads). A view that
-    /// cannot be read leaves the result as it is: the page shows the text.
+    /// `_meta.ui.resource` (never in what the model reads), if the view is
+    /// one of the reviewed pins ([`views`]). A view that cannot be read, or
+    /// is not pinned, leaves the result as it is: the page shows the text.
     async fn attach_view(&self, connection: &Connection, uri: &str, output: &mut Value) {
         let Value::Object(output) = output else {
             return;
@@ -294,8 +305,19 @@ impl TurnTools {
             Some(view) => view.clone(),
             None => match connection.read_view(uri).await {
                 Ok(view) => {
-                    read.insert(uri.to_string(), view.clone());
-                    view
+                    let admitted = match self.view_pins.admit(uri, &view["resource"]) {
+                        Ok(()) => Some(view),
+                        Err(fingerprint) => {
+                            tracing::warn!(
+                                %uri,
+                                %fingerprint,
+                                "an MCP Apps view is not in the reviewed pin list (unknown or changed); it is not attached"
+                            );
+                            None
+                        }
+                    };
+                    read.insert(uri.to_string(), admitted.clone());
+                    admitted
                 }
                 Err(error) => {
                     tracing::warn!(%uri, %error, "an MCP Apps view could not be read");
@@ -304,6 +326,9 @@ impl TurnTools {
             },
         };
         drop(read);
+        let Some(view) = view else {
+            return;
+        };
         let meta = output.entry("_meta").or_insert_with(|| serde_json::json!({}));
         if let Value::Object(meta) = meta {
             meta.insert("ui".into(), serde_json::json!({ "resource": view }));
