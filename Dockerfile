@@ -21,6 +21,7 @@ COPY crates/access-token/Cargo.toml crates/access-token/
 COPY crates/extract/Cargo.toml crates/extract/
 COPY crates/fake-model/Cargo.toml crates/fake-model/
 COPY crates/fake-nextcloud/Cargo.toml crates/fake-nextcloud/
+COPY crates/http-serve/Cargo.toml crates/http-serve/
 COPY crates/mcp-auth/Cargo.toml crates/mcp-auth/
 COPY crates/mcp-mail/Cargo.toml crates/mcp-mail/
 COPY crates/mcp-nextcloud/Cargo.toml crates/mcp-nextcloud/
@@ -29,6 +30,7 @@ COPY crates/orchestrator/Cargo.toml crates/orchestrator/
 COPY crates/scenario/Cargo.toml crates/scenario/
 COPY crates/sqlite-db/Cargo.toml crates/sqlite-db/
 COPY crates/system/Cargo.toml crates/system/
+COPY crates/tool-failure/Cargo.toml crates/tool-failure/
 COPY crates/xml-tree/Cargo.toml crates/xml-tree/
 RUN for crate in crates/*/; do mkdir -p "$crate/src" && : > "$crate/src/lib.rs"; done \
     && rm crates/system/src/lib.rs \
