@@ -66,8 +66,14 @@ fn is_raw_text(mime: &str) -> bool {
 /// Why a file has no text.
 #[derive(Debug)]
 pub enum TextError {
-    /// Nextcloud refused or failed the download.
+    /// The download did not get an answer (Nextcloud unreachable, timed
+    /// out), or one that is not about this file (401: the caller's sign-in;
+    /// 429: too many requests).
     Download(ToolFailure),
+    /// Nextcloud answered this file's download with another error status
+    /// (403, 404, 423 locked, 503 storage not available, …): the file's own
+    /// trouble, which the index counts like a damaged document.
+    DownloadRefused(ToolFailure),
     Extract(ExtractError),
     Convert(ConvertError),
     /// Raw text that is not UTF-8: its bytes cannot be offsets into text.
@@ -81,6 +87,7 @@ impl TextError {
     pub fn kind(&self) -> &'static str {
         match self {
             TextError::Download(_) => "download",
+            TextError::DownloadRefused(_) => "download_refused",
             TextError::Extract(ExtractError::Unsupported) => "unsupported",
             TextError::Extract(ExtractError::Malformed(_)) => "malformed",
             TextError::Extract(ExtractError::NeedsOcr) => "needs_ocr",
@@ -107,7 +114,13 @@ pub async fn text(
     let url = nextcloud.files_url(path);
     let answer = nextcloud.send(Method::GET, &url, &[], None).await.map_err(TextError::Download)?;
     if answer.status != StatusCode::OK {
-        return Err(TextError::Download(status_failure(answer.status, Subject::Path(path))));
+        let failure = status_failure(answer.status, Subject::Path(path));
+        return Err(match answer.status {
+            StatusCode::UNAUTHORIZED | StatusCode::TOO_MANY_REQUESTS => {
+                TextError::Download(failure)
+            }
+            _ => TextError::DownloadRefused(failure),
+        });
     }
     match route {
         Route::Extract(kind) => {

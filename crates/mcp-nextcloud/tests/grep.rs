@@ -235,6 +235,79 @@ async fn a_file_written_now_is_read_in_the_next_pass_despite_a_backlog() {
     stack.mcp.shutdown().await;
 }
 
+/// Files Nextcloud keeps refusing to hand over (locked, on an offline
+/// external storage) once stayed uncounted at the head of the queue: every
+/// pass downloaded them again and no pass reached the rest. Now each
+/// refusal counts, the rows wait behind untried ones, and the third gives up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_nextcloud_refuses_to_hand_over_give_up_and_starve_nothing() {
+    let stack = start_configured(second_token(), None, |config| {
+        config.index.limits.pass_documents = 5;
+    })
+    .await;
+    {
+        let mut world = stack.fake.shared.world();
+        for number in 0..5 {
+            world.storage.seed_file(
+                "carol",
+                &format!("Locked/locked-{number}.md"),
+                format!(
+                    "# Locked {number}
+
+Une note verrouillée.
+"
+                )
+                .into_bytes(),
+                None,
+                1_700_000_000 + number,
+            );
+        }
+        for number in 0..10 {
+            world.storage.seed_file(
+                "carol",
+                &format!("Notes/note-{number}.md"),
+                format!(
+                    "# Note {number}
+
+Une note lisible numéro {number}.
+"
+                )
+                .into_bytes(),
+                None,
+                1_600_000_000 + number,
+            );
+        }
+        world.faults.routes.push(fake_nextcloud::faults::RouteFault {
+            prefix: "/remote.php/dav/files/carol/Locked/".into(),
+            method: Some("GET".into()),
+            status: Some(423),
+            ..Default::default()
+        });
+    }
+    let pass = || async {
+        grep(&stack, "carol", json!({"query": "note"})).await;
+        stack.mcp.index().idle().await;
+        stack.mcp.index().store().run_blocking(|c| store::status(c)).unwrap()
+    };
+    let locked = fileid(&stack, "carol", "Locked/locked-4.md");
+    let first = pass().await;
+    assert_eq!((first.read, first.retrying), (0, 5), "{first:?}");
+    let row = doc(&stack, locked).unwrap();
+    assert_eq!(
+        (row.attempts, row.dirty, row.last_error.as_deref()),
+        (1, true, Some("download_refused")),
+        "{row:?}"
+    );
+    assert_eq!(pass().await.read, 5, "the readable notes come before any retry");
+    assert_eq!(pass().await.read, 10);
+    assert_eq!(doc(&stack, locked).unwrap().attempts, 1, "not retried while untried rows wait");
+    pass().await;
+    let last = pass().await;
+    assert_eq!((last.read, last.failed, last.pending), (10, 5, 0), "{last:?}");
+    assert_eq!(doc(&stack, locked).unwrap().status, "failed");
+    stack.mcp.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
     let stack = start_configured(second_token(), None, |config| {

@@ -11,10 +11,17 @@
 //!
 //! A failure is not a verdict. Only the document's own faults count as an
 //! attempt (the third gives up); a scan is parked as `needs_ocr` at once; a
-//! download that failed or a converter that refused (a missing JWT secret
-//! fails exactly like an unreadable file) leaves the row dirty and
-//! uncounted, so fixing the configuration brings every row back — the
-//! seeds' bug, where a missing secret parked the whole corpus for good.
+//! download that got no answer (or a 401/429, which are about the caller,
+//! not the file) or a converter that refused (a missing JWT secret fails
+//! exactly like an unreadable file) leaves the row dirty and uncounted, so
+//! fixing the configuration brings every row back — the seeds' bug, where
+//! a missing secret parked the whole corpus for good. A download Nextcloud
+//! refused for this file (423 locked, 503 for an offline external storage,
+//! 403, 404) is the file's own fault and counts: uncounted, a handful of
+//! such files stayed untried-newest at the head of the queue, took every
+//! pass and starved the rest — the seeds' "failed rows behind untried" bug
+//! by another route. The permission check that chose the file succeeded a
+//! moment before, so Nextcloud as a whole was answering.
 
 use super::store::{self, Failure, NewPassage, SeenFile};
 use super::{Index, Limits};
@@ -240,6 +247,7 @@ async fn read_one(index: &Index, nextcloud: &Nextcloud, row: &store::Queued, fil
             let verdict = match &error {
                 TextError::Extract(extract::ExtractError::NeedsOcr) => Some(Failure::NeedsOcr),
                 TextError::Download(_) | TextError::Extract(extract::ExtractError::Busy) => None,
+                TextError::DownloadRefused(_) => Some(Failure::Attempt),
                 TextError::Convert(convert) if convert.is_configuration_fault() => {
                     index.converter_faulted();
                     None

@@ -163,7 +163,7 @@ async fn read_document(
 fn text_failure(path: &str, error: TextError) -> ToolFailure {
     use extract::ExtractError;
     let message = match error {
-        TextError::Download(failure) => return failure,
+        TextError::Download(failure) | TextError::DownloadRefused(failure) => return failure,
         TextError::Extract(ExtractError::NeedsOcr) => format!(
             "\"{path}\" is a scan without a text layer, so its text cannot be read. Tell the user; do not guess its content."
         ),
