@@ -1,7 +1,10 @@
 //! The invariants that the crate graph makes structural (ARCHITECTURE.md).
 //!
 //! 1. The orchestrator holds the model key, so it must not depend, directly
-//!    or transitively, on any crate that can talk to Nextcloud.
+//!    or transitively, on any crate that can talk to Nextcloud. Our own
+//!    crates it may reach are an allow-list: a new workspace crate is
+//!    refused until someone has checked it holds no Nextcloud client and
+//!    added it here, rather than allowed until someone remembers to deny it.
 //! 2. The fakes never depend on the services they stand in front of.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -11,12 +14,37 @@ use std::process::Command;
 const TALKS_TO_NEXTCLOUD: &[&str] =
     &["mcp-nextcloud", "mcp-mail", "fake-nextcloud", "nextcloud-contract"];
 
+/// The workspace crates the orchestrator may reach, directly or not; each
+/// checked to hold no Nextcloud client: one SQLite file (`sqlite-db`), the
+/// failure-kind vocabulary (`tool-failure`, no I/O), bounded listeners
+/// (`http-serve`, server side only).
+const ORCHESTRATOR_MAY_REACH: &[&str] = &["sqlite-db", "tool-failure", "http-serve"];
+
 /// Crates that are fakes, and the service crates they must not know.
 const FAKES: &[&str] = &["fake-nextcloud", "fake-model"];
 const SERVICES: &[&str] = &["orchestrator", "mcp-nextcloud", "mcp-mail"];
 
+/// The crate graph: normal (non-dev) dependencies by package name, and
+/// which packages are this workspace's own.
+struct Graph {
+    edges: BTreeMap<String, BTreeSet<String>>,
+    members: BTreeSet<String>,
+}
+
+/// The workspace crates `root` reaches that `allowed` does not name.
+fn beyond_allow_list(graph: &Graph, root: &str, allowed: &[&str]) -> BTreeSet<String> {
+    transitive(&graph.edges, root)
+        .into_iter()
+        .filter(|name| graph.members.contains(name) && !allowed.contains(&name.as_str()))
+        .collect()
+}
+
 /// name → normal (non-dev) dependencies, for every package in the workspace's graph.
 fn dependency_graph() -> BTreeMap<String, BTreeSet<String>> {
+    graph().edges
+}
+
+fn graph() -> Graph {
     // Only this platform's graph: other platforms' dependencies need not be
     // downloaded, and the invariants are the same everywhere.
     let rustc = Command::new("rustc").arg("-vV").output().expect("rustc runs");
@@ -56,7 +84,13 @@ fn dependency_graph() -> BTreeMap<String, BTreeSet<String>> {
             .collect();
         graph.insert(name, dependencies);
     }
-    graph
+    let members = metadata["workspace_members"]
+        .as_array()
+        .expect("workspace members")
+        .iter()
+        .map(|id| names[id.as_str().unwrap()].to_string())
+        .collect();
+    Graph { edges: graph, members }
 }
 
 fn transitive(graph: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<String> {
@@ -80,6 +114,40 @@ fn orchestrator_cannot_reach_nextcloud() {
     for forbidden in TALKS_TO_NEXTCLOUD {
         assert!(!reachable.contains(*forbidden), "orchestrator depends on {forbidden}");
     }
+}
+
+#[test]
+fn the_orchestrator_reaches_only_allowed_workspace_crates() {
+    let graph = graph();
+    let beyond = beyond_allow_list(&graph, "orchestrator", ORCHESTRATOR_MAY_REACH);
+    assert!(
+        beyond.is_empty(),
+        "the orchestrator now reaches workspace crates that are not on its allow-list: {beyond:?}. \
+         If such a crate holds no Nextcloud client (no DAV/OCS/HTTP client to Nextcloud, no \
+         Nextcloud credential), add it to ORCHESTRATOR_MAY_REACH with why; otherwise the \
+         orchestrator must not depend on it"
+    );
+    // The list itself names no crate that talks to Nextcloud.
+    for allowed in ORCHESTRATOR_MAY_REACH {
+        assert!(!TALKS_TO_NEXTCLOUD.contains(allowed), "{allowed}");
+    }
+}
+
+#[test]
+fn a_new_crate_that_talks_to_nextcloud_fails_the_allow_list() {
+    // The graph of today plus one new workspace crate the deny-list has never
+    // heard of, reached through an allowed one: the allow-list refuses it.
+    let mut graph = graph();
+    graph.members.insert("nextcloud-client".into());
+    graph.edges.insert("nextcloud-client".into(), BTreeSet::from(["reqwest".to_string()]));
+    graph.edges.entry("sqlite-db".into()).or_default().insert("nextcloud-client".into());
+    let beyond = beyond_allow_list(&graph, "orchestrator", ORCHESTRATOR_MAY_REACH);
+    assert_eq!(beyond, BTreeSet::from(["nextcloud-client".to_string()]));
+    // The deny-list alone would have let it through.
+    let reachable = transitive(&graph.edges, "orchestrator");
+    assert!(TALKS_TO_NEXTCLOUD.iter().all(|name| !reachable.contains(*name)));
+    // And an external crate is not a workspace crate: it is not refused here.
+    assert!(!beyond.contains("reqwest"));
 }
 
 #[test]
