@@ -170,6 +170,9 @@ async fn what_one_user_indexed_another_never_sees() {
         .collect();
     assert_eq!(paths, ["Notes/standup.md"], "{found}");
     assert!(!text(&found).contains("journal"), "{}", text(&found));
+    // Recorded as the fallback's answer, behind a permission boundary.
+    let row = last_query(&stack);
+    assert_eq!((row.fallback_after, row.returned), (Some(1), 1), "{row:?}");
     let found = grep(&stack, "bob", json!({"query": "personal nobody"})).await;
     assert_eq!(found["structuredContent"]["passages"], json!([]), "{found}");
     assert_eq!(found["structuredContent"]["matched"], "all", "{found}");

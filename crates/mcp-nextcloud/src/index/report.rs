@@ -1,9 +1,16 @@
 //! `tamebi index report`: the `queries` table, classified, so the trigger
 //! for adding embeddings is a number rather than an argument.
 //!
+//! Each search is classified by its all-words query, even when the
+//! any-word fallback then answered (`queries.matched = 'any'`; the row
+//! keeps the all-words query's candidates):
+//!
 //! - candidates = 0: a hole in the index (nothing read says it — or the
 //!   words are not the document's words);
 //! - candidates > 0, survivors = 0: a permission boundary doing its job;
+//! - answered by the fallback: counted apart as well — some of the words
+//!   are not the document's, the first sign of vocabulary mismatch. Before
+//!   the column existed such a search read as answered, undercounting both;
 //! - runs of rephrasings: [`RUN_LENGTH_MIN`] or more queries in quick
 //!   succession (each within [`RUN_GAP_SECONDS`] of the previous) that all
 //!   had candidates — the model kept rephrasing past what each search gave
@@ -30,8 +37,11 @@ pub struct Report {
     pub holes: usize,
     /// Candidates, none readable by the searcher.
     pub boundaries: usize,
-    /// Queries that returned passages.
+    /// Queries whose all-words query returned passages.
     pub answered: usize,
+    /// Holes and boundaries of the all-words query that the any-word
+    /// fallback answered with passages having some of the words.
+    pub answered_by_some_words: usize,
     /// Runs of rephrasings, each as its queries' text.
     pub rephrasing_runs: Vec<Vec<String>>,
     /// Queries inside those runs.
@@ -44,14 +54,19 @@ pub fn classify(rows: &[QueryRow]) -> Report {
     let mut report = Report { queries: rows.len(), ..Report::default() };
     let mut holes: std::collections::BTreeMap<String, usize> = Default::default();
     for row in rows {
-        match (row.candidates, row.survivors, row.returned) {
-            (0, _, _) => {
+        let fallback = row.fallback_after.is_some();
+        match (row.all_words_candidates(), fallback, row.survivors, row.returned) {
+            (0, _, _, _) => {
                 report.holes += 1;
                 *holes.entry(row.query.to_lowercase()).or_default() += 1;
             }
-            (_, 0, _) => report.boundaries += 1,
-            (_, _, returned) if returned > 0 => report.answered += 1,
+            // The fallback runs only when no all-words passage was readable.
+            (_, true, _, _) | (_, false, 0, _) => report.boundaries += 1,
+            (_, false, _, returned) if returned > 0 => report.answered += 1,
             _ => {}
+        }
+        if fallback && row.returned > 0 {
+            report.answered_by_some_words += 1;
         }
     }
     let mut run: Vec<&QueryRow> = Vec::new();
@@ -90,6 +105,11 @@ pub fn render(report: &Report) -> String {
         format!("{} searches", report.queries),
         format!("  answered            {:>6}  {:5.1} %", report.answered, share(report.answered)),
         format!(
+            "  by some words only  {:>6}  {:5.1} %  (no readable passage has them all; the any-word fallback answered — counted in the holes or boundaries below too)",
+            report.answered_by_some_words,
+            share(report.answered_by_some_words)
+        ),
+        format!(
             "  hole in the index   {:>6}  {:5.1} %  (no candidate at all)",
             report.holes,
             share(report.holes)
@@ -125,7 +145,45 @@ mod tests {
     use super::*;
 
     fn row(at: i64, query: &str, candidates: u64, survivors: u64, returned: u64) -> QueryRow {
-        QueryRow { at, query: query.into(), candidates, survivors, returned }
+        QueryRow { at, query: query.into(), candidates, survivors, returned, fallback_after: None }
+    }
+
+    /// A search the any-word fallback answered, after the all-words query
+    /// had `all_words` candidate files.
+    fn fallback(at: i64, query: &str, all_words: u64, candidates: u64, returned: u64) -> QueryRow {
+        QueryRow {
+            at,
+            query: query.into(),
+            candidates,
+            survivors: u64::from(returned > 0),
+            returned,
+            fallback_after: Some(all_words),
+        }
+    }
+
+    /// The fallback once recorded its own candidates as the search's, so a
+    /// phrase no passage holds read as answered.
+    #[test]
+    fn a_fallback_answer_counts_the_hole_or_boundary_behind_it() {
+        let rows = [
+            fallback(0, "congés payés RTT", 0, 4, 2),
+            fallback(1000, "salaire direction 2026", 3, 6, 1),
+            fallback(2000, "nobody qqqqzz", 0, 1, 0),
+            row(3000, "budget", 3, 2, 4),
+        ];
+        let report = classify(&rows);
+        assert_eq!(report.queries, 4);
+        assert_eq!(report.holes, 2, "{report:?}");
+        assert_eq!(report.boundaries, 1, "{report:?}");
+        assert_eq!(report.answered, 1, "{report:?}");
+        assert_eq!(report.answered_by_some_words, 2, "{report:?}");
+        assert_eq!(
+            report.top_holes,
+            vec![("congés payés rtt".to_string(), 1), ("nobody qqqqzz".to_string(), 1)]
+        );
+        let text = render(&report);
+        assert!(text.contains("by some words only       2"), "{text}");
+        assert!(text.contains("hole in the index        2"), "{text}");
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! 5. Only when no passage with all the words survives does the same run
 //!    for any of the words (`matched: any`).
 //! 6. What happened is recorded in `queries`: candidates, survivors,
-//!    returned.
+//!    returned, and whether the fallback answered (with the all-words
+//!    query's candidates, so the report still sees that hole).
 //!
 //! The passages of files the user cannot read are never fetched: their
 //! text, headings and snippets stay in the database. Nor may they decide
@@ -101,14 +102,16 @@ pub async fn search(
     // documents the caller cannot open, and whether two words meet in one
     // of those is exactly what the caller must not learn.
     let mut phase = check(index, nextcloud, request, all).await?;
-    let mut fallback = false;
+    // The all-words query's candidate files, when the fallback runs.
+    let mut fallback_after = None;
     if phase.chosen.is_empty()
         && phase.failure.is_none()
         && let Some(any) = any
     {
+        fallback_after = Some(phase.files);
         phase = check(index, nextcloud, request, any).await?;
-        fallback = true;
     }
+    let fallback = fallback_after.is_some();
     let Phase { fts, files, survivors, chosen, failure: check_failure } = phase;
     let rowids: Vec<i64> = chosen.iter().map(|(rowid, _)| *rowid).collect();
     let seen: Vec<store::SeenFile> = survivors.iter().map(super::fill::seen_file).collect();
@@ -118,7 +121,12 @@ pub async fn search(
         (None, Some(heading)) => format!("[heading: {heading}]"),
         (None, None) => String::new(),
     };
-    let counts = (files, survivors.len(), rowids.len());
+    let recorded = store::Search {
+        candidates: files,
+        survivors: survivors.len(),
+        returned: rowids.len(),
+        fallback_after,
+    };
     let now = super::now();
     let hits: Vec<Hit> = index
         .store()
@@ -129,7 +137,7 @@ pub async fn search(
             for file in &seen {
                 store::record_seen(&transaction, file, now)?;
             }
-            store::record_query(&transaction, now, &query_text, counts.0, counts.1, counts.2)?;
+            store::record_search(&transaction, now, &query_text, &recorded)?;
             transaction.commit()?;
             Ok(hits)
         })
@@ -159,8 +167,8 @@ pub async fn search(
     let matched_all = !fallback || passages.is_empty();
     Ok(Outcome {
         passages,
-        candidates: counts.0,
-        survivors: counts.1,
+        candidates: recorded.candidates,
+        survivors: recorded.survivors,
         matched_all,
         readiness: index.readiness(&nextcloud.uid),
     })

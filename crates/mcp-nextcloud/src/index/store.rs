@@ -8,9 +8,10 @@
 //!   passage's byte range in the text `files_read` serves. A passage's rowid
 //!   is `fileid << 20 | n`, so a file's passages are one rowid range and
 //!   replacing them needs no scan.
-//! - `queries`: what each search found — candidates, survivors, returned —
-//!   the instrument that says whether a miss was a hole in the index, a
-//!   permission boundary, or vocabulary.
+//! - `queries`: what each search found — candidates, survivors, returned,
+//!   and whether the any-word fallback answered — the instrument that says
+//!   whether a miss was a hole in the index, a permission boundary, or
+//!   vocabulary.
 //!
 //! Every function here is synchronous and takes a connection; [`Store`]
 //! (a `sqlite-db` database) runs them on a blocking thread so no connection
@@ -30,7 +31,8 @@ pub const ATTEMPTS_MAX: i64 = 3;
 
 /// The schema, one migration per entry; entry `n` moves `user_version`
 /// from `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE docs (
     fileid     INTEGER PRIMARY KEY,
     path       TEXT NOT NULL,
@@ -63,7 +65,17 @@ CREATE TABLE queries (
     returned   INTEGER NOT NULL
 );
 CREATE INDEX queries_at ON queries (at);
-"#];
+"#,
+    // Which query a search's numbers belong to: the all-words query, or the
+    // any-word fallback that ran because no passage with all the words was
+    // readable — and then how many candidate files the all-words query had,
+    // so `tamebi index report` still sees the hole or the boundary behind a
+    // fallback's answer.
+    r#"
+ALTER TABLE queries ADD COLUMN matched TEXT NOT NULL DEFAULT 'all';
+ALTER TABLE queries ADD COLUMN all_candidates INTEGER;
+"#,
+];
 
 pub use sqlite_db::DbError as StoreError;
 
@@ -428,7 +440,8 @@ pub fn hits(
 /// How long `queries` rows are kept: long enough for a monthly report.
 pub const QUERIES_KEPT_SECONDS: i64 = 90 * 24 * 3600;
 
-/// Records one search, and forgets those older than [`QUERIES_KEPT_SECONDS`].
+/// Records one search answered by the all-words query, and forgets those
+/// older than [`QUERIES_KEPT_SECONDS`].
 pub fn record_query(
     connection: &Connection,
     at: i64,
@@ -437,9 +450,42 @@ pub fn record_query(
     survivors: usize,
     returned: usize,
 ) -> Result<(), StoreError> {
+    let search = Search { candidates, survivors, returned, fallback_after: None };
+    record_search(connection, at, query, &search)
+}
+
+/// What one search found, for `queries`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Search {
+    /// Candidate files, survivors and passages returned, of the query that
+    /// answered.
+    pub candidates: usize,
+    pub survivors: usize,
+    pub returned: usize,
+    /// `Some(n)`: the any-word fallback answered, after the all-words query
+    /// had `n` candidate files and none readable.
+    pub fallback_after: Option<usize>,
+}
+
+/// Records one search, and forgets those older than [`QUERIES_KEPT_SECONDS`].
+pub fn record_search(
+    connection: &Connection,
+    at: i64,
+    query: &str,
+    search: &Search,
+) -> Result<(), StoreError> {
     connection.execute(
-        "INSERT INTO queries (at, query, candidates, survivors, returned) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![at, query, candidates as i64, survivors as i64, returned as i64],
+        "INSERT INTO queries (at, query, candidates, survivors, returned, matched, all_candidates)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            at,
+            query,
+            search.candidates as i64,
+            search.survivors as i64,
+            search.returned as i64,
+            if search.fallback_after.is_some() { "any" } else { "all" },
+            search.fallback_after.map(|count| count as i64)
+        ],
     )?;
     connection.execute("DELETE FROM queries WHERE at < ?1", [at - QUERIES_KEPT_SECONDS])?;
     Ok(())
@@ -505,24 +551,42 @@ pub fn status(connection: &Connection) -> Result<Status, StoreError> {
 pub struct QueryRow {
     pub at: i64,
     pub query: String,
+    /// Of the query that answered (the fallback's, when it ran).
     pub candidates: u64,
     pub survivors: u64,
     pub returned: u64,
+    /// `Some(n)`: the any-word fallback answered, after the all-words query
+    /// had `n` candidate files, none readable. Rows recorded before the
+    /// column existed read `None`.
+    pub fallback_after: Option<u64>,
+}
+
+impl QueryRow {
+    /// Candidate files of the all-words query.
+    pub fn all_words_candidates(&self) -> u64 {
+        self.fallback_after.unwrap_or(self.candidates)
+    }
 }
 
 /// The `queries` rows at or after `since`, oldest first.
 pub fn queries(connection: &Connection, since: i64) -> Result<Vec<QueryRow>, StoreError> {
     let mut statement = connection.prepare(
-        "SELECT at, query, candidates, survivors, returned FROM queries WHERE at >= ?1
-         ORDER BY at, rowid",
+        "SELECT at, query, candidates, survivors, returned, matched, all_candidates FROM queries
+         WHERE at >= ?1 ORDER BY at, rowid",
     )?;
     let rows = statement.query_map([since], |row| {
+        let matched: String = row.get(5)?;
+        let all_candidates: Option<i64> = row.get(6)?;
         Ok(QueryRow {
             at: row.get(0)?,
             query: row.get(1)?,
             candidates: row.get::<_, i64>(2)? as u64,
             survivors: row.get::<_, i64>(3)? as u64,
             returned: row.get::<_, i64>(4)? as u64,
+            fallback_after: match matched.as_str() {
+                "any" => Some(all_candidates.unwrap_or(0) as u64),
+                _ => None,
+            },
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -210,3 +210,46 @@ fn reopening_a_database_keeps_it_and_a_newer_schema_is_refused() {
     assert!(matches!(Store::open(Some(&path)), Err(StoreError::TooNew { found: 99, .. })));
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// Migration 2 records which query answered: an index.db written before it
+/// keeps its searches (all-words answers), and a fallback's row keeps the
+/// all-words query's candidates.
+#[test]
+fn the_fallback_is_recorded_and_older_searches_read_as_all_words() {
+    let directory = std::env::temp_dir().join(format!("tamebi-store-v1-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap();
+    let path = directory.join("index.db");
+    let old = Database::open(Some(&path), &MIGRATIONS[..1]).unwrap();
+    old.run_blocking(|connection| {
+        connection.execute(
+            "INSERT INTO queries (at, query, candidates, survivors, returned)
+             VALUES (10, 'budget', 3, 2, 4)",
+            [],
+        )?;
+        Ok(())
+    })
+    .unwrap();
+    drop(old);
+
+    let store = Store::open(Some(&path)).unwrap();
+    let rows = store
+        .run_blocking(|connection| {
+            let search =
+                Search { candidates: 4, survivors: 1, returned: 2, fallback_after: Some(0) };
+            record_search(connection, 20, "congés payés RTT", &search)?;
+            record_query(connection, 30, "budget", 3, 2, 4)?;
+            queries(connection, 0)
+        })
+        .unwrap();
+    let answered: Vec<(&str, Option<u64>, u64)> = rows
+        .iter()
+        .map(|row| (row.query.as_str(), row.fallback_after, row.all_words_candidates()))
+        .collect();
+    assert_eq!(
+        answered,
+        [("budget", None, 3), ("congés payés RTT", Some(0), 0), ("budget", None, 3)]
+    );
+    drop(store);
+    let _ = std::fs::remove_dir_all(&directory);
+}
