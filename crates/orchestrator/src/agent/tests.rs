@@ -280,17 +280,232 @@ async fn a_cut_answer_keeps_what_was_said_and_runs_nothing() {
 }
 
 /// The loop gets its collaborators as values: it may not reach for the MCP
-/// transport, the stores or the prompt files itself.
+/// transport, the stores or the prompt files itself. The sources are parsed
+/// as Rust (syn), so a grouped or nested `use`, a `super::super::` path, a
+/// glob or renamed crate root, a path written inline and a path inside a
+/// macro's tokens all count, not only lines that spell the name out.
 #[test]
 fn the_agent_imports_no_transport_storage_or_prompt() {
-    let sources = [include_str!("../agent.rs"), include_str!("step.rs")];
-    for source in sources {
-        for line in source.lines().filter(|line| !line.trim_start().starts_with("//")) {
-            for forbidden in
-                ["crate::mcp", "crate::store", "crate::prompt", "rmcp", "rusqlite", "include_str"]
-            {
-                assert!(!line.contains(forbidden), "the agent uses {forbidden}: {line}");
+    let sources = [
+        (&["agent"][..], include_str!("../agent.rs")),
+        (&["agent", "step"][..], include_str!("step.rs")),
+    ];
+    for (module, source) in sources {
+        let found = imports::forbidden_in(module, source);
+        assert!(found.is_empty(), "crate::{} uses {found:?}", module.join("::"));
+    }
+}
+
+#[test]
+fn the_import_check_sees_through_grouping_nesting_and_macros() {
+    let step = &["agent", "step"][..];
+    let caught = |source: &str| imports::forbidden_in(step, source);
+    for (source, expected) in [
+        ("use crate::{mcp, store};", vec!["crate::mcp", "crate::store"]),
+        (
+            "use crate::{model::Message, store::{audit, chat}};",
+            vec!["crate::store::audit", "crate::store::chat"],
+        ),
+        ("use super::super::prompt::IDENTITY;", vec!["crate::prompt::IDENTITY"]),
+        ("use self::super::super::mcp as transport;", vec!["crate::mcp"]),
+        ("use crate::*;", vec!["crate::*"]),
+        ("use crate as root;", vec!["crate as root"]),
+        ("fn f() { let _ = crate::store::now_ms(); }", vec!["crate::store::now_ms"]),
+        ("fn f(_: ::rmcp::model::Tool) {}", vec!["rmcp::model::Tool"]),
+        ("fn f(_: &rusqlite::Connection) {}", vec!["rusqlite::Connection"]),
+        ("const P: &str = include_str!(\"../../prompts/identity.md\");", vec!["include_str!"]),
+        (
+            "fn f() { tokio::spawn(async { crate::mcp::connect().await }); }",
+            vec!["crate::mcp::connect"],
+        ),
+        (
+            "fn f() { tracing::info!(\"{}\", crate :: store :: now_ms()); }",
+            vec!["crate::store (in a macro)"],
+        ),
+        ("#[path = \"../mcp.rs\"] mod transport;", vec!["#[path] mod transport"]),
+    ] {
+        let found = caught(source);
+        for wanted in &expected {
+            assert!(
+                found.iter().any(|f| f.starts_with(wanted)),
+                "{source}: {found:?} lacks {wanted}"
+            );
+        }
+    }
+    // What the agent may use passes: its own module, the model types, libraries.
+    let clean = "use super::{Agent, ToolSpec};\nuse crate::model::{Message, ToolCall};\n\
+                 use futures_util::StreamExt as _;\nfn f() { let _ = crate::model::Message::User { text: String::new() }; \
+                 tracing::info!(\"store\"); }";
+    assert_eq!(caught(clean), Vec::<String>::new());
+}
+
+/// The agent's import rule, over parsed source.
+mod imports {
+    use syn::visit::Visit;
+
+    /// Modules of this crate the loop may not use: the transport, the stores,
+    /// the prompt files, and what is built on them.
+    const FORBIDDEN_MODULES: &[&str] =
+        &["mcp", "store", "prompt", "tools", "server", "service", "turn", "identity"];
+    /// Crates the loop may not use.
+    const FORBIDDEN_CRATES: &[&str] = &["rmcp", "rusqlite", "sqlite_db", "reqwest"];
+    /// Macros that read files at compile time.
+    const FORBIDDEN_MACROS: &[&str] = &["include_str", "include_bytes", "include"];
+
+    /// Every forbidden use in `source`, the file of module `crate::<module>`.
+    pub fn forbidden_in(module: &[&str], source: &str) -> Vec<String> {
+        let file = syn::parse_file(source).expect("the agent's source parses");
+        let mut check = Check { module, found: Vec::new() };
+        check.visit_file(&file);
+        check.found
+    }
+
+    struct Check<'a> {
+        module: &'a [&'a str],
+        found: Vec<String>,
+    }
+
+    impl Check<'_> {
+        /// `segments` as an absolute path: `crate::…`, or an external crate.
+        fn absolute(&self, segments: &[String]) -> Vec<String> {
+            let mut resolved: Vec<String> = Vec::new();
+            let mut rest = segments;
+            match segments.first().map(String::as_str) {
+                Some("crate") => {
+                    resolved.push("crate".into());
+                    rest = &segments[1..];
+                }
+                Some("self" | "super") => {
+                    let mut depth = self.module.len();
+                    while let Some(first) = rest.first().map(String::as_str) {
+                        match first {
+                            "self" => {}
+                            "super" => depth = depth.saturating_sub(1),
+                            _ => break,
+                        }
+                        rest = &rest[1..];
+                    }
+                    resolved.push("crate".into());
+                    resolved.extend(self.module[..depth].iter().map(|s| s.to_string()));
+                }
+                _ => {}
             }
+            resolved.extend(rest.iter().cloned());
+            resolved
+        }
+
+        fn check_path(&mut self, segments: &[String], shown: Option<String>) {
+            let path = self.absolute(segments);
+            let bad = match path.as_slice() {
+                [root, module, ..] if root == "crate" => {
+                    FORBIDDEN_MODULES.contains(&module.as_str())
+                }
+                [first, ..] => FORBIDDEN_CRATES.contains(&first.as_str()),
+                [] => false,
+            };
+            if bad {
+                self.found.push(shown.unwrap_or_else(|| path.join("::")));
+            }
+        }
+
+        fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+            match tree {
+                syn::UseTree::Path(path) => {
+                    prefix.push(path.ident.to_string());
+                    self.use_tree(prefix, &path.tree);
+                    prefix.pop();
+                }
+                syn::UseTree::Name(name) => {
+                    prefix.push(name.ident.to_string());
+                    self.use_leaf(prefix, None);
+                    prefix.pop();
+                }
+                syn::UseTree::Rename(rename) => {
+                    prefix.push(rename.ident.to_string());
+                    self.use_leaf(prefix, Some(rename.rename.to_string()));
+                    prefix.pop();
+                }
+                syn::UseTree::Glob(_) => {
+                    prefix.push("*".into());
+                    self.use_leaf(prefix, None);
+                    prefix.pop();
+                }
+                syn::UseTree::Group(group) => {
+                    for tree in &group.items {
+                        self.use_tree(prefix, tree);
+                    }
+                }
+            }
+        }
+
+        fn use_leaf(&mut self, segments: &[String], rename: Option<String>) {
+            let path = self.absolute(segments);
+            // The crate root itself, renamed or globbed, reaches everything.
+            let root_opened = path.first().map(String::as_str) == Some("crate")
+                && (path.len() == 1 || (path.len() == 2 && path[1] == "*"));
+            if root_opened {
+                let shown = match rename {
+                    Some(rename) => format!("crate as {rename}"),
+                    None => path.join("::"),
+                };
+                self.found.push(shown);
+                return;
+            }
+            self.check_path(segments, None);
+        }
+    }
+
+    impl<'ast> Visit<'ast> for Check<'_> {
+        fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+            self.use_tree(&mut Vec::new(), &item.tree);
+        }
+
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            let segments: Vec<String> =
+                path.segments.iter().map(|segment| segment.ident.to_string()).collect();
+            if segments.len() > 1 || path.leading_colon.is_some() {
+                self.check_path(&segments, None);
+            }
+            syn::visit::visit_path(self, path);
+        }
+
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            if let Some(last) = mac.path.segments.last()
+                && FORBIDDEN_MACROS.contains(&last.ident.to_string().as_str())
+            {
+                self.found.push(format!("{}!", last.ident));
+            }
+            // Macro bodies are tokens, not syntax: look for `crate::<module>`,
+            // `super::…` and forbidden crates among them.
+            let tokens: String =
+                mac.tokens.to_string().chars().filter(|c| !c.is_whitespace()).collect();
+            for module in FORBIDDEN_MODULES {
+                if tokens.contains(&format!("crate::{module}::"))
+                    || tokens.contains(&format!("crate::{module})"))
+                {
+                    self.found.push(format!("crate::{module} (in a macro)"));
+                }
+            }
+            for name in FORBIDDEN_CRATES {
+                if tokens.contains(&format!("{name}::")) {
+                    self.found.push(format!("{name} (in a macro)"));
+                }
+            }
+            if tokens.contains("super::super::") {
+                self.found.push("super::super (in a macro)".into());
+            }
+            syn::visit::visit_macro(self, mac);
+        }
+
+        fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+            if item.attrs.iter().any(|attr| attr.path().is_ident("path")) {
+                self.found.push(format!("#[path] mod {}", item.ident));
+            }
+            syn::visit::visit_item_mod(self, item);
+        }
+
+        fn visit_item_extern_crate(&mut self, item: &'ast syn::ItemExternCrate) {
+            self.check_path(&[item.ident.to_string()], None);
         }
     }
 }
