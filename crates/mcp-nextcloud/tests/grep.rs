@@ -543,7 +543,11 @@ async fn a_locked_index_answers_webhooks_503_and_the_next_delivery_lands() {
     locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
     let refused = deliver().await.unwrap();
     assert_eq!(refused.status(), 503);
-    assert_eq!(refused.text().await.unwrap(), "The index could not record this change.\n");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"error": {"message": "The index could not record this change just now; deliver it again."}})
+    );
     locker.execute_batch("ROLLBACK").unwrap();
     drop(locker);
     assert!(doc(&stack, 777_001).is_none(), "nothing recorded half-way");
