@@ -110,3 +110,67 @@ async fn a_flow_is_one_registration_and_runs_the_turns_other_tools() {
     assert!(result.text.contains("Likes tea"), "{result:?}");
     assert!(crate::flows::all().is_empty(), "no flow until a real task needs one");
 }
+
+fn listed(annotations: Option<rmcp::model::ToolAnnotations>) -> ToolKind {
+    let schema = serde_json::Map::new();
+    let mut tool = Tool::new("any_tool", "Does something.", std::sync::Arc::new(schema));
+    tool.annotations = annotations;
+    spec_of(&tool).kind
+}
+
+/// The approval boundary follows from one annotation only: a tool is data
+/// when it says `readOnlyHint: true`, and an action in every other case,
+/// including a server that annotates nothing or says other things.
+#[test]
+fn only_read_only_hint_true_makes_a_tool_data_unannotated_is_an_action() {
+    use rmcp::model::ToolAnnotations;
+    assert_eq!(listed(None), ToolKind::Action, "no annotations at all");
+    assert_eq!(listed(Some(ToolAnnotations::new())), ToolKind::Action, "empty annotations");
+    assert_eq!(listed(Some(ToolAnnotations::with_title("Search"))), ToolKind::Action);
+    assert_eq!(listed(Some(ToolAnnotations::new().read_only(false))), ToolKind::Action);
+    let harmless_sounding =
+        ToolAnnotations::new().destructive(false).idempotent(true).open_world(false);
+    assert_eq!(
+        listed(Some(harmless_sounding)),
+        ToolKind::Action,
+        "not destructive is not read-only"
+    );
+    assert_eq!(listed(Some(ToolAnnotations::new().read_only(true))), ToolKind::Data);
+    assert_eq!(
+        listed(Some(ToolAnnotations::new().read_only(true).destructive(true))),
+        ToolKind::Data,
+        "the read-only hint decides"
+    );
+}
+
+fn failed(kind: Option<serde_json::Value>) -> CallToolResult {
+    let mut result =
+        CallToolResult::error(vec![rmcp::model::ContentBlock::text("It failed. Do this next.")]);
+    if let Some(kind) = kind {
+        let mut meta = serde_json::Map::new();
+        meta.insert(FAILURE_KIND_META_KEY.to_string(), kind);
+        result.meta = Some(rmcp::model::MetaObject(meta));
+    }
+    result
+}
+
+/// The result conversion reads the kind through the shared vocabulary: a 404
+/// and a scan are their own outcomes, an unknown kind is kept, not filed as
+/// the model's misuse.
+#[test]
+fn failure_kinds_become_their_own_audit_outcomes() {
+    let outcome = |kind: Option<serde_json::Value>| mcp_result(failed(kind)).1.as_str().to_owned();
+    assert_eq!(outcome(Some("not_found".into())), "not_found");
+    assert_eq!(outcome(Some("unreadable".into())), "unreadable");
+    assert_eq!(outcome(Some("refused_by_nextcloud".into())), "refused_by_nextcloud");
+    assert_eq!(outcome(Some("invalid_arguments".into())), "model_misuse");
+    assert_eq!(outcome(Some("nextcloud_unreachable".into())), "unreachable");
+    assert_eq!(outcome(Some("quota_exceeded".into())), "unknown:quota_exceeded");
+    assert_eq!(outcome(Some(serde_json::json!(42))), "unknown");
+    assert_eq!(outcome(None), "unknown");
+    let (result, ok) =
+        mcp_result(CallToolResult::success(vec![rmcp::model::ContentBlock::text("fine")]));
+    assert_eq!((result.is_error, ok.as_str()), (false, "ok"));
+    let (result, _) = mcp_result(failed(Some("not_found".into())));
+    assert!(result.is_error && result.text == "It failed. Do this next.");
+}
