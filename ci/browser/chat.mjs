@@ -203,7 +203,7 @@ await check("reload, open and delete a conversation", async () => {
   await listed.waitFor({ state: "detached" });
 });
 
-await check("memory: an approved fact is listed with its source, then forgotten", async () => {
+await check("memory: an approved fact is the assistant's, one added in the panel is yours, both forgotten", async () => {
   await page.getByRole("button", { name: "New chat" }).click();
   await ask("Please remember that I prefer green tea");
   const card = page.locator(".tamebi-approval[data-tool=memory_write]");
@@ -215,9 +215,16 @@ await check("memory: an approved fact is listed with its source, then forgotten"
   await page.getByRole("heading", { name: "What Tamebi remembers" }).waitFor();
   const fact = page.locator(".tamebi-facts li", { hasText: "Prefers green tea" });
   await fact.waitFor();
-  assert.match(await fact.textContent(), /written by you/);
+  assert.match(await fact.textContent(), /written by the assistant/);
+  await page.getByLabel("Something Tamebi should remember about you").fill("I am on leave in August");
+  await page.getByRole("button", { name: "Remember" }).click();
+  const own = page.locator(".tamebi-facts li[data-source=user]", { hasText: "I am on leave in August" });
+  await own.waitFor();
+  assert.match(await own.textContent(), /written by you/);
   await page.getByRole("button", { name: "Forget “Prefers green tea”" }).click();
   await fact.waitFor({ state: "detached" });
+  await page.getByRole("button", { name: "Forget “I am on leave in August”" }).click();
+  await own.waitFor({ state: "detached" });
   await page.locator(".tamebi-facts li", { hasText: "Nothing remembered yet." }).waitFor();
 });
 

@@ -15,6 +15,7 @@ return [
 		['name' => 'chat#conversation', 'url' => '/api/conversations/{id}', 'verb' => 'GET'],
 		['name' => 'chat#deleteConversation', 'url' => '/api/conversations/{id}', 'verb' => 'DELETE'],
 		['name' => 'chat#memory', 'url' => '/api/memory', 'verb' => 'GET'],
+		['name' => 'chat#addMemory', 'url' => '/api/memory', 'verb' => 'POST'],
 		['name' => 'chat#deleteMemory', 'url' => '/api/memory/{id}', 'verb' => 'DELETE'],
 
 		// Mail for mcp-mail (Nextcloud-audience bearer).

@@ -72,6 +72,12 @@ export const api = {
     json<void>(`/api/conversations/${encodeURIComponent(id)}`, { method: "DELETE" }),
   memory: () => json<{ facts: Fact[] }>("/api/memory"),
   deleteFact: (id: string | number) => json<void>(`/api/memory/${encodeURIComponent(String(id))}`, { method: "DELETE" }),
+  addFact: (text: string) =>
+    json<Fact>("/api/memory", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ text }),
+    }),
   sendMail: (previewId: string) =>
     json<unknown>(`/api/mail/previews/${encodeURIComponent(previewId)}/send`, { method: "POST" }),
   saveMail: (previewId: string) =>

@@ -7,6 +7,7 @@ import { api, type ConversationSummary, type Fact } from "./api";
 import { Chat } from "./chat";
 import { actionHeadline, argumentLines, mailPreviewText, resultSummary } from "./describe";
 import { describeError } from "./errors";
+import { checkFact, sourceLabel } from "./memory";
 import { renderMcpApp, uiResourceOf } from "./mcp-app";
 
 type Attrs = Record<string, string | boolean | undefined>;
@@ -74,11 +75,24 @@ const composer = h(
 const chatSection = h("section", { class: "tamebi-chat", "aria-label": "Chat" }, messagesEl, errorEl, composer, announcer);
 
 const factList = h("ul", { class: "tamebi-facts" });
+// A fact the user adds is stored as theirs (the assistant's own are
+// approved one by one in the chat and stored as the assistant's).
+const factInput = h("input", { id: "tamebi-fact", name: "fact", type: "text", autocomplete: "off", "aria-describedby": "tamebi-fact-error" });
+const factError = h("p", { id: "tamebi-fact-error", class: "tamebi-fact-error", "aria-live": "polite" });
+const factForm = h(
+  "form",
+  { class: "tamebi-fact-form", "aria-label": "Add a fact" },
+  h("label", { for: "tamebi-fact" }, "Something Tamebi should remember about you"),
+  factInput,
+  h("button", { type: "submit" }, "Remember"),
+  factError,
+);
 const memoryPanel = h(
   "section",
   { class: "tamebi-memory", id: "tamebi-memory", "aria-labelledby": "tamebi-memory-title", hidden: true },
   h("h2", { id: "tamebi-memory-title", class: "tamebi-heading" }, "What Tamebi remembers"),
   factList,
+  factForm,
 );
 
 mount.append(sidebar, chatSection, memoryPanel);
@@ -419,7 +433,7 @@ async function deleteConversation(id: string, title: string) {
 function renderFacts(facts: Fact[]) {
   factList.replaceChildren(
     ...facts.map((fact) => {
-      const source = fact.source === "user" ? "you" : fact.source === "agent" ? "the assistant" : String(fact.source);
+      const source = sourceLabel(fact.source);
       const remove = h("button", { type: "button", class: "tamebi-delete", "aria-label": `Forget “${fact.text}”` }, "Forget");
       remove.addEventListener("click", async () => {
         try {
@@ -470,6 +484,24 @@ stopButton.addEventListener("click", () => void chat.stop());
 newChatButton.addEventListener("click", () => {
   startChat(newId(), []);
   question.focus();
+});
+factForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const checked = checkFact(factInput.value);
+  if (!checked.ok) {
+    factError.textContent = checked.message;
+    factInput.focus();
+    return;
+  }
+  factError.textContent = "";
+  try {
+    await api.addFact(checked.text);
+    factInput.value = "";
+    announce("Remembered.");
+    await refreshMemory();
+  } catch (error) {
+    showError(error);
+  }
 });
 memoryToggle.addEventListener("click", () => {
   const open = memoryPanel.hidden;

@@ -180,7 +180,7 @@ pub fn routes() -> Router<AppState> {
             .route(&at("/api/chat"), post(proxy::forward))
             .route(&at("/api/conversations"), get(proxy::forward))
             .route(&at("/api/conversations/{id}"), get(proxy::forward).delete(proxy::forward))
-            .route(&at("/api/memory"), get(proxy::forward))
+            .route(&at("/api/memory"), get(proxy::forward).post(proxy::forward))
             .route(&at("/api/memory/{id}"), delete(proxy::forward))
             .route(&at("/api/mail/status"), get(mail_api::status))
             .route(&at("/api/mail/search"), get(mail_api::search))

@@ -341,8 +341,20 @@ async fn conversation_and_memory_routes_keep_method_path_and_query() {
     // The orchestrator's errors are passed on as they are.
     let missing = stack.alice.request("GET", "/apps/tamebi/api/conversations/missing").send();
     assert_envelope(missing.await.unwrap(), 404, "This conversation does not exist.").await;
-    let wrong_method = stack.alice.request("POST", "/apps/tamebi/api/memory").send().await;
+    let wrong_method = stack.alice.request("PUT", "/apps/tamebi/api/memory").send().await;
     assert_eq!(wrong_method.unwrap().status(), 405);
+    // A fact the user adds in the memory panel: forwarded signed, byte for byte.
+    let fact = r#"{"text":"I am on leave in August"}"#;
+    let added = stack.alice.request("POST", "/apps/tamebi/api/memory").body(fact).send();
+    assert_eq!(added.await.unwrap().status(), 200);
+    let received = stack.orchestrator.received();
+    let received = received.last().unwrap();
+    assert_eq!((received.method.as_str(), received.target.as_str()), ("POST", "/api/memory"));
+    assert_eq!(received.body, fact.as_bytes());
+    assert_signed(received, "alice");
+    let naming_a_uid = stack.alice.request("POST", "/apps/tamebi/api/memory");
+    let named = naming_a_uid.body(r#"{"text":"x","uid":"bob"}"#).send().await.unwrap();
+    assert_eq!(named.status(), 400, "a body naming a uid never reaches the orchestrator");
     stack.stop().await;
 }
 

@@ -8,7 +8,8 @@
 //!   user's conversations; a conversation comes back as the UI messages the
 //!   page holds, pending approvals included.
 //! - `GET /api/memory`, `DELETE /api/memory/{id}` — what is remembered about
-//!   the user, with its source.
+//!   the user, with its source; `POST /api/memory` — a fact the user adds
+//!   in the memory panel, the only way a fact becomes the user's.
 //! - `GET /health` — unsigned; says whether the stores answer.
 //!
 //! Every error is the envelope `{"error": {"message", "requestId"}}`: a
@@ -50,7 +51,7 @@ pub fn router(api: Arc<Api>) -> Router {
         .route("/api/chat", post(chat_post))
         .route("/api/conversations", get(conversations))
         .route("/api/conversations/{id}", get(conversation).delete(delete_conversation))
-        .route("/api/memory", get(memory_list))
+        .route("/api/memory", get(memory_list).post(memory_add))
         .route("/api/memory/{id}", axum::routing::delete(memory_delete))
         .route("/health", get(health))
         .layer(DefaultBodyLimit::max(BODY_BYTES_MAX))
@@ -351,6 +352,55 @@ async fn memory_list(
     Ok(axum::Json(serde_json::json!({ "facts": facts })).into_response())
 }
 
+/// A fact the user adds: `{"text": "..."}`, nothing else, 1 to
+/// [`memory::FACT_LENGTH_MAX`] bytes once trimmed. It is stored as the
+/// user's (`source: "user"`), which only this route does: `memory_write`
+/// always writes the agent's, so what a model was talked into cannot pass
+/// for what the user said (and survives no `erase --agent-facts`).
+async fn memory_add(State(api): State<Arc<Api>>, incoming: Incoming) -> Result<Response, ApiError> {
+    let identity = authenticate(&api, &incoming)?;
+    let request_id = identity.request_id.clone();
+    let text = fact_text(&incoming.body)
+        .map_err(|message| ApiError::new(StatusCode::BAD_REQUEST, message, &request_id))?;
+    let (uid, created) = (identity.uid.clone(), store::now_ms());
+    let stored = text.clone();
+    let id = api
+        .services
+        .memory
+        .run(move |c| memory::write(c, &uid, &stored, memory::Source::User, created))
+        .await
+        .map_err(|error| ApiError::store(error, &request_id))?
+        .ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, FACT_EMPTY, &request_id))?;
+    let body = serde_json::json!({"id": id, "text": text, "source": "user", "created": created});
+    Ok((StatusCode::CREATED, axum::Json(body)).into_response())
+}
+
+const FACT_EMPTY: &str =
+    "The fact is empty. Write what the assistant should remember, then add it.";
+
+/// The text of a fact the user adds, or the sentence that says what is wrong.
+fn fact_text(body: &[u8]) -> Result<String, String> {
+    let not_understood = || {
+        "The fact was not understood: send {\"text\": \"...\"} and nothing else. Reload the page and try again."
+            .to_string()
+    };
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|_| not_understood())?;
+    let object = value.as_object().filter(|object| object.len() == 1).ok_or_else(not_understood)?;
+    let text = object.get("text").and_then(serde_json::Value::as_str).ok_or_else(not_understood)?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(FACT_EMPTY.to_string());
+    }
+    if text.len() > memory::FACT_LENGTH_MAX {
+        return Err(format!(
+            "The fact is too long ({} bytes; at most {}). Shorten it, then add it again.",
+            text.len(),
+            memory::FACT_LENGTH_MAX
+        ));
+    }
+    Ok(text.to_string())
+}
+
 async fn memory_delete(
     State(api): State<Arc<Api>>,
     Path(id): Path<String>,
@@ -401,6 +451,28 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(HEADER_LANGUAGE, HeaderValue::from_bytes(value).unwrap());
         language(&headers)
+    }
+
+    #[test]
+    fn a_fact_the_user_adds_is_text_alone_and_bounded() {
+        assert_eq!(fact_text(br#"{"text":"  Prefers tea  "}"#).as_deref(), Ok("Prefers tea"));
+        let longest = format!(r#"{{"text":"{}"}}"#, "é".repeat(memory::FACT_LENGTH_MAX / 2));
+        assert!(fact_text(longest.as_bytes()).is_ok(), "1000 bytes is the bound, included");
+        let long = format!(r#"{{"text":"{}x"}}"#, "é".repeat(memory::FACT_LENGTH_MAX / 2));
+        let error = fact_text(long.as_bytes()).unwrap_err();
+        assert!(error.starts_with("The fact is too long (1001 bytes; at most 1000)."), "{error}");
+        assert_eq!(fact_text(br#"{"text":" \n "}"#).unwrap_err(), FACT_EMPTY);
+        for body in [
+            &b""[..],
+            b"text=tea",
+            br#""tea""#,
+            br#"{"fact":"tea"}"#,
+            br#"{"text":7}"#,
+            br#"{"text":"tea","source":"agent"}"#,
+        ] {
+            let error = fact_text(body).unwrap_err();
+            assert!(error.starts_with("The fact was not understood"), "{body:?}: {error}");
+        }
     }
 
     #[test]

@@ -839,7 +839,7 @@ async fn a_locked_memory_db_fails_the_write_clearly_and_audits_it() {
 [[rules]]
 name = "remember"
 when = { last_role = "user" }
-tool_calls = [{ name = "memory_write", arguments = { fact = "Alice prefers French", source = "user" } }]
+tool_calls = [{ name = "memory_write", arguments = { fact = "Alice prefers French" } }]
 
 [[rules]]
 name = "answer"

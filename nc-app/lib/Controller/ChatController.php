@@ -68,6 +68,17 @@ class ChatController extends Controller {
 		return $this->forward('GET', '/api/memory');
 	}
 
+	/**
+	 * A fact the user adds in the memory panel (`{"text": "..."}`): the only
+	 * way a fact is stored as the user's; the orchestrator checks the body.
+	 */
+	#[NoAdminRequired]
+	#[NoCSRFRequired]
+	#[PublicPage]
+	public function addMemory(): Response {
+		return $this->forward('POST', '/api/memory');
+	}
+
 	#[NoAdminRequired]
 	#[NoCSRFRequired]
 	#[PublicPage]

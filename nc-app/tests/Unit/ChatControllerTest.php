@@ -221,6 +221,26 @@ final class ChatControllerTest extends TestCase {
 		self::assertEnvelope($this->controller('')->chat(), 503, 'The assistant is not set up on this Nextcloud yet. Ask your administrator to finish its setup.');
 	}
 
+	public function testAFactTheUserAddsIsForwardedSignedOverItsExactBody(): void {
+		$this->raw->bodyBytes = '{"text":"Je suis en congé en août"}';
+		$response = $this->controller()->addMemory();
+		self::assertInstanceOf(StreamResponse::class, $response);
+		self::assertSame('http://orchestrator.test:9100/api/memory', $response->upstreamUrl());
+		self::assertSame($this->raw->bodyBytes, $response->upstreamBody());
+		$options = $response->curlOptions(new \OCA\Tamebi\Http\Relay(new FakeOutput(), static function (string $chunk): void {
+		}, 'r'));
+		self::assertSame('POST', $options[CURLOPT_CUSTOMREQUEST]);
+		$headers = $response->upstreamHeaders();
+		self::assertSame('alice', $headers['X-Tamebi-Uid']);
+		self::assertSame((new Signer(self::SECRET))->signature('alice', $headers['X-Tamebi-Timestamp'], $headers['X-Tamebi-Nonce'], 'POST', '/api/memory', $this->raw->bodyBytes), $headers['X-Tamebi-Signature']);
+		// The body cannot choose whose fact it is.
+		$this->raw->bodyBytes = '{"text":"x","uid":"bob"}';
+		self::assertEnvelope($this->controller()->addMemory(), 400, 'The request names a user; the assistant acts only for the signed-in user. Reload the page and try again.');
+		// Nor can an ended session add one.
+		$this->userSession->user = null;
+		self::assertEnvelope($this->controller()->addMemory(), 401, 'Your Nextcloud session has ended. Reload the page to sign in again.');
+	}
+
 	public function testEachRouteGoesToTheSameRouteOfTheOrchestrator(): void {
 		$this->raw->bodyBytes = '';
 		$controller = $this->controller();

@@ -22,6 +22,7 @@ final class RoutesTest extends TestCase {
 		['GET', '/api/conversations/{id}', 'chat#conversation', 'app-checked'],
 		['DELETE', '/api/conversations/{id}', 'chat#deleteConversation', 'app-checked'],
 		['GET', '/api/memory', 'chat#memory', 'app-checked'],
+		['POST', '/api/memory', 'chat#addMemory', 'app-checked'],
 		['DELETE', '/api/memory/{id}', 'chat#deleteMemory', 'app-checked'],
 		['GET', '/api/mail/status', 'mail#status', 'app-checked'],
 		['GET', '/api/mail/search', 'mail#search', 'app-checked'],

@@ -72,13 +72,12 @@ async fn memory_write_is_an_action_and_search_finds_what_it_wrote() {
     assert_eq!(kind(memory::WRITE), Some(ToolKind::Action));
     assert_eq!(kind(memory::SEARCH), Some(ToolKind::Data));
 
-    let written =
-        tools.call(&call(memory::WRITE, r#"{"fact":"Prefers green tea","source":"user"}"#)).await;
+    let written = tools.call(&call(memory::WRITE, r#"{"fact":"Prefers green tea"}"#)).await;
     assert!(!written.is_error, "{written:?}");
     let facts = memory_db.run_blocking(|c| memory_store::list(c, "alice", 10)).unwrap();
-    assert_eq!((facts[0].text.as_str(), facts[0].source.as_str()), ("Prefers green tea", "user"));
+    assert_eq!((facts[0].text.as_str(), facts[0].source.as_str()), ("Prefers green tea", "agent"));
     let found = tools.call(&call(memory::SEARCH, r#"{"query":"TEA"}"#)).await;
-    assert!(found.text.contains("Prefers green tea (source: user)"), "{found:?}");
+    assert!(found.text.contains("Prefers green tea (source: agent)"), "{found:?}");
     assert_eq!(
         outcomes(&audit_db),
         [("memory_write".into(), "ok".into()), ("memory_search".into(), "ok".into())]
