@@ -1193,4 +1193,102 @@ mod tests {
         assert_eq!(finding.status, super::super::Status::Ok, "{finding:?}");
         let _ = std::fs::remove_dir_all(&root);
     }
+
+    /// A document server stand-in: answers `GET /healthcheck` (and
+    /// anything else) with 200 `true`.
+    async fn healthy_server() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+                    let mut buffer = [0u8; 2048];
+                    let _ = socket.read(&mut buffer).await;
+                    let answer =
+                        "HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\ntrue";
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        url
+    }
+
+    fn closed_port() -> String {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        format!("http://127.0.0.1:{port}")
+    }
+
+    async fn onlyoffice_finding(internal: Option<&str>, public: Option<&str>) -> Finding {
+        #[derive(clap::Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: DoctorArgs,
+        }
+        let mut argv = vec!["doctor".to_string(), "--nextcloud-url=http://127.0.0.1:9".to_string()];
+        // Set explicitly, empty when absent, so the test's environment
+        // (ONLYOFFICE_URL, …) cannot decide.
+        argv.push(format!("--converter-url={}", internal.unwrap_or_default()));
+        argv.push(format!("--converter-public-url={}", public.unwrap_or_default()));
+        let wrapper = <Wrapper as clap::Parser>::try_parse_from(argv).unwrap();
+        let config = Resolved {
+            args: &wrapper.args,
+            internal: "http://127.0.0.1:9".into(),
+            public: "http://127.0.0.1:9".into(),
+            issuer: "http://127.0.0.1:9".into(),
+            http: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(3))
+                .build()
+                .unwrap(),
+        };
+        let mut findings = Vec::new();
+        onlyoffice_pair(&config, &mut findings).await;
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        findings.pop().unwrap()
+    }
+
+    /// The OnlyOffice pair (DocumentServerUrl for browsers,
+    /// DocumentServerInternalUrl for services): a swapped pair, by its names
+    /// or by which one answers, is an error whose fix is the two occ
+    /// commands with the URLs exchanged; a working pair is ok; a missing one
+    /// is skipped, saying what it needs.
+    #[tokio::test]
+    async fn the_onlyoffice_url_pair_is_checked_both_ways() {
+        use super::super::Status;
+        let up = healthy_server().await;
+        let down = closed_port();
+
+        let same = onlyoffice_finding(Some(&up), Some(&up)).await;
+        assert_eq!(same.status, Status::Ok, "{same:?}");
+        assert!(same.what.contains("one URL for browsers and services"), "{same:?}");
+        let other = healthy_server().await;
+        let distinct = onlyoffice_finding(Some(&up), Some(&other)).await;
+        assert_eq!(distinct.status, Status::Ok, "{distinct:?}");
+
+        // Swapped by name: the browser-facing URL is a container name.
+        let by_name = onlyoffice_finding(Some(&up), Some("http://onlyoffice")).await;
+        assert_eq!(by_name.status, Status::Error, "{by_name:?}");
+        assert!(by_name.what.contains("look swapped"), "{by_name:?}");
+        assert!(
+            by_name.fix.contains(&format!(
+                "DocumentServerUrl --value={up}/ && occ config:app:set onlyoffice DocumentServerInternalUrl --value=http://onlyoffice/"
+            )),
+            "{}",
+            by_name.fix
+        );
+
+        // Swapped by reachability: only the browser-facing one answers here.
+        let by_reach = onlyoffice_finding(Some(&down), Some(&up)).await;
+        assert_eq!(by_reach.status, Status::Error, "{by_reach:?}");
+        assert!(by_reach.what.contains("look swapped"), "{by_reach:?}");
+        assert!(by_reach.fix.contains(&format!("ONLYOFFICE_URL={up}")), "{}", by_reach.fix);
+
+        // Neither answers: the document server is down, not swapped.
+        let gone = onlyoffice_finding(Some(&down), Some(&closed_port())).await;
+        assert_eq!(gone.status, Status::Error, "{gone:?}");
+        assert!(gone.what.contains("does not answer"), "{gone:?}");
+
+        let unset = onlyoffice_finding(Some(&up), None).await;
+        assert_eq!(unset.status, Status::Skipped, "{unset:?}");
+    }
 }
