@@ -186,7 +186,9 @@ pub enum Action {
         path: String,
         /// `browser` (session cookies and request token), `basic` (the
         /// user's password from the fixture), `bearer` (a valid token of
-        /// the user minted for Nextcloud's audience) or `none`.
+        /// the user minted for Nextcloud's audience), `admin` (the fake's
+        /// admin token, for `/__fake/` routes, which refuse anything else)
+        /// or `none`.
         #[serde(default = "auth_default")]
         auth: String,
         /// Extra request headers (e.g. `OCS-APIRequest = "true"`).
@@ -454,7 +456,7 @@ fn request_default() -> i64 {
     -1
 }
 
-const AUTHS: &[&str] = &["browser", "basic", "bearer", "none"];
+const AUTHS: &[&str] = &["browser", "basic", "bearer", "admin", "none"];
 const WEBHOOK_EVENTS: &[&str] = &["written", "created", "deleted", "renamed"];
 
 fn server_default() -> String {

@@ -411,6 +411,13 @@ impl Stack {
                         let token = self.fake.shared.mint_access_token(user, "nextcloud");
                         request = request.bearer_auth(token);
                     }
+                    "admin" => {
+                        let token = self
+                            .fake
+                            .admin_token()
+                            .expect("the runner's fake has its admin routes on");
+                        request = request.header(fake_nextcloud::admin::TOKEN_HEADER, token);
+                    }
                     _ => {}
                 }
                 for (name, value) in headers {
