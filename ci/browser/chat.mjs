@@ -217,7 +217,7 @@ await check("memory: an approved fact is the assistant's, one added in the panel
   await fact.waitFor();
   assert.match(await fact.textContent(), /written by the assistant/);
   await page.getByLabel("Something Tamebi should remember about you").fill("I am on leave in August");
-  await page.getByRole("button", { name: "Remember" }).click();
+  await page.getByRole("button", { name: "Remember", exact: true }).click();
   const own = page.locator(".tamebi-facts li[data-source=user]", { hasText: "I am on leave in August" });
   await own.waitFor();
   assert.match(await own.textContent(), /written by you/);
