@@ -30,7 +30,6 @@ pub mod request;
 pub mod script;
 
 use axum::Router;
-use axum::serve::ListenerExt as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::net::TcpListener;
@@ -60,6 +59,8 @@ pub struct Config {
     /// Who may use `/__fake/` (it shows every recorded request — document
     /// text and memory facts included — and replaces the script).
     pub admin: Admin,
+    /// The listener's bounds (crates/http-serve); tests shrink them.
+    pub limits: http_serve::Limits,
 }
 
 /// Who may steer the fake through `/__fake/`.
@@ -82,6 +83,7 @@ impl Default for Config {
             api_key: None,
             model: MODEL_DEFAULT.to_string(),
             admin: Admin::default(),
+            limits: http_serve::Limits::default(),
         }
     }
 }
@@ -176,17 +178,14 @@ impl FakeModel {
         });
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let app = router(shared.clone());
+        let limits = config.limits;
         let task = tokio::spawn(async move {
             let shutdown = async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             };
-            // Streamed deltas go out as they are written, as a provider's do.
-            let listener = listener.tap_io(|tcp| {
-                let _ = tcp.set_nodelay(true);
-            });
-            if let Err(error) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
-                tracing::error!(%error, "fake model listener failed");
-            }
+            // Streamed deltas go out as they are written (TCP_NODELAY, as
+            // a provider's do); slow tokens are a response, never cut.
+            http_serve::serve("fake model", listener, app, limits, shutdown).await;
         });
         let url = format!("http://{address}");
         tracing::info!(%url, "fake model listening");

@@ -264,14 +264,18 @@ fn serve(
     router: Router,
     mut stopped: tokio::sync::watch::Receiver<bool>,
 ) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let shutdown = async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        };
-        if let Err(error) = axum::serve(listener, router).with_graceful_shutdown(shutdown).await {
-            tracing::error!(%error, "fake Nextcloud listener failed");
-        }
-    })
+    let shutdown = async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    };
+    // Bounded like every listener (crates/http-serve); the streaming chat
+    // proxy is a response, which nothing times out.
+    tokio::spawn(http_serve::serve(
+        "fake Nextcloud",
+        listener,
+        router,
+        http_serve::Limits::default(),
+        shutdown,
+    ))
 }
 
 /// The main listener's routes.

@@ -33,6 +33,14 @@ pub struct McpMail {
 
 impl McpMail {
     pub async fn start(config: Config) -> Result<McpMail, StartError> {
+        McpMail::start_with_limits(config, http_serve::Limits::default()).await
+    }
+
+    /// [`McpMail::start`] with its listener under caller-chosen bounds.
+    pub async fn start_with_limits(
+        config: Config,
+        limits: http_serve::Limits,
+    ) -> Result<McpMail, StartError> {
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|source| StartError::Listen { address: config.listen, source })?;
@@ -40,13 +48,10 @@ impl McpMail {
         let stop = CancellationToken::new();
         let router = router(config, stop.clone());
         let shutdown = stop.clone();
-        let task = tokio::spawn(async move {
-            let serving = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { shutdown.cancelled().await });
-            if let Err(error) = serving.await {
-                tracing::error!(%error, "mcp-mail listener failed");
-            }
-        });
+        let task =
+            tokio::spawn(http_serve::serve("mcp-mail", listener, router, limits, async move {
+                shutdown.cancelled().await
+            }));
         Ok(McpMail { url: format!("http://{address}"), stop, task })
     }
 

@@ -275,6 +275,17 @@ impl Converter {
         http: reqwest::Client,
         limits: ConverterLimits,
     ) -> Result<Converter, std::io::Error> {
+        Converter::start_serving(config, http, limits, http_serve::Limits::default()).await
+    }
+
+    /// [`Converter::start_with_limits`] with the lend listener's
+    /// connections under `listener` (the server's own bounds).
+    pub(crate) async fn start_serving(
+        config: ConverterConfig,
+        http: reqwest::Client,
+        limits: ConverterLimits,
+        listener_limits: http_serve::Limits,
+    ) -> Result<Converter, std::io::Error> {
         assert!(limits.input_length_max <= limits.loaned_length_max, "one document fits the loans");
         assert!(limits.loan_count_max > 0);
         let listener = TcpListener::bind(config.lend_listen).await?;
@@ -290,7 +301,7 @@ impl Converter {
             limits.loaned_length_max,
         ));
         let stop = CancellationToken::new();
-        let listener_task = lend::serve(listener, loans.clone(), stop.clone());
+        let listener_task = lend::serve(listener, loans.clone(), stop.clone(), listener_limits);
         tracing::info!(%lend_address, "converter lend listener started");
         Ok(Converter {
             inner: Arc::new(Inner {

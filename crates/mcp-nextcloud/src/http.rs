@@ -42,29 +42,46 @@ pub struct McpNextcloud {
 
 impl McpNextcloud {
     pub async fn start(config: Config) -> Result<McpNextcloud, StartError> {
+        McpNextcloud::start_with_limits(config, http_serve::Limits::default()).await
+    }
+
+    /// [`McpNextcloud::start`] with its listeners (`/mcp` and the
+    /// converter's lending one) under caller-chosen bounds.
+    pub async fn start_with_limits(
+        config: Config,
+        limits: http_serve::Limits,
+    ) -> Result<McpNextcloud, StartError> {
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|source| StartError::Listen { address: config.listen, source })?;
         let address = listener.local_addr().expect("bound address");
         let converter = match &config.converter {
-            Some(converter_config) => {
-                Some(Converter::start(converter_config.clone(), http_client()).await.map_err(
-                    |source| StartError::Listen { address: converter_config.lend_listen, source },
-                )?)
-            }
+            Some(converter_config) => Some(
+                Converter::start_serving(
+                    converter_config.clone(),
+                    http_client(),
+                    crate::convert::ConverterLimits::default(),
+                    limits,
+                )
+                .await
+                .map_err(|source| StartError::Listen {
+                    address: converter_config.lend_listen,
+                    source,
+                })?,
+            ),
             None => None,
         };
         let index = Index::open(&config.index, converter)?;
         let stop = CancellationToken::new();
         let router = router(config, index.clone(), stop.clone());
         let shutdown = stop.clone();
-        let task = tokio::spawn(async move {
-            let serving = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { shutdown.cancelled().await });
-            if let Err(error) = serving.await {
-                tracing::error!(%error, "mcp-nextcloud listener failed");
-            }
-        });
+        let task = tokio::spawn(http_serve::serve(
+            "mcp-nextcloud",
+            listener,
+            router,
+            limits,
+            async move { shutdown.cancelled().await },
+        ));
         Ok(McpNextcloud { url: format!("http://{address}"), stop, task, index })
     }
 

@@ -7,7 +7,6 @@ use crate::model::{InvalidModelConfig, ModelClient, ModelConfig};
 use crate::server::{self, Api};
 use crate::store::{self, StoreError};
 use crate::turn::Services;
-use axum::serve::ListenerExt as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,6 +58,15 @@ pub struct Orchestrator {
 
 impl Orchestrator {
     pub async fn start(config: Config) -> Result<Orchestrator, StartError> {
+        Orchestrator::start_with_limits(config, http_serve::Limits::default()).await
+    }
+
+    /// [`Orchestrator::start`] with its listener under caller-chosen
+    /// bounds (tests shrink the header timeout).
+    pub async fn start_with_limits(
+        config: Config,
+        limits: http_serve::Limits,
+    ) -> Result<Orchestrator, StartError> {
         let verifier = Verifier::new(config.secret.clone())?;
         let model = ModelClient::new(config.model.clone())?;
         let path = |name: &str| config.data_dir.as_ref().map(|dir| dir.join(name));
@@ -87,21 +95,12 @@ impl Orchestrator {
             .map_err(|error| StartError::Listen { address: config.listen, error })?;
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = server::router(api);
-        let task = tokio::spawn(async move {
-            let stopping = async {
-                let _ = stopped.await;
-            };
-            // Each frame of a stream goes out as it is written: without
-            // TCP_NODELAY a small frame can wait for the peer's delayed ACK.
-            let listener = listener.tap_io(|tcp| {
-                if let Err(error) = tcp.set_nodelay(true) {
-                    tracing::warn!(%error, "cannot set TCP_NODELAY");
-                }
-            });
-            if let Err(error) = axum::serve(listener, app).with_graceful_shutdown(stopping).await {
-                tracing::error!(%error, "orchestrator server failed");
-            }
-        });
+        let stopping = async {
+            let _ = stopped.await;
+        };
+        // Header and idle time and connections bounded; a chat stream
+        // silent while a tool runs is not (crates/http-serve).
+        let task = tokio::spawn(http_serve::serve("orchestrator", listener, app, limits, stopping));
         tracing::info!(%address, "orchestrator listening");
         Ok(Orchestrator {
             url: format!("http://{address}"),

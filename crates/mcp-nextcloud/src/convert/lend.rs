@@ -171,19 +171,22 @@ pub(super) fn router(loans: Arc<Loans>) -> Router {
     Router::new().route("/lend/{token}", get(serve_loan)).with_state(loans)
 }
 
-/// Serves the listener until `stop` is cancelled.
+/// Serves the listener until `stop` is cancelled, its connections bounded
+/// like every listener's (crates/http-serve): the document server is
+/// trusted no more than any other client on the network.
 pub(super) fn serve(
     listener: TcpListener,
     loans: Arc<Loans>,
     stop: CancellationToken,
+    limits: http_serve::Limits,
 ) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let serving = axum::serve(listener, router(loans))
-            .with_graceful_shutdown(async move { stop.cancelled().await });
-        if let Err(error) = serving.await {
-            tracing::error!(%error, "converter lend listener failed");
-        }
-    })
+    tokio::spawn(http_serve::serve(
+        "converter lending",
+        listener,
+        router(loans),
+        limits,
+        async move { stop.cancelled().await },
+    ))
 }
 
 async fn serve_loan(
