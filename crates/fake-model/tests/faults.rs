@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{ask, http, post, read_stream, recorded, start};
+use common::{ask, post, read_stream, recorded, start};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ text = "one two three four five six seven eight"
 "#;
 
 async fn put_faults(fake: &fake_model::FakeModel, faults: Value) {
-    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/faults")
+    let response = common::admin(fake, reqwest::Method::PUT, "/__fake/faults")
         .json(&faults)
         .send()
         .await

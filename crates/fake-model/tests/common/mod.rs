@@ -152,7 +152,7 @@ pub fn admin(fake: &FakeModel, method: reqwest::Method, path: &str) -> reqwest::
 }
 
 pub async fn recorded(fake: &FakeModel) -> Vec<Value> {
-    let answer: Value = admin(&fake, reqwest::Method::GET, "/__fake/requests")
+    let answer: Value = admin(fake, reqwest::Method::GET, "/__fake/requests")
         .send()
         .await
         .unwrap()
