@@ -13,6 +13,12 @@
 //!   soon as a connection waits for its next request, not at the first
 //!   byte (measured: `tests/limits.rs::an_idle_keep_alive_connection_is_closed`),
 //!   so no second timer is needed.
+//! - **A request body** must keep arriving: once a handler reads it,
+//!   each next piece must come within the same timeout (the clock starts
+//!   at the handler's read and restarts with every piece, so a slow but
+//!   steady upload goes through), or the read fails and axum answers 400.
+//!   Before, a complete head followed by half a body held its connection
+//!   and its handler for as long as the client liked.
 //! - **Responses are not bounded**: once the head is read nothing times
 //!   out, so a chat stream silent for minutes while a tool runs, or the
 //!   fake's streaming proxy, goes on (`a_long_silent_stream_is_not_cut`).
@@ -82,6 +88,14 @@ pub async fn serve(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true);
+    let timeout = limits.header_read_timeout;
+    let router = router.layer(axum::middleware::map_request(
+        move |request: axum::extract::Request| async move {
+            request.map(|body| {
+                axum::body::Body::new(StalledBody { inner: body, timeout, deadline: None })
+            })
+        },
+    ));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         // Taken before accepting: past the bound, connections stay in the
@@ -136,3 +150,67 @@ fn is_connection_error(error: &std::io::Error) -> bool {
             | std::io::ErrorKind::ConnectionReset
     )
 }
+
+/// A request body whose next frame must arrive within `timeout` of being
+/// asked for: a client that sends a complete head and then stops partway
+/// through its body no longer holds its connection and its handler forever.
+/// The clock starts when the handler first reads (a handler that reads
+/// late, or a client waiting for `100 Continue`, is not penalised) and is
+/// reset by every frame, so a slow but steady upload goes through.
+struct StalledBody<B> {
+    inner: B,
+    timeout: Duration,
+    deadline: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<B> hyper::body::Body for StalledBody<B>
+where
+    B: hyper::body::Body + Unpin,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = B::Data;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<B::Data>, Self::Error>>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        match std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                this.deadline = None;
+                Poll::Ready(frame.map(|frame| frame.map_err(Into::into)))
+            }
+            Poll::Pending => {
+                let timeout = this.timeout;
+                let deadline =
+                    this.deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                match deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(BodyStalled(timeout).into()))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// What a handler reading a stalled body sees (axum answers 400).
+#[derive(Debug)]
+struct BodyStalled(Duration);
+
+impl std::fmt::Display for BodyStalled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the request body stopped arriving for {:?}", self.0)
+    }
+}
+
+impl std::error::Error for BodyStalled {}

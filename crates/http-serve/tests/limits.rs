@@ -2,7 +2,7 @@
 //! within the header timeout and do not stop `/health` past the connection
 //! limit; an idle keep-alive connection is closed; a stream silent for
 //! longer than the header timeout is not cut; shutdown lets a response
-//! finish.
+//! finish; a request body that stops arriving is given up on.
 
 use axum::Router;
 use axum::body::Body;
@@ -14,24 +14,27 @@ use tokio::net::{TcpListener, TcpStream};
 const HEADER: Duration = Duration::from_millis(1000);
 
 fn router() -> Router {
-    Router::new().route("/health", get(|| async { "ok" })).route(
-        "/stream",
-        get(|| async {
-            // Silent for three header timeouts between two chunks, as a
-            // chat stream is while a tool runs.
-            let chunks = futures_util::stream::unfold(0, |step| async move {
-                match step {
-                    0 => Some((Ok::<_, std::io::Error>(bytes::Bytes::from("first")), 1)),
-                    1 => {
-                        tokio::time::sleep(HEADER * 3).await;
-                        Some((Ok(bytes::Bytes::from("last")), 2))
+    Router::new()
+        .route("/health", get(|| async { "ok" }))
+        .route("/echo", axum::routing::post(|body: bytes::Bytes| async move { body }))
+        .route(
+            "/stream",
+            get(|| async {
+                // Silent for three header timeouts between two chunks, as a
+                // chat stream is while a tool runs.
+                let chunks = futures_util::stream::unfold(0, |step| async move {
+                    match step {
+                        0 => Some((Ok::<_, std::io::Error>(bytes::Bytes::from("first")), 1)),
+                        1 => {
+                            tokio::time::sleep(HEADER * 3).await;
+                            Some((Ok(bytes::Bytes::from("last")), 2))
+                        }
+                        _ => None,
                     }
-                    _ => None,
-                }
-            });
-            Body::from_stream(chunks)
-        }),
-    )
+                });
+                Body::from_stream(chunks)
+            }),
+        )
 }
 
 struct Server {
@@ -156,4 +159,41 @@ async fn a_long_silent_stream_is_not_cut_even_by_shutdown() {
         .await
         .expect("serve returns once it is done")
         .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_body_that_stops_arriving_is_refused_and_a_steady_one_goes_through() {
+    let server = start(8).await;
+    // A complete head announcing 10 bytes, then 3 of them, then nothing.
+    let mut stalled = TcpStream::connect(server.address).await.unwrap();
+    stalled
+        .write_all(b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 10\r\n\r\nabc")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let answer = tokio::time::timeout(HEADER * 4, read_until_closed(&mut stalled))
+        .await
+        .expect("a stalled body is given up on");
+    let answer = String::from_utf8_lossy(&answer).to_string();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(started.elapsed() >= HEADER * 9 / 10, "not before the bound ({:?})", started.elapsed());
+
+    // The same body a byte every half timeout (slower in total than the
+    // bound): each frame resets the clock.
+    let mut steady = TcpStream::connect(server.address).await.unwrap();
+    steady
+        .write_all(
+            b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 4\r\nConnection: close\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    for byte in [b"w", b"x", b"y", b"z"] {
+        tokio::time::sleep(HEADER / 2).await;
+        steady.write_all(byte).await.unwrap();
+    }
+    let answer = tokio::time::timeout(HEADER * 4, read_until_closed(&mut steady)).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer).to_string();
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("wxyz"), "{answer}");
+    let _ = server.stop.send(());
+    server.task.await.unwrap();
 }
