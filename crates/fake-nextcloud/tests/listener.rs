@@ -4,6 +4,7 @@
 //! it while other requests are served. (The fake's configuration is not
 //! this crate's to shrink, so this test waits the default 10 s.)
 
+use http_serve::probe::{answers, half_head_closed_after};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -27,43 +28,4 @@ async fn half_sent_request_heads_are_closed_on_both_listeners() {
         assert!(closed >= header * 9 / 10, "{listener}: closed by the header timeout ({closed:?})");
     }
     fake.shutdown().await;
-}
-
-/// Opens a connection that sends half a request head and never more, and
-/// returns how long the server took to close it (None: still open at
-/// `wait`).
-async fn half_head_closed_after(
-    address: std::net::SocketAddr,
-    wait: std::time::Duration,
-) -> Option<std::time::Duration> {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ").await.unwrap();
-    let started = std::time::Instant::now();
-    let mut buffer = [0u8; 1024];
-    let closed = tokio::time::timeout(wait, async {
-        loop {
-            match stream.read(&mut buffer).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-        }
-    });
-    closed.await.ok().map(|()| started.elapsed())
-}
-
-/// `GET path` on a fresh connection answers 200.
-async fn answers(address: std::net::SocketAddr, path: &str) -> bool {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream
-        .write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                .as_bytes(),
-        )
-        .await
-        .unwrap();
-    let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer).await;
-    answer.starts_with(b"HTTP/1.1 200")
 }

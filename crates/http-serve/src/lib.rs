@@ -36,6 +36,8 @@
 //! Every accepted socket gets `TCP_NODELAY`: each frame of a stream goes
 //! out as it is written instead of waiting for the peer's delayed ACK.
 
+pub mod probe;
+
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
