@@ -30,7 +30,7 @@ COPY crates/orchestrator/Cargo.toml crates/orchestrator/
 COPY crates/scenario/Cargo.toml crates/scenario/
 COPY crates/sqlite-db/Cargo.toml crates/sqlite-db/
 COPY crates/system/Cargo.toml crates/system/
-COPY crates/tool-failure/Cargo.toml crates/tool-failure/
+COPY crates/wire/Cargo.toml crates/wire/
 COPY crates/xml-tree/Cargo.toml crates/xml-tree/
 RUN for crate in crates/*/; do mkdir -p "$crate/src" && : > "$crate/src/lib.rs"; done \
     && rm crates/system/src/lib.rs \

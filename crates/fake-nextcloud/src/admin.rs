@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 
 pub const PREFIX: &str = "/__fake/";
 /// The header carrying the admin token.
-pub const TOKEN_HEADER: &str = "x-tamebi-fake-admin";
+pub const TOKEN_HEADER: &str = wire::headers::FAKE_ADMIN;
 
 /// 32 random bytes, hex.
 pub fn random_token() -> String {

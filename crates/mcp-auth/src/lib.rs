@@ -30,4 +30,4 @@ pub use token::{
 
 /// Header carrying the user's Nextcloud-audience token, the credential an
 /// MCP server spends toward Nextcloud in the default mode.
-pub const NEXTCLOUD_TOKEN_HEADER: &str = "x-tamebi-nextcloud-token";
+pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;

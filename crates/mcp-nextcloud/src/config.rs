@@ -52,7 +52,7 @@ pub enum UpstreamAuth {
 /// Header carrying the Nextcloud-audience token in [`UpstreamAuth::SecondToken`] mode.
 pub use mcp_auth::NEXTCLOUD_TOKEN_HEADER;
 /// Header carrying the user's app password in [`UpstreamAuth::AppPassword`] mode.
-pub const APP_PASSWORD_HEADER: &str = "x-tamebi-app-password";
+pub const APP_PASSWORD_HEADER: &str = wire::headers::APP_PASSWORD;
 
 impl Config {
     pub fn jwks_url(&self) -> String {

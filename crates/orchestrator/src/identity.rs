@@ -31,13 +31,13 @@ use sha2::{Digest, Sha256};
 
 use replay::{ReplaySet, Seen};
 
-pub const HEADER_UID: &str = "x-tamebi-uid";
-pub const HEADER_TIMESTAMP: &str = "x-tamebi-timestamp";
-pub const HEADER_SIGNATURE: &str = "x-tamebi-signature";
+pub const HEADER_UID: &str = wire::headers::UID;
+pub const HEADER_TIMESTAMP: &str = wire::headers::TIMESTAMP;
+pub const HEADER_SIGNATURE: &str = wire::headers::SIGNATURE;
 /// A fresh random value per request, under the signature: two requests
 /// alike in every other way (two tabs listing conversations in the same
 /// second) are still two requests, not a replay.
-pub const HEADER_NONCE: &str = "x-tamebi-nonce";
+pub const HEADER_NONCE: &str = wire::headers::NONCE;
 /// Bytes of a nonce: 16 to 64 of `A-Z a-z 0-9 - _`.
 pub const NONCE_BYTES_MIN: usize = 16;
 pub const NONCE_BYTES_MAX: usize = 64;
@@ -45,7 +45,7 @@ pub const NONCE_BYTES_MAX: usize = 64;
 /// audience: `x-tamebi-token-mcp-nextcloud`, `x-tamebi-token-mcp-mail`,
 /// `x-tamebi-token-nextcloud` — one token per audience, so no service is
 /// ever handed a token minted for another.
-pub const HEADER_TOKEN_PREFIX: &str = "x-tamebi-token-";
+pub const HEADER_TOKEN_PREFIX: &str = wire::headers::TOKEN_PREFIX;
 /// How [`IdentityError::MalformedHeader`] names a token header.
 pub const HEADER_TOKEN_PATTERN: &str = "x-tamebi-token-*";
 /// Token headers in one request.
@@ -57,7 +57,7 @@ pub const HEADER_REQUEST_ID: &str = "x-request-id";
 /// sends the one the user saved, and the orchestrator hands it to the MCP
 /// servers configured to receive it (`--app-password-server`), never to
 /// the others.
-pub const HEADER_APP_PASSWORD: &str = "x-tamebi-app-password";
+pub const HEADER_APP_PASSWORD: &str = wire::headers::APP_PASSWORD;
 /// Bytes of an app password (Nextcloud's are 72).
 pub const APP_PASSWORD_BYTES_MAX: usize = 256;
 

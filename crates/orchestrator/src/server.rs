@@ -32,11 +32,11 @@ use std::sync::Arc;
 pub const BODY_BYTES_MAX: usize = 4 * 1024 * 1024;
 
 /// The display name header (percent-encoded UTF-8) and the time zone header.
-pub const HEADER_DISPLAY_NAME: &str = "x-tamebi-display-name";
-pub const HEADER_TIME_ZONE: &str = "x-tamebi-time-zone";
+pub const HEADER_DISPLAY_NAME: &str = wire::headers::DISPLAY_NAME;
+pub const HEADER_TIME_ZONE: &str = wire::headers::TIME_ZONE;
 /// The user's language (Nextcloud's `core`/`lang` setting) as a short
 /// language tag: `fr`, `de-DE`, `pt_BR`.
-pub const HEADER_LANGUAGE: &str = "x-tamebi-language";
+pub const HEADER_LANGUAGE: &str = wire::headers::LANGUAGE;
 /// Bytes of a language tag.
 pub const LANGUAGE_BYTES_MAX: usize = 35;
 

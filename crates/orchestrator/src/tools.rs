@@ -25,11 +25,11 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Instant;
-use tool_failure::Received;
+use wire::Received;
 
 /// The `_meta` key under which MCP servers say how a failed call failed
-/// (the `tool-failure` crate's, the one the servers write).
-pub use tool_failure::FAILURE_KIND_META_KEY;
+/// (the `wire` crate's, the one the servers write).
+pub use wire::FAILURE_KIND_META_KEY;
 
 /// Who is calling, for the audit.
 #[derive(Debug, Clone)]

@@ -35,7 +35,7 @@ pub use frames::envelope;
 
 /// The header under which each MCP server receives the user's
 /// Nextcloud-audience token, to spend upstream.
-pub const NEXTCLOUD_TOKEN_HEADER: &str = "x-tamebi-nextcloud-token";
+pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;
 /// The audience name of the token the MCP servers spend upstream.
 pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
 

@@ -16,9 +16,9 @@ const TALKS_TO_NEXTCLOUD: &[&str] =
 
 /// The workspace crates the orchestrator may reach, directly or not; each
 /// checked to hold no Nextcloud client: one SQLite file (`sqlite-db`), the
-/// failure-kind vocabulary (`tool-failure`, no I/O), bounded listeners
+/// wire vocabulary (`wire`, names and types, no I/O), bounded listeners
 /// (`http-serve`, server side only).
-const ORCHESTRATOR_MAY_REACH: &[&str] = &["sqlite-db", "tool-failure", "http-serve"];
+const ORCHESTRATOR_MAY_REACH: &[&str] = &["sqlite-db", "wire", "http-serve"];
 
 /// Crates that are fakes, and the service crates they must not know.
 const FAKES: &[&str] = &["fake-nextcloud", "fake-model"];

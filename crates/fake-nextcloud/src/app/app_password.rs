@@ -19,7 +19,7 @@ use http::StatusCode;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-pub const HEADER: &str = "x-tamebi-app-password";
+pub const HEADER: &str = wire::headers::APP_PASSWORD;
 
 const NOT_YOURS: &str = "That is not an app password of your account. Create one under Settings → Security → Devices & sessions, then paste it here.";
 const NOT_JSON: &str =

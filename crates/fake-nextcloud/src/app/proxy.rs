@@ -94,25 +94,25 @@ pub(super) async fn forward(
     let mut upstream = shared
         .orchestrator_http
         .request(parts.method.clone(), url)
-        .header("x-tamebi-uid", &caller.uid)
-        .header("x-tamebi-timestamp", &timestamp)
-        .header("x-tamebi-signature", &signature)
-        .header("x-tamebi-nonce", &nonce)
+        .header(wire::headers::UID, &caller.uid)
+        .header(wire::headers::TIMESTAMP, &timestamp)
+        .header(wire::headers::SIGNATURE, &signature)
+        .header(wire::headers::NONCE, &nonce)
         .header("x-request-id", &request_id.0)
         .header(
-            "x-tamebi-display-name",
+            wire::headers::DISPLAY_NAME,
             percent_encoding::utf8_percent_encode(&display_name, DISPLAY_NAME_ENCODING).to_string(),
         );
     if let Some(time_zone) = &time_zone {
-        upstream = upstream.header("x-tamebi-time-zone", time_zone);
+        upstream = upstream.header(wire::headers::TIME_ZONE, time_zone);
     }
     // The user's language setting (`core`/`lang`; "en" unless the fixture
     // says otherwise), as the PHP app sends it.
     if HeaderValue::from_str(&language).is_ok() {
-        upstream = upstream.header("x-tamebi-language", &language);
+        upstream = upstream.header(wire::headers::LANGUAGE, &language);
     }
     for (audience, token) in &tokens {
-        upstream = upstream.header(format!("x-tamebi-token-{audience}"), token);
+        upstream = upstream.header(wire::headers::token(audience), token);
     }
     if let Some(app_password) = &app_password {
         upstream = upstream.header(super::app_password::HEADER, app_password);

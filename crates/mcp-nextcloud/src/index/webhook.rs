@@ -22,7 +22,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 
 pub const PATH: &str = "/webhooks/nextcloud";
-pub const SECRET_HEADER: &str = "x-tamebi-webhook-secret";
+pub const SECRET_HEADER: &str = wire::headers::WEBHOOK_SECRET;
 /// The largest webhook body accepted.
 pub const BODY_LENGTH_MAX: usize = 64 * 1024;
 

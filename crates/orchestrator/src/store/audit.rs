@@ -9,7 +9,7 @@
 use super::{Database, StoreError};
 use rusqlite::{Connection, params};
 use std::path::Path;
-use tool_failure::{FailureKind, Received};
+use wire::{FailureKind, Received};
 
 const MIGRATIONS: &[&str] = &[r#"
 CREATE TABLE tool_calls (
@@ -42,7 +42,7 @@ pub enum Outcome {
     Unreachable,
     DeniedByUser,
     /// A kind this build does not know, kept as `unknown:<kind>` (cleaned
-    /// and bounded by `tool_failure::Received::parse`), or `unknown` for a
+    /// and bounded by `wire::Received::parse`), or `unknown` for a
     /// failure that gave no kind: recorded as what it said, not guessed.
     Unknown(String),
 }

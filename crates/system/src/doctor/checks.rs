@@ -613,7 +613,7 @@ async fn accepted(config: &Resolved<'_>, tokens: Option<&Tokens>, findings: &mut
             .http
             .post(&url)
             .bearer_auth(own)
-            .header("x-tamebi-nextcloud-token", nextcloud)
+            .header(wire::headers::NEXTCLOUD_TOKEN, nextcloud)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
             .header("mcp-protocol-version", "2025-11-25")

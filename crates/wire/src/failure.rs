@@ -1,4 +1,4 @@
-//! The failure-kind wire vocabulary, shared by the MCP servers that write it
+//! Failure kinds, shared by the MCP servers that write them
 //! and the orchestrator that reads it: why a tool call failed, as a
 //! machine-readable kind in `_meta["tamebi/failureKind"]`, beside the text
 //! the model reads (what happened, what to do next, no hostnames, stack
@@ -14,7 +14,7 @@
 //! kept, bounded and cleaned, never guessed at.
 
 /// The `_meta` key of a failed `CallToolResult` carrying its [`FailureKind`].
-pub const FAILURE_KIND_META_KEY: &str = "tamebi/failureKind";
+pub const FAILURE_KIND_META_KEY: &str = crate::meta::FAILURE_KIND;
 
 /// Why a tool call failed, as the servers say it on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
