@@ -4,14 +4,12 @@ declare(strict_types=1);
 
 namespace OCA\Tamebi\Controller;
 
-use OCA\Tamebi\AppInfo\Application;
 use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Http\RawRequest;
 use OCA\Tamebi\Service\AppPasswordCheck;
 use OCA\Tamebi\Service\AppPasswordStore;
 use OCA\Tamebi\Service\Envelope;
 use OCA\Tamebi\Service\OrchestratorProxy;
-use OCP\AppFramework\Controller;
 use OCP\AppFramework\Http;
 use OCP\AppFramework\Http\Attribute\NoAdminRequired;
 use OCP\AppFramework\Http\Attribute\NoCSRFRequired;
@@ -19,6 +17,7 @@ use OCP\AppFramework\Http\Attribute\PublicPage;
 use OCP\AppFramework\Http\JSONResponse;
 use OCP\AppFramework\Http\Response;
 use OCP\IRequest;
+use OCP\IUser;
 
 /**
  * `/api/app-password`: app-password mode (docs/app-contract.md). Where
@@ -32,15 +31,15 @@ use OCP\IRequest;
  * Session + CSRF (Guard), like the chat routes: only the user's browser
  * saves or removes it.
  */
-class AppPasswordController extends Controller {
+class AppPasswordController extends GuardedController {
 	public function __construct(
 		IRequest $request,
-		private Guard $guard,
-		private RawRequest $rawRequest,
+		Guard $guard,
+		RawRequest $rawRequest,
 		private AppPasswordStore $store,
 		private AppPasswordCheck $check,
 	) {
-		parent::__construct(Application::APP_ID, $request);
+		parent::__construct($request, $guard, $rawRequest);
 	}
 
 	/** `GET`: `{"set": bool}`. */
@@ -49,7 +48,7 @@ class AppPasswordController extends Controller {
 	#[PublicPage]
 	public function status(): Response {
 		$user = $this->guard->session();
-		if ($user instanceof Response) {
+		if (!$user instanceof IUser) {
 			return $user;
 		}
 		return new JSONResponse(['set' => $this->store->has($user->getUID())]);
@@ -61,22 +60,19 @@ class AppPasswordController extends Controller {
 	#[PublicPage]
 	public function save(): Response {
 		$user = $this->guard->session();
-		if ($user instanceof Response) {
-			return $user;
-		}
-		$body = $this->rawRequest->body(OrchestratorProxy::BODY_BYTES_MAX);
-		if ($body === null) {
-			return Envelope::response(413, Envelope::BODY_TOO_LARGE, $this->request);
+		$body = $this->bodyFor($user, OrchestratorProxy::BODY_BYTES_MAX);
+		if ($body instanceof JSONResponse) {
+			return $body;
 		}
 		$password = self::passwordFrom($body);
 		if ($password === null) {
-			return Envelope::response(400, Envelope::APP_PASSWORD_NOT_JSON, $this->request);
+			return $this->envelope(400, Envelope::APP_PASSWORD_NOT_JSON);
 		}
 		$uid = $user->getUID();
 		// Nextcloud's app passwords are visible ASCII; anything else cannot
 		// be one, and could not travel in a header: refused without asking.
 		if (!AppPasswordStore::hasTheShape($password) || !$this->check->isTheUsers($uid, $password)) {
-			return Envelope::response(400, Envelope::APP_PASSWORD_NOT_YOURS, $this->request);
+			return $this->envelope(400, Envelope::APP_PASSWORD_NOT_YOURS);
 		}
 		$this->store->save($uid, $password);
 		return self::noContent();
@@ -88,7 +84,7 @@ class AppPasswordController extends Controller {
 	#[PublicPage]
 	public function remove(): Response {
 		$user = $this->guard->session();
-		if ($user instanceof Response) {
+		if (!$user instanceof IUser) {
 			return $user;
 		}
 		$this->store->remove($user->getUID());

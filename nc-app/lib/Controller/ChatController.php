@@ -4,16 +4,15 @@ declare(strict_types=1);
 
 namespace OCA\Tamebi\Controller;
 
-use OCA\Tamebi\AppInfo\Application;
 use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Http\RawRequest;
 use OCA\Tamebi\Service\BodyGuard;
 use OCA\Tamebi\Service\Envelope;
 use OCA\Tamebi\Service\OrchestratorProxy;
-use OCP\AppFramework\Controller;
 use OCP\AppFramework\Http\Attribute\NoAdminRequired;
 use OCP\AppFramework\Http\Attribute\NoCSRFRequired;
 use OCP\AppFramework\Http\Attribute\PublicPage;
+use OCP\AppFramework\Http\JSONResponse;
 use OCP\AppFramework\Http\Response;
 use OCP\IRequest;
 
@@ -23,14 +22,14 @@ use OCP\IRequest;
  * read as bytes and refused when it names a uid, then signed and streamed
  * to the same route of the orchestrator.
  */
-class ChatController extends Controller {
+class ChatController extends GuardedController {
 	public function __construct(
 		IRequest $request,
-		private Guard $guard,
-		private RawRequest $rawRequest,
+		Guard $guard,
+		RawRequest $rawRequest,
 		private OrchestratorProxy $proxy,
 	) {
-		parent::__construct(Application::APP_ID, $request);
+		parent::__construct($request, $guard, $rawRequest);
 	}
 
 	#[NoAdminRequired]
@@ -88,15 +87,12 @@ class ChatController extends Controller {
 
 	private function forward(string $method, string $path): Response {
 		$user = $this->guard->session();
-		if ($user instanceof Response) {
-			return $user;
-		}
-		$body = $this->rawRequest->body(OrchestratorProxy::BODY_BYTES_MAX);
-		if ($body === null) {
-			return Envelope::response(413, Envelope::BODY_TOO_LARGE, $this->request);
+		$body = $this->bodyFor($user, OrchestratorProxy::BODY_BYTES_MAX);
+		if ($body instanceof JSONResponse) {
+			return $body;
 		}
 		if (BodyGuard::namesUid($body)) {
-			return Envelope::response(400, Envelope::BODY_NAMES_UID, $this->request);
+			return $this->envelope(400, Envelope::BODY_NAMES_UID);
 		}
 		return $this->proxy->forward($user, $method, $path, $body, $this->rawRequest->cookies());
 	}

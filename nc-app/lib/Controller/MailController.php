@@ -4,14 +4,12 @@ declare(strict_types=1);
 
 namespace OCA\Tamebi\Controller;
 
-use OCA\Tamebi\AppInfo\Application;
 use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Http\RawRequest;
 use OCA\Tamebi\Service\Envelope;
 use OCA\Tamebi\Service\MailBridge;
 use OCA\Tamebi\Service\MailContracts;
 use OCA\Tamebi\Service\MailFailure;
-use OCP\AppFramework\Controller;
 use OCP\AppFramework\Http\Attribute\NoAdminRequired;
 use OCP\AppFramework\Http\Attribute\NoCSRFRequired;
 use OCP\AppFramework\Http\Attribute\PublicPage;
@@ -27,19 +25,19 @@ use Psr\Container\ContainerInterface;
  * any request carrying a bearer: sending is the user's click, never a
  * token's.
  */
-class MailController extends Controller {
+class MailController extends GuardedController {
 	/** A compose body: 100 000 bytes of text, JSON-escaped, with its recipients. */
 	public const COMPOSE_BODY_BYTES_MAX = 1024 * 1024;
 
 	public function __construct(
 		IRequest $request,
-		private Guard $guard,
-		private RawRequest $rawRequest,
+		Guard $guard,
+		RawRequest $rawRequest,
 		private ContainerInterface $container,
 		/** Mail's names MailBridge needs; the tests name a missing one. @var list<string> */
 		private array $mailContracts = MailContracts::REQUIRED,
 	) {
-		parent::__construct(Application::APP_ID, $request);
+		parent::__construct($request, $guard, $rawRequest);
 	}
 
 	/**
@@ -67,13 +65,13 @@ class MailController extends Controller {
 		}
 		$limitText = $this->stringParam('limit');
 		if ($limitText !== '' && preg_match('/\A[0-9]{1,3}\z/', $limitText) !== 1) {
-			return Envelope::response(400, 'limit: a whole number from 1 to ' . MailBridge::LIMIT_MAX . '.', $this->request);
+			return $this->envelope(400, 'limit: a whole number from 1 to ' . MailBridge::LIMIT_MAX . '.');
 		}
 		$limit = $limitText === '' ? MailBridge::LIMIT_DEFAULT : (int)$limitText;
 		$mailbox = $this->stringParam('mailbox');
 		$cursor = $this->stringParam('cursor');
-		return $this->answer(fn (MailBridge $bridge) => $bridge->search(
-			$user->getUID(),
+		return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->search(
+			$uid,
 			$this->stringParam('query'),
 			$mailbox === '' ? null : $mailbox,
 			$limit,
@@ -90,9 +88,9 @@ class MailController extends Controller {
 			return $user;
 		}
 		if (preg_match('/\A[1-9][0-9]{0,17}\z/', $id) !== 1) {
-			return Envelope::response(404, MailBridge::NOT_FOUND_MESSAGE, $this->request);
+			return $this->envelope(404, MailBridge::NOT_FOUND_MESSAGE);
 		}
-		return $this->answer(fn (MailBridge $bridge) => $bridge->read($user->getUID(), (int)$id));
+		return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->read($uid, (int)$id));
 	}
 
 	#[NoAdminRequired]
@@ -100,19 +98,16 @@ class MailController extends Controller {
 	#[PublicPage]
 	public function compose(): JSONResponse {
 		$user = $this->guard->bearer();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		$body = $this->rawRequest->body(self::COMPOSE_BODY_BYTES_MAX);
-		if ($body === null) {
-			return Envelope::response(413, Envelope::BODY_TOO_LARGE, $this->request);
+		$body = $this->bodyFor($user, self::COMPOSE_BODY_BYTES_MAX);
+		if ($body instanceof JSONResponse) {
+			return $body;
 		}
 		try {
 			$input = json_decode($body, true, 16, JSON_THROW_ON_ERROR);
 		} catch (\JsonException) {
-			return Envelope::response(400, 'The body must be a JSON object with to, cc, subject and body.', $this->request);
+			return $this->envelope(400, 'The body must be a JSON object with to, cc, subject and body.');
 		}
-		return $this->answer(fn (MailBridge $bridge) => $bridge->compose($user->getUID(), $input));
+		return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->compose($uid, $input));
 	}
 
 	#[NoAdminRequired]
@@ -120,10 +115,7 @@ class MailController extends Controller {
 	#[PublicPage]
 	public function preview(string $id): JSONResponse {
 		$user = $this->guard->session();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		return $this->answer(fn (MailBridge $bridge) => $bridge->preview($user->getUID(), $id));
+		return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->preview($uid, $id));
 	}
 
 	#[NoAdminRequired]
@@ -131,10 +123,7 @@ class MailController extends Controller {
 	#[PublicPage]
 	public function send(string $id): JSONResponse {
 		$user = $this->guard->sessionOnly();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		return $this->answer(fn (MailBridge $bridge) => $bridge->send($user->getUID(), $id));
+		return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->send($uid, $id));
 	}
 
 	#[NoAdminRequired]
@@ -142,10 +131,7 @@ class MailController extends Controller {
 	#[PublicPage]
 	public function save(string $id): JSONResponse {
 		$user = $this->guard->sessionOnly();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		return $this->answer(fn (MailBridge $bridge) => $bridge->save($user->getUID(), $id));
+		return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->save($uid, $id));
 	}
 
 	/** A query parameter as text; `?query[]=…` and the like read as absent. */
@@ -166,16 +152,24 @@ class MailController extends Controller {
 		return Envelope::coded(503, MailContracts::UNAVAILABLE_CODE, MailContracts::UNAVAILABLE, $this->request);
 	}
 
-	/** @param \Closure(MailBridge): array $work */
-	private function answer(\Closure $work): JSONResponse {
+	/**
+	 * The Guard's verdict, then Mail's presence, then the work for the
+	 * user: its array as JSON, or its MailFailure as the envelope.
+	 *
+	 * @param \Closure(MailBridge, string): array $work given the bridge and the user's uid
+	 */
+	private function answer(IUser|JSONResponse $user, \Closure $work): JSONResponse {
+		if (!$user instanceof IUser) {
+			return $user;
+		}
 		$missing = $this->mailMissing();
 		if ($missing !== null) {
 			return $missing;
 		}
 		try {
-			return new JSONResponse($work($this->container->get(MailBridge::class)));
+			return new JSONResponse($work($this->container->get(MailBridge::class), $user->getUID()));
 		} catch (MailFailure $failure) {
-			return Envelope::response($failure->status, $failure->getMessage(), $this->request);
+			return $this->envelope($failure->status, $failure->getMessage());
 		}
 	}
 }
