@@ -5,16 +5,16 @@ declare(strict_types=1);
 namespace OCA\Tamebi\Db;
 
 use OCP\DB\QueryBuilder\IQueryBuilder;
-use OCP\IDBConnection;
 
 /**
  * Mail previews waiting for the user's click, in the app's own table
  * (`tamebi_previews`, see lib/Migration). A table because "sent once, then
  * 409" must survive requests, workers and cache evictions, and a
  * conditional UPDATE is the one atomic claim every database Nextcloud runs
- * on offers. Rows live a day; expired rows are deleted on each insert.
+ * on offers. Rows live a day (ExpiringStore deletes expired rows on each
+ * insert).
  */
-class PreviewStore {
+class PreviewStore extends ExpiringStore {
 	public const TABLE = 'tamebi_previews';
 	public const LIFETIME_SECONDS = 86400;
 
@@ -26,25 +26,14 @@ class PreviewStore {
 	/** The SMTP server's answer left it unclear whether the mail went out. */
 	public const STATE_UNCERTAIN = 'uncertain';
 
-	public function __construct(
-		private IDBConnection $db,
-	) {
-	}
-
 	/** @param array<string, mixed> $payload */
 	public function insert(string $uid, int $accountId, array $payload, int $now): string {
-		$this->db->executeStatement(
-			'DELETE FROM `*PREFIX*tamebi_previews` WHERE `expires_at` < ?',
-			[$now],
-			[IQueryBuilder::PARAM_INT],
-		);
-		$id = bin2hex(random_bytes(16));
-		$this->db->executeStatement(
-			'INSERT INTO `*PREFIX*tamebi_previews` (`id`, `user_id`, `account_id`, `payload`, `state`, `created_at`, `expires_at`) VALUES (?, ?, ?, ?, ?, ?, ?)',
-			[$id, $uid, $accountId, json_encode($payload, JSON_THROW_ON_ERROR), self::STATE_STORED, $now, $now + self::LIFETIME_SECONDS],
-			[IQueryBuilder::PARAM_STR, IQueryBuilder::PARAM_STR, IQueryBuilder::PARAM_INT, IQueryBuilder::PARAM_STR, IQueryBuilder::PARAM_STR, IQueryBuilder::PARAM_INT, IQueryBuilder::PARAM_INT],
-		);
-		return $id;
+		return $this->insertRow($uid, [
+			'account_id' => [$accountId, IQueryBuilder::PARAM_INT],
+			'payload' => [json_encode($payload, JSON_THROW_ON_ERROR), IQueryBuilder::PARAM_STR],
+			'state' => [self::STATE_STORED, IQueryBuilder::PARAM_STR],
+			'created_at' => [$now, IQueryBuilder::PARAM_INT],
+		], $now + self::LIFETIME_SECONDS, $now);
 	}
 
 	/**
@@ -54,14 +43,8 @@ class PreviewStore {
 	 * @return array{id: string, accountId: int, payload: array<string, mixed>, state: string}|null
 	 */
 	public function find(string $uid, string $id, int $now): ?array {
-		$result = $this->db->executeQuery(
-			'SELECT `id`, `account_id`, `payload`, `state` FROM `*PREFIX*tamebi_previews` WHERE `id` = ? AND `user_id` = ? AND `expires_at` >= ?',
-			[$id, $uid, $now],
-			[IQueryBuilder::PARAM_STR, IQueryBuilder::PARAM_STR, IQueryBuilder::PARAM_INT],
-		);
-		$row = $result->fetch();
-		$result->closeCursor();
-		if (!is_array($row)) {
+		$row = $this->findRow($uid, $id, ['id', 'account_id', 'payload', 'state'], $now);
+		if ($row === null) {
 			return null;
 		}
 		return [

@@ -20,30 +20,39 @@ class Version1000Date20260801000000 extends SimpleMigrationStep {
 		/** @var ISchemaWrapper $schema */
 		$schema = $schemaClosure();
 
-		if (!$schema->hasTable('tamebi_previews')) {
-			$table = $schema->createTable('tamebi_previews');
-			$table->addColumn('id', Types::STRING, ['notnull' => true, 'length' => 32]);
-			$table->addColumn('user_id', Types::STRING, ['notnull' => true, 'length' => 64]);
-			$table->addColumn('account_id', Types::BIGINT, ['notnull' => true]);
-			$table->addColumn('payload', Types::TEXT, ['notnull' => true]);
-			$table->addColumn('state', Types::STRING, ['notnull' => true, 'length' => 16]);
-			$table->addColumn('created_at', Types::BIGINT, ['notnull' => true]);
-			$table->addColumn('expires_at', Types::BIGINT, ['notnull' => true]);
-			$table->setPrimaryKey(['id']);
-			$table->addIndex(['expires_at'], 'tamebi_previews_expires');
-		}
-
-		if (!$schema->hasTable('tamebi_ui')) {
-			$table = $schema->createTable('tamebi_ui');
-			$table->addColumn('id', Types::STRING, ['notnull' => true, 'length' => 32]);
-			$table->addColumn('user_id', Types::STRING, ['notnull' => true, 'length' => 64]);
-			$table->addColumn('html', Types::TEXT, ['notnull' => true]);
-			$table->addColumn('policy', Types::TEXT, ['notnull' => true]);
-			$table->addColumn('expires_at', Types::BIGINT, ['notnull' => true]);
-			$table->setPrimaryKey(['id']);
-			$table->addIndex(['expires_at'], 'tamebi_ui_expires');
-		}
+		self::expiringTable($schema, 'tamebi_previews', [
+			'account_id' => [Types::BIGINT, []],
+			'payload' => [Types::TEXT, []],
+			'state' => [Types::STRING, ['length' => 16]],
+			'created_at' => [Types::BIGINT, []],
+		]);
+		self::expiringTable($schema, 'tamebi_ui', [
+			'html' => [Types::TEXT, []],
+			'policy' => [Types::TEXT, []],
+		]);
 
 		return $schema;
+	}
+
+	/**
+	 * One table of Db\ExpiringStore's shape, unless it exists: `id`,
+	 * `user_id`, its own columns (all NOT NULL), `expires_at`, keyed by `id`
+	 * and indexed on `expires_at` for the delete of expired rows.
+	 *
+	 * @param array<string, array{0: string, 1: array<string, mixed>}> $columns name => [type, options]
+	 */
+	private static function expiringTable(ISchemaWrapper $schema, string $name, array $columns): void {
+		if ($schema->hasTable($name)) {
+			return;
+		}
+		$table = $schema->createTable($name);
+		$table->addColumn('id', Types::STRING, ['notnull' => true, 'length' => 32]);
+		$table->addColumn('user_id', Types::STRING, ['notnull' => true, 'length' => 64]);
+		foreach ($columns as $column => [$type, $columnOptions]) {
+			$table->addColumn($column, $type, ['notnull' => true] + $columnOptions);
+		}
+		$table->addColumn('expires_at', Types::BIGINT, ['notnull' => true]);
+		$table->setPrimaryKey(['id']);
+		$table->addIndex(['expires_at'], $name . '_expires');
 	}
 }
