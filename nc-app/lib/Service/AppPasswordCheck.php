@@ -18,7 +18,6 @@ use Psr\Log\LoggerInterface;
  * The password is never logged: not in a message, not in a context.
  */
 final class AppPasswordCheck {
-	public const LOOPBACK_TIMEOUT_SECONDS = 10;
 	public const PATH = '/ocs/v2.php/cloud/user?format=json';
 
 	public function __construct(
@@ -35,17 +34,13 @@ final class AppPasswordCheck {
 			return false;
 		}
 		try {
-			$answer = $this->clientService->newClient()->get($internal . self::PATH, [
+			$answer = $this->clientService->newClient()->get($internal . self::PATH, Loopback::options([
 				'headers' => [
 					'Authorization' => 'Basic ' . base64_encode($uid . ':' . $password),
 					'OCS-APIRequest' => 'true',
 					'Accept' => 'application/json',
 				],
-				'allow_redirects' => false,
-				'http_errors' => false,
-				'timeout' => self::LOOPBACK_TIMEOUT_SECONDS,
-				'nextcloud' => ['allow_local_address' => true],
-			]);
+			]));
 		} catch (\Exception $e) {
 			// The class only: an HTTP client's exception message may quote the request.
 			$this->logger->warning('tamebi: the app-password check loopback failed', ['uid' => $uid, 'error' => get_class($e)]);

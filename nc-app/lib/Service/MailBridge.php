@@ -212,15 +212,15 @@ final class MailBridge {
 
 	/** The human click: send once, file in Sent. @return array{previewId: string, state: string} */
 	public function send(string $uid, string $id): array {
-		[$row, $account] = $this->claim($uid, $id, PreviewStore::STATE_SENDING);
-		$message = self::localMessage($row['payload'], $account, LocalMessage::TYPE_OUTGOING, $this->timeFactory->getTime());
-		try {
-			$this->mailTransmission->sendMessage($account, $message);
-		} catch (\Exception $e) {
-			$this->logger->warning('tamebi: sending a previewed mail failed', ['exception' => $e]);
-			$this->previews->transition($uid, $id, PreviewStore::STATE_SENDING, PreviewStore::STATE_STORED);
-			throw new MailFailure(502, 'The mail could not be sent. Try again in a moment.');
-		}
+		[$account, $message] = $this->transmit(
+			$uid,
+			$id,
+			PreviewStore::STATE_SENDING,
+			LocalMessage::TYPE_OUTGOING,
+			$this->mailTransmission->sendMessage(...),
+			'tamebi: sending a previewed mail failed',
+			'The mail could not be sent. Try again in a moment.',
+		);
 		if ($message->getRaw() === null || !in_array($message->getStatus(), [null, LocalMessage::STATUS_RAW], true)) {
 			if ($message->getStatus() === LocalMessage::STATUS_ERROR) {
 				// Mail itself refuses to retry these: the mail may be out.
@@ -237,15 +237,15 @@ final class MailBridge {
 
 	/** The human click: save once as a draft in Drafts. @return array{previewId: string, state: string} */
 	public function save(string $uid, string $id): array {
-		[$row, $account] = $this->claim($uid, $id, PreviewStore::STATE_SAVING);
-		$message = self::localMessage($row['payload'], $account, LocalMessage::TYPE_DRAFT, $this->timeFactory->getTime());
-		try {
-			$this->mailTransmission->saveLocalDraft($account, $message);
-		} catch (\Exception $e) {
-			$this->logger->warning('tamebi: saving a previewed mail as a draft failed', ['exception' => $e]);
-			$this->previews->transition($uid, $id, PreviewStore::STATE_SAVING, PreviewStore::STATE_STORED);
-			throw new MailFailure(502, 'The draft could not be saved. Try again in a moment.');
-		}
+		$this->transmit(
+			$uid,
+			$id,
+			PreviewStore::STATE_SAVING,
+			LocalMessage::TYPE_DRAFT,
+			$this->mailTransmission->saveLocalDraft(...),
+			'tamebi: saving a previewed mail as a draft failed',
+			'The draft could not be saved. Try again in a moment.',
+		);
 		$this->previews->transition($uid, $id, PreviewStore::STATE_SAVING, PreviewStore::STATE_SAVED);
 		return ['previewId' => $id, 'state' => PreviewStore::STATE_SAVED];
 	}
@@ -301,6 +301,28 @@ final class MailBridge {
 			throw new MailFailure(404, 'The mail account of this preview no longer exists. Compose the mail again.');
 		}
 		return [$row, $account];
+	}
+
+	/**
+	 * The click's first half, the same for send and save: claim the
+	 * preview for `$inFlight`, build its message and hand it to Mail. When
+	 * Mail throws, the preview is put back to stored (the click may be
+	 * tried again) and the answer is the 502 `$failure`.
+	 *
+	 * @param \Closure(Account, LocalMessage): void $transmit IMailTransmission's send or save
+	 * @return array{0: Account, 1: LocalMessage}
+	 */
+	private function transmit(string $uid, string $id, string $inFlight, int $type, \Closure $transmit, string $logLine, string $failure): array {
+		[$row, $account] = $this->claim($uid, $id, $inFlight);
+		$message = self::localMessage($row['payload'], $account, $type, $this->timeFactory->getTime());
+		try {
+			$transmit($account, $message);
+		} catch (\Exception $e) {
+			$this->logger->warning($logLine, ['exception' => $e]);
+			$this->previews->transition($uid, $id, $inFlight, PreviewStore::STATE_STORED);
+			throw new MailFailure(502, $failure);
+		}
+		return [$account, $message];
 	}
 
 	private function fileInSent(Account $account, LocalMessage $message): void {

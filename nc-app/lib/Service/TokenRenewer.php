@@ -34,7 +34,6 @@ final class TokenRenewer {
 	public const RENEW_BEFORE_SECONDS = 120;
 	/** When the token endpoint omits `expires_in`: the oidc app's default. */
 	public const EXPIRES_IN_DEFAULT_SECONDS = 900;
-	public const LOOPBACK_TIMEOUT_SECONDS = 10;
 	public const SESSION_KEY_PREFIX = 'tamebi_token_';
 
 	public function __construct(
@@ -178,13 +177,9 @@ final class TokenRenewer {
 		], '', '&', PHP_QUERY_RFC3986);
 		$http = $this->clientService->newClient();
 		try {
-			$authorize = $http->get($internal . '/index.php/apps/oidc/authorize?' . $query, [
+			$authorize = $http->get($internal . '/index.php/apps/oidc/authorize?' . $query, Loopback::options([
 				'headers' => ['Cookie' => $cookieHeader],
-				'allow_redirects' => false,
-				'http_errors' => false,
-				'timeout' => self::LOOPBACK_TIMEOUT_SECONDS,
-				'nextcloud' => ['allow_local_address' => true],
-			]);
+			]));
 		} catch (\Exception $e) {
 			$this->logger->warning('tamebi: the OIDC authorize loopback failed', ['exception' => $e, 'audience' => $audience]);
 			return 'failed';
@@ -198,7 +193,7 @@ final class TokenRenewer {
 			return 'failed';
 		}
 		try {
-			$answer = $http->post($internal . '/index.php/apps/oidc/token', [
+			$answer = $http->post($internal . '/index.php/apps/oidc/token', Loopback::options([
 				'form_params' => [
 					'grant_type' => 'authorization_code',
 					'code' => $code,
@@ -207,11 +202,7 @@ final class TokenRenewer {
 					'client_secret' => $client['secret'],
 					'code_verifier' => $verifier,
 				],
-				'allow_redirects' => false,
-				'http_errors' => false,
-				'timeout' => self::LOOPBACK_TIMEOUT_SECONDS,
-				'nextcloud' => ['allow_local_address' => true],
-			]);
+			]));
 		} catch (\Exception $e) {
 			$this->logger->warning('tamebi: the OIDC token loopback failed', ['exception' => $e, 'audience' => $audience]);
 			return 'failed';
