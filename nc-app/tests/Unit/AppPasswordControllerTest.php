@@ -21,11 +21,15 @@ use OCA\Tamebi\Tests\Doubles\FakeRequest;
 use OCA\Tamebi\Tests\Doubles\FakeUser;
 use OCA\Tamebi\Tests\Doubles\FakeUserSession;
 use OCP\AppFramework\Http\JSONResponse;
-use OCP\AppFramework\Http\Response;
 use OCP\Http\Client\IResponse;
 use PHPUnit\Framework\TestCase;
 
+require_once __DIR__ . '/Refusals.php';
+
 final class AppPasswordControllerTest extends TestCase {
+	use Refusals;
+
+	private const REQUEST_ID = 'Ap9-req.1';
 	private const ALICES = 'Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs';
 	private const BOBS = 'Bq9sW-2mPxr-Tn6Ka-Hd3Lf-Zv7Gc';
 	private const NOT_JSON = 'Send a JSON object with your app password in "appPassword", then try again.';
@@ -40,7 +44,7 @@ final class AppPasswordControllerTest extends TestCase {
 	private FakeClientService $http;
 
 	protected function setUp(): void {
-		$this->request = new FakeRequest(['requesttoken' => 'tok', 'Content-Type' => 'application/json'], [], 'Ap9-req.1', true, 'PUT');
+		$this->request = new FakeRequest(['requesttoken' => 'tok', 'Content-Type' => 'application/json'], [], self::REQUEST_ID, true, 'PUT');
 		$this->userSession = new FakeUserSession(new FakeUser('alice', 'Alice'));
 		$this->raw = new FakeRawRequest(json_encode(['appPassword' => self::ALICES]));
 		$this->config = new FakeConfig();
@@ -65,12 +69,6 @@ final class AppPasswordControllerTest extends TestCase {
 		$guard = new Guard($this->request, $this->userSession, new FakeAppManager());
 		$check = new AppPasswordCheck($this->http, new Settings(FakeAppConfig::complete()), $this->logger);
 		return new AppPasswordController($this->request, $guard, $this->raw, $this->store(), $check);
-	}
-
-	private static function assertEnvelope(Response $response, int $status, string $message): void {
-		self::assertInstanceOf(JSONResponse::class, $response);
-		self::assertSame($status, $response->getStatus());
-		self::assertSame(['error' => ['message' => $message, 'requestId' => 'Ap9-req.1']], $response->getData());
 	}
 
 	public function testStatusSaysWhetherOneIsSavedAndNeverWhichOne(): void {
@@ -194,8 +192,7 @@ final class AppPasswordControllerTest extends TestCase {
 		$this->request->csrfPasses = false;
 		foreach (['status', 'save', 'remove'] as $method) {
 			$response = $this->controller()->$method();
-			self::assertSame(412, $response->getStatus());
-			self::assertSame(['message' => 'CSRF check failed'], $response->getData());
+			self::assertCsrfRefusal($response);
 		}
 		self::assertSame(0, $this->raw->bodyReads);
 		self::assertSame(self::ALICES, $this->store()->get('alice'));

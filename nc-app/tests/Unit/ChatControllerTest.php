@@ -27,11 +27,14 @@ use OCA\Tamebi\Tests\Doubles\FakeTime;
 use OCA\Tamebi\Tests\Doubles\FakeUser;
 use OCA\Tamebi\Tests\Doubles\FakeUserSession;
 use OCA\Tamebi\Tests\Doubles\OrchestratorServer;
-use OCP\AppFramework\Http\JSONResponse;
-use OCP\AppFramework\Http\Response;
 use PHPUnit\Framework\TestCase;
 
+require_once __DIR__ . '/Refusals.php';
+
 final class ChatControllerTest extends TestCase {
+	use Refusals;
+
+	private const REQUEST_ID = 'Z9x-req.42';
 	private const SECRET = 'tamebi-test-vector-secret-0123456789abcdef';
 	private const COOKIES = ['ocabc123' => 'sessionid42', 'oc_sessionPassphrase' => 'p', 'nc_sameSiteCookiestrict' => 'true', 'evil' => 'x'];
 
@@ -47,7 +50,7 @@ final class ChatControllerTest extends TestCase {
 
 	protected function setUp(): void {
 		// The client tries to choose a user in a header too: never read.
-		$this->request = new FakeRequest(['requesttoken' => 'tok', 'Content-Type' => 'application/json', 'X-Tamebi-Uid' => 'mallory'], [], 'Z9x-req.42');
+		$this->request = new FakeRequest(['requesttoken' => 'tok', 'Content-Type' => 'application/json', 'X-Tamebi-Uid' => 'mallory'], [], self::REQUEST_ID);
 		$this->userSession = new FakeUserSession(new FakeUser('alice', 'Alice Martín'));
 		$this->raw = new FakeRawRequest('{"id":"c1","message":{"role":"user","parts":[{"type":"text","text":"Où est le rapport ?"}]}}', self::COOKIES);
 		$this->http = (new FakeOidc('ocabc123'))->service();
@@ -66,12 +69,6 @@ final class ChatControllerTest extends TestCase {
 		$proxy = new OrchestratorProxy($settings, $renewer, new AppPasswordStore($this->config, $this->crypto, $logger), $this->config, $this->time, $this->request, $logger);
 		$guard = new Guard($this->request, $this->userSession, $this->appManager);
 		return new ChatController($this->request, $guard, $this->raw, $proxy);
-	}
-
-	private static function assertEnvelope(Response $response, int $status, string $message, string $requestId = 'Z9x-req.42'): void {
-		self::assertInstanceOf(JSONResponse::class, $response);
-		self::assertSame($status, $response->getStatus());
-		self::assertSame(['error' => ['message' => $message, 'requestId' => $requestId]], $response->getData());
 	}
 
 	public function testABodyNamingAUidIs400WithTheRequestIdAndNothingIsForwarded(): void {
@@ -196,8 +193,7 @@ final class ChatControllerTest extends TestCase {
 		$this->request->csrfPasses = false;
 		foreach (['chat', 'conversations', 'memory'] as $method) {
 			$response = $this->controller()->$method();
-			self::assertSame(412, $response->getStatus());
-			self::assertSame(['message' => 'CSRF check failed'], $response->getData());
+			self::assertCsrfRefusal($response);
 		}
 		self::assertSame(0, $this->raw->bodyReads);
 	}

@@ -28,7 +28,12 @@ use OCA\Tamebi\Tests\Doubles\SqliteConnection;
 use OCP\AppFramework\Http\JSONResponse;
 use PHPUnit\Framework\TestCase;
 
+require_once __DIR__ . '/Refusals.php';
+
 final class MailControllerTest extends TestCase {
+	use Refusals;
+
+	private const REQUEST_ID = 'req-mail-1';
 	private const BEARER = ['Authorization' => 'Bearer eyJ.nextcloud.token'];
 	private const SESSION = ['requesttoken' => 'tok'];
 
@@ -66,14 +71,9 @@ final class MailControllerTest extends TestCase {
 
 	/** @param list<string>|null $mailContracts Mail's names the controller checks (default: the real ones). */
 	private function controller(array $headers, array $params = [], bool $csrfPasses = true, ?array $mailContracts = null): MailController {
-		$request = new FakeRequest($headers, $params, 'req-mail-1', $csrfPasses);
+		$request = new FakeRequest($headers, $params, self::REQUEST_ID, $csrfPasses);
 		$bridge = new MailBridge($this->mail, $this->mail, $this->transmission, $this->accounts, $this->clients, $this->copySent, $this->previews, $this->time, new FakeLogger());
 		return new MailController($request, new Guard($request, $this->userSession, new FakeAppManager()), $this->raw, new FakeContainer([MailBridge::class => $bridge]), $mailContracts ?? MailContracts::REQUIRED);
-	}
-
-	private static function assertEnvelope(JSONResponse $response, int $status, string $message): void {
-		self::assertSame($status, $response->getStatus());
-		self::assertSame(['error' => ['message' => $message, 'requestId' => 'req-mail-1']], $response->getData());
 	}
 
 	private function compose(array $input): JSONResponse {
