@@ -13,8 +13,8 @@
 use std::collections::HashMap;
 
 use crate::package::Package;
-use crate::text::TextBuilder;
-use crate::xml::{self, Element, MC, Visitor, W};
+use crate::text::{Paragraph, TextBuilder, append_spaced};
+use crate::xml::{self, Descend, Element, MC, Visitor, W};
 use crate::{ExtractError, Limits};
 
 /// How far a chain of `w:basedOn` styles is followed.
@@ -71,9 +71,9 @@ struct StyleReader {
 }
 
 impl Visitor for StyleReader {
-    fn start(&mut self, element: &Element) -> Result<(), ExtractError> {
+    fn start(&mut self, element: &Element) -> Result<Descend, ExtractError> {
         if element.ns != W {
-            return Ok(());
+            return Ok(Descend::Into);
         }
         if element.local == "style" {
             self.current = None;
@@ -83,10 +83,10 @@ impl Visitor for StyleReader {
                 self.styles.insert(id.to_string(), StyleDefinition { level, based_on: None });
                 self.current = Some(id.to_string());
             }
-            return Ok(());
+            return Ok(Descend::Into);
         }
         let Some(style) = self.current.as_ref().and_then(|id| self.styles.get_mut(id)) else {
-            return Ok(());
+            return Ok(Descend::Into);
         };
         match element.local.as_str() {
             "name" => {
@@ -102,7 +102,7 @@ impl Visitor for StyleReader {
             "basedOn" => style.based_on = element.attribute(W, "val").map(str::to_string),
             _ => {}
         }
-        Ok(())
+        Ok(Descend::Into)
     }
 
     fn end(&mut self, ns: &str, local: &str) -> Result<(), ExtractError> {
@@ -140,13 +140,6 @@ fn level_from_outline(value: &str) -> Option<usize> {
 }
 
 #[derive(Debug, Default)]
-struct Paragraph {
-    text: String,
-    level: Option<usize>,
-    is_list_item: bool,
-}
-
-#[derive(Debug, Default)]
 struct Table {
     rows: Vec<String>,
     cells: Vec<String>,
@@ -166,8 +159,6 @@ struct Body {
     run_depth: usize,
     /// Depth inside `w:pPr` (where the style and numbering are).
     properties_depth: usize,
-    /// Depth inside a subtree that is not text the reader sees.
-    skip_depth: usize,
 }
 
 impl Body {
@@ -180,7 +171,6 @@ impl Body {
             text_depth: 0,
             run_depth: 0,
             properties_depth: 0,
-            skip_depth: 0,
         }
     }
 
@@ -193,20 +183,10 @@ impl Body {
     fn end_paragraph(&mut self) -> Result<(), ExtractError> {
         let Some(paragraph) = self.paragraphs.pop() else { return Ok(()) };
         if let Some(table) = self.tables.last_mut() {
-            let text = crate::text::collapse_whitespace(&paragraph.text);
-            if !text.is_empty() {
-                if !table.cell.is_empty() {
-                    table.cell.push(' ');
-                }
-                table.cell.push_str(&text);
-            }
+            append_spaced(&mut table.cell, &crate::text::collapse_whitespace(&paragraph.text));
             return Ok(());
         }
-        match paragraph.level {
-            Some(level) => self.builder.heading(level, &paragraph.text),
-            None if paragraph.is_list_item => self.builder.list_item(&paragraph.text),
-            None => self.builder.block(&paragraph.text),
-        }
+        self.builder.write(&paragraph.into_block())
     }
 
     fn end_table(&mut self) -> Result<(), ExtractError> {
@@ -227,22 +207,17 @@ impl Body {
 }
 
 impl Visitor for Body {
-    fn start(&mut self, element: &Element) -> Result<(), ExtractError> {
-        if self.skip_depth > 0 {
-            self.skip_depth += 1;
-            return Ok(());
-        }
+    fn start(&mut self, element: &Element) -> Result<Descend, ExtractError> {
         if element.ns == MC && element.local == "Fallback" {
-            self.skip_depth = 1;
-            return Ok(());
+            return Ok(Descend::Skip);
         }
         if element.ns != W {
-            return Ok(());
+            return Ok(Descend::Into);
         }
         match element.local.as_str() {
             // Tracked changes keep the old properties; they are not the style
             // the reader sees.
-            "pPrChange" | "rPrChange" | "delText" | "instrText" => self.skip_depth = 1,
+            "pPrChange" | "rPrChange" | "delText" | "instrText" => return Ok(Descend::Skip),
             "p" => self.paragraphs.push(Paragraph::default()),
             "pPr" => self.properties_depth += 1,
             "pStyle" if self.properties_depth > 0 => {
@@ -272,14 +247,10 @@ impl Visitor for Body {
             "tbl" => self.tables.push(Table::default()),
             _ => {}
         }
-        Ok(())
+        Ok(Descend::Into)
     }
 
     fn end(&mut self, ns: &str, local: &str) -> Result<(), ExtractError> {
-        if self.skip_depth > 0 {
-            self.skip_depth -= 1;
-            return Ok(());
-        }
         if ns != W {
             return Ok(());
         }
@@ -307,7 +278,7 @@ impl Visitor for Body {
     }
 
     fn text(&mut self, text: &str) -> Result<(), ExtractError> {
-        if self.skip_depth == 0 && self.text_depth > 0 {
+        if self.text_depth > 0 {
             self.push_text(text);
         }
         Ok(())

@@ -68,6 +68,19 @@ pub enum DocumentKind {
     Unsupported,
 }
 
+impl DocumentKind {
+    /// Every kind that has a reader (all but `Unsupported`).
+    pub const READABLE: [DocumentKind; 7] = [
+        DocumentKind::Markdown,
+        DocumentKind::PlainText,
+        DocumentKind::Docx,
+        DocumentKind::Odt,
+        DocumentKind::Odp,
+        DocumentKind::Ods,
+        DocumentKind::Pdf,
+    ];
+}
+
 /// A document's text, ready to be served and cut into passages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Extracted {

@@ -14,8 +14,8 @@
 
 use crate::docx::row_line;
 use crate::package::Package;
-use crate::text::TextBuilder;
-use crate::xml::{self, DRAW, Element, OFFICE, PRESENTATION, TABLE, TEXT, Visitor};
+use crate::text::{Block, Paragraph, TextBuilder, append_spaced};
+use crate::xml::{self, DRAW, Descend, Element, OFFICE, PRESENTATION, TABLE, TEXT, Visitor};
 use crate::{DocumentKind, ExtractError, Limits};
 
 /// The most times a repeated non-empty row or cell is written out.
@@ -33,20 +33,6 @@ pub(crate) fn extract(
     let mut body = Body::new(kind, limits.text_length_max);
     xml::walk(&content_xml, &mut body)?;
     Ok(body.builder.finish())
-}
-
-#[derive(Debug)]
-enum Block {
-    Heading(usize, String),
-    Text(String),
-    ListItem(String),
-}
-
-#[derive(Debug, Default)]
-struct Paragraph {
-    text: String,
-    level: Option<usize>,
-    is_list_item: bool,
 }
 
 #[derive(Debug, Default)]
@@ -84,8 +70,6 @@ struct Body {
     title_depth: usize,
     /// A list item opened and its first paragraph not yet seen.
     bullet_pending: bool,
-    /// Depth inside a subtree that is not running text.
-    skip_depth: usize,
 }
 
 impl Body {
@@ -101,7 +85,6 @@ impl Body {
             sheet_count: 0,
             title_depth: 0,
             bullet_pending: false,
-            skip_depth: 0,
         }
     }
 
@@ -116,11 +99,7 @@ impl Body {
             slide.blocks.push(block);
             return Ok(());
         }
-        match block {
-            Block::Heading(level, title) => self.builder.heading(level, &title),
-            Block::Text(text) => self.builder.block(&text),
-            Block::ListItem(item) => self.builder.list_item(&item),
-        }
+        self.builder.write(&block)
     }
 
     fn end_paragraph(&mut self) -> Result<(), ExtractError> {
@@ -136,12 +115,7 @@ impl Body {
             }
             return Ok(());
         }
-        let block = match paragraph.level {
-            Some(level) => Block::Heading(level, paragraph.text),
-            None if paragraph.is_list_item => Block::ListItem(paragraph.text),
-            None => Block::Text(paragraph.text),
-        };
-        self.emit(block)
+        self.emit(paragraph.into_block())
     }
 
     fn end_cell(&mut self) -> Result<(), ExtractError> {
@@ -151,14 +125,7 @@ impl Body {
             cell = value;
         }
         let repeat = if cell.trim().is_empty() { 1 } else { table.cell_repeat };
-        for _ in 0..repeat {
-            table.length += cell.len();
-            if table.length > self.text_length_max {
-                return Err(ExtractError::TooLarge);
-            }
-            table.cells.push(cell.clone());
-        }
-        Ok(())
+        push_repeated(&mut table.cells, &cell, repeat, &mut table.length, self.text_length_max)
     }
 
     fn end_row(&mut self) -> Result<(), ExtractError> {
@@ -170,14 +137,8 @@ impl Body {
         if line.is_empty() {
             return Ok(());
         }
-        for _ in 0..table.row_repeat {
-            table.length += line.len();
-            if table.length > self.text_length_max {
-                return Err(ExtractError::TooLarge);
-            }
-            table.rows.push(line.clone());
-        }
-        Ok(())
+        let repeat = table.row_repeat;
+        push_repeated(&mut table.rows, &line, repeat, &mut table.length, self.text_length_max)
     }
 
     fn end_table(&mut self) -> Result<(), ExtractError> {
@@ -208,14 +169,10 @@ impl Body {
 }
 
 impl Visitor for Body {
-    fn start(&mut self, element: &Element) -> Result<(), ExtractError> {
-        if self.skip_depth > 0 {
-            self.skip_depth += 1;
-            return Ok(());
-        }
+    fn start(&mut self, element: &Element) -> Result<Descend, ExtractError> {
         match (element.ns.as_str(), element.local.as_str()) {
             (TEXT, "tracked-changes" | "note-citation" | "table-of-content")
-            | (OFFICE, "annotation") => self.skip_depth = 1,
+            | (OFFICE, "annotation") => return Ok(Descend::Skip),
             (TEXT, "p") => {
                 let is_list_item = std::mem::take(&mut self.bullet_pending);
                 self.paragraphs.push(Paragraph { is_list_item, ..Paragraph::default() });
@@ -279,14 +236,10 @@ impl Visitor for Body {
             }
             _ => {}
         }
-        Ok(())
+        Ok(Descend::Into)
     }
 
     fn end(&mut self, ns: &str, local: &str) -> Result<(), ExtractError> {
-        if self.skip_depth > 0 {
-            self.skip_depth -= 1;
-            return Ok(());
-        }
         match (ns, local) {
             (TEXT, "p" | "h") => self.end_paragraph()?,
             (TEXT, "list-item") => self.bullet_pending = false,
@@ -301,7 +254,7 @@ impl Visitor for Body {
     }
 
     fn text(&mut self, text: &str) -> Result<(), ExtractError> {
-        if self.skip_depth > 0 || self.paragraphs.is_empty() {
+        if self.paragraphs.is_empty() {
             return Ok(());
         }
         // Whitespace in ODF markup is insignificant beyond one space.
@@ -323,19 +276,28 @@ impl Visitor for Body {
     }
 }
 
+/// Pushes `item` `times` times (a repeated cell or row), counting each copy
+/// against the table's bound before it is made.
+fn push_repeated(
+    into: &mut Vec<String>,
+    item: &str,
+    times: usize,
+    length: &mut usize,
+    length_max: usize,
+) -> Result<(), ExtractError> {
+    for _ in 0..times {
+        *length += item.len();
+        if *length > length_max {
+            return Err(ExtractError::TooLarge);
+        }
+        into.push(item.to_string());
+    }
+    Ok(())
+}
+
 fn repeat(attribute: Option<&str>) -> usize {
     attribute
         .and_then(|count| count.trim().parse::<usize>().ok())
         .unwrap_or(1)
         .clamp(1, TABLE_REPEAT_MAX)
-}
-
-fn append_spaced(target: &mut String, text: &str) {
-    if text.is_empty() {
-        return;
-    }
-    if !target.is_empty() {
-        target.push(' ');
-    }
-    target.push_str(text);
 }

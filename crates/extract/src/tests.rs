@@ -456,15 +456,7 @@ fn too_many_zip_entries_are_refused() {
 #[test]
 fn oversized_input_and_text_are_refused() {
     let oversized = vec![b' '; INPUT_LENGTH_MAX + 1];
-    for kind in [
-        DocumentKind::Markdown,
-        DocumentKind::PlainText,
-        DocumentKind::Docx,
-        DocumentKind::Odt,
-        DocumentKind::Odp,
-        DocumentKind::Ods,
-        DocumentKind::Pdf,
-    ] {
+    for kind in DocumentKind::READABLE {
         check_error(&oversized, kind, &Limits::DEFAULT, &ExtractError::TooLarge);
     }
     let small_text = Limits { text_length_max: 100, ..Limits::DEFAULT };

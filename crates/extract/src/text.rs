@@ -42,6 +42,44 @@ fn windows_1252(byte: u8) -> char {
     }
 }
 
+/// A paragraph of a structured document while it is read: its text so far,
+/// its heading level, whether it is a list item.
+#[derive(Debug, Default)]
+pub(crate) struct Paragraph {
+    pub(crate) text: String,
+    pub(crate) level: Option<usize>,
+    pub(crate) is_list_item: bool,
+}
+
+/// What a finished paragraph becomes in the text.
+#[derive(Debug)]
+pub(crate) enum Block {
+    Heading(usize, String),
+    Text(String),
+    ListItem(String),
+}
+
+impl Paragraph {
+    pub(crate) fn into_block(self) -> Block {
+        match self.level {
+            Some(level) => Block::Heading(level, self.text),
+            None if self.is_list_item => Block::ListItem(self.text),
+            None => Block::Text(self.text),
+        }
+    }
+}
+
+/// Appends `text` to `target` after one space, unless `text` is empty.
+pub(crate) fn append_spaced(target: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !target.is_empty() {
+        target.push(' ');
+    }
+    target.push_str(text);
+}
+
 /// Collects a structured document's blocks into its text: blocks separated by
 /// one blank line, each line trimmed, empty blocks dropped, and the total
 /// bounded while it grows (a document cannot make us build a huge string
@@ -58,6 +96,15 @@ pub(crate) struct TextBuilder {
 impl TextBuilder {
     pub(crate) fn new(length_max: usize) -> TextBuilder {
         TextBuilder { text: String::new(), length_max, in_list: false }
+    }
+
+    /// A finished paragraph, as what it is.
+    pub(crate) fn write(&mut self, block: &Block) -> Result<(), ExtractError> {
+        match block {
+            Block::Heading(level, title) => self.heading(*level, title),
+            Block::Text(text) => self.block(text),
+            Block::ListItem(item) => self.list_item(item),
+        }
     }
 
     /// A paragraph, list item or table: its lines, trimmed, kept together.

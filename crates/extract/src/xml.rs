@@ -45,9 +45,18 @@ impl Element {
 
 /// What a format does with the walk.
 pub(crate) trait Visitor {
-    fn start(&mut self, element: &Element) -> Result<(), ExtractError>;
+    /// An element opens; [`Descend::Skip`] passes over everything inside
+    /// it (its children, its text and its end) — tracked changes, notes.
+    fn start(&mut self, element: &Element) -> Result<Descend, ExtractError>;
     fn end(&mut self, ns: &str, local: &str) -> Result<(), ExtractError>;
     fn text(&mut self, text: &str) -> Result<(), ExtractError>;
+}
+
+/// Whether the walk goes inside the element that just opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Descend {
+    Into,
+    Skip,
 }
 
 /// Walks `xml`, calling the visitor for each start tag, end tag and piece of
@@ -57,6 +66,8 @@ pub(crate) fn walk(xml: &str, visitor: &mut impl Visitor) -> Result<(), ExtractE
     let mut reader = NsReader::from_str(xml);
     reader.config_mut().check_end_names = true;
     let mut open: Vec<(String, String)> = Vec::new();
+    // The depth of `open` at which a skipped element opened, while inside it.
+    let mut skipped_at: Option<usize> = None;
     loop {
         let (resolved, event) = reader.read_resolved_event().map_err(malformed)?;
         let ns = namespace(resolved)?;
@@ -82,18 +93,26 @@ pub(crate) fn walk(xml: &str, visitor: &mut impl Visitor) -> Result<(), ExtractE
                 }
                 let local = start.local_name().as_ref().to_string();
                 let element = Element { ns, local, attributes };
-                visitor.start(&element)?;
-                if matches!(event, Event::Empty(_)) {
+                let empty = matches!(event, Event::Empty(_));
+                if skipped_at.is_none() && visitor.start(&element)? == Descend::Skip && !empty {
+                    skipped_at = Some(open.len());
+                } else if skipped_at.is_none() && empty {
                     visitor.end(&element.ns, &element.local)?;
-                } else {
+                }
+                if !empty {
                     open.push((element.ns, element.local));
                 }
             }
             Event::End(_) => {
                 let (ns, local) =
                     open.pop().ok_or_else(|| ExtractError::Malformed("a stray end tag".into()))?;
-                visitor.end(&ns, &local)?;
+                match skipped_at {
+                    Some(depth) if depth == open.len() => skipped_at = None,
+                    Some(_) => {}
+                    None => visitor.end(&ns, &local)?,
+                }
             }
+            _ if skipped_at.is_some() && matches!(event, Event::Text(_) | Event::CData(_)) => {}
             Event::Text(text) => visitor.text(&text.xml10_content())?,
             Event::CData(data) => visitor.text(&data.into_inner())?,
             Event::GeneralRef(reference) => {
@@ -112,7 +131,9 @@ pub(crate) fn walk(xml: &str, visitor: &mut impl Visitor) -> Result<(), ExtractE
                         }
                     },
                 };
-                visitor.text(character.encode_utf8(&mut [0; 4]))?;
+                if skipped_at.is_none() {
+                    visitor.text(character.encode_utf8(&mut [0; 4]))?;
+                }
             }
             Event::DocType(_) => {
                 return Err(ExtractError::Malformed("DOCTYPE is not accepted".into()));

@@ -12,15 +12,7 @@ use extract::{DocumentKind, ExtractError, Limits, extract_with_limits};
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
 
-const KINDS: [DocumentKind; 7] = [
-    DocumentKind::Markdown,
-    DocumentKind::PlainText,
-    DocumentKind::Docx,
-    DocumentKind::Odt,
-    DocumentKind::Odp,
-    DocumentKind::Ods,
-    DocumentKind::Pdf,
-];
+const KINDS: [DocumentKind; 7] = DocumentKind::READABLE;
 
 const DEMOS: [&str; 8] = [
     "alice/Documents/notes-reunion.md",
