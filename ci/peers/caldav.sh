@@ -25,8 +25,7 @@ DIFFERENCES="$ROOT/docs/caldav-differences.md"
 FIXTURE="$ROOT/scenarios/fixtures/demo.toml"
 USERNAME="alice"
 PASSWORD="alice-demo-password"
-# How long the fake may take to answer /status.php, and the tester to run.
-STARTUP_TRIES_MAX=100
+# How long the tester may run.
 TESTER_TIMEOUT_SECONDS=600
 
 if ! command -v caldav-server-tester >/dev/null 2>&1; then
@@ -48,46 +47,11 @@ fi
 if [ -z "${SKIP_BUILD:-}" ]; then
     cargo build --quiet -p system
 fi
-BINARY="$ROOT/target/debug/tamebi"
-
+source ci/peers/lib.sh
+start_fake "$FIXTURE"
+BASE="$FAKE_URL"
 WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-PORT="$(free_port)"
-CONVERTER_PORT="$(free_port)"
-BASE="http://127.0.0.1:$PORT"
-
-"$BINARY" fake-nextcloud --fixture "$FIXTURE" \
-    --listen "127.0.0.1:$PORT" --converter-listen "127.0.0.1:$CONVERTER_PORT" \
-    >"$WORK/fake.log" 2>&1 &
-SERVER_PID=$!
-
-for _ in $(seq 1 "$STARTUP_TRIES_MAX"); do
-    if curl -fsS "$BASE/status.php" >/dev/null 2>&1; then
-        break
-    fi
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        echo "caldav peer check: the fake Nextcloud exited during start-up:" >&2
-        cat "$WORK/fake.log" >&2
-        exit 1
-    fi
-    sleep 0.1
-done
-if ! curl -fsS "$BASE/status.php" >/dev/null 2>&1; then
-    echo "caldav peer check: the fake Nextcloud did not answer $BASE/status.php" >&2
-    exit 1
-fi
+trap 'stop_fake; rm -rf "$WORK"' EXIT
 
 # The tester keeps its scratch files in the current directory.
 status=0

@@ -13,12 +13,11 @@ exits 1 on any failure.
 
 import json
 import os
-import sys
-import traceback
 import urllib.request
 
 import openai
 import pydantic
+from peer_checks import check, expect, finish
 
 URL = os.environ["FAKE_MODEL_URL"]
 KEY = os.environ["FAKE_MODEL_KEY"]
@@ -41,29 +40,6 @@ GREP_TOOL = {
 EXPECTED_QUERIES = ["budget prévisionnel apollo", "kickoff"]
 
 client = openai.OpenAI(base_url=f"{URL}/v1", api_key=KEY, max_retries=0, timeout=20)
-passed = 0
-failed = 0
-
-
-def check(name, function):
-    global passed, failed
-    try:
-        function()
-    except Exception as error:  # a failed check must not stop the others
-        failed += 1
-        print(f"FAIL {name}: {type(error).__name__}: {error}")
-        if os.environ.get("VERBOSE"):
-            traceback.print_exc()
-    else:
-        passed += 1
-        print(f"ok   {name}")
-
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
 def ask(question):
     return [SYSTEM, {"role": "user", "content": question}]
 
@@ -224,5 +200,4 @@ check("wrong key surfaces as AuthenticationError", wrong_key_is_authentication_e
 check("llama.cpp refusal surfaces as InternalServerError", llama_refusal_is_internal_server_error)
 check("a cut stream raises", cut_stream_raises)
 
-print(f"openai: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("openai")

@@ -9,11 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source ci/peers/lib.sh
 
-python="${PYTHON:-python3}"
-"$python" -c 'import openai' 2>/dev/null || {
-    echo "openai is not installed for $python (pip install openai==3.57.0)" >&2
-    exit 2
-}
+require_python_module openai openai openai==3.57.0
 
 work=$(mktemp -d)
 # Each check picks its rule by a word of its question.

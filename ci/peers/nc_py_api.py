@@ -10,13 +10,15 @@ check and a last line `nc-py-api: N passed, N failed`; exits 1 on any failure.
 
 import os
 import sys
-import traceback
 import warnings
 from pathlib import Path
 
+from peer_checks import check, expect, finish
+
 warnings.simplefilter("ignore", DeprecationWarning)
 # This file is called nc_py_api.py: keep its own folder off the import path so
-# that `import nc_py_api` finds the package, not this script.
+# that `import nc_py_api` finds the package, not this script (peer_checks, from
+# the same folder, is imported above, before it goes).
 sys.path = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 from nc_py_api import Nextcloud, NextcloudException  # noqa: E402
@@ -28,29 +30,6 @@ CREDENTIALS = [
     ("app password", "alice", "alice-app-Zq7mK-2xP9d-Lw4cH-8tRvN"),
     ("password", "alice", "alice-demo-password"),
 ]
-
-passed = 0
-failed = 0
-
-
-def check(name, function):
-    global passed, failed
-    try:
-        function()
-    except Exception as error:  # a failed check must not stop the others
-        failed += 1
-        print(f"FAIL {name}: {type(error).__name__}: {error}")
-        if os.environ.get("VERBOSE"):
-            traceback.print_exc()
-    else:
-        passed += 1
-        print(f"ok   {name}")
-
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
 
 def expect_missing(nc, path):
     """by_path PROPFINDs with Depth 0; Nextcloud answers 404 for a missing path."""
@@ -172,5 +151,4 @@ if not ocs_available():
 for label, user, secret in CREDENTIALS:
     run(label, user, secret)
 
-print(f"nc-py-api: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("nc-py-api")

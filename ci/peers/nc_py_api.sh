@@ -8,10 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source ci/peers/lib.sh
 
-python="${PYTHON:-python3}"
-"$python" -c 'import nc_py_api' 2>/dev/null || {
-    echo "nc-py-api is not installed for $python (pip install nc-py-api==0.30.3)" >&2
-    exit 2
-}
+require_python_module nc_py_api nc-py-api nc-py-api==0.30.3
 start_fake
 FAKE_URL="$FAKE_URL" "$python" ci/peers/nc_py_api.py
