@@ -4,6 +4,7 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { assert, checks } from './checks.mjs';
 
 const url = process.env.TAMEBI_MCP_URL;
 const headers = {
@@ -11,21 +12,7 @@ const headers = {
   'x-tamebi-nextcloud-token': process.env.TAMEBI_NEXTCLOUD_TOKEN,
 };
 
-let passed = 0;
-let failed = 0;
-async function check(name, body) {
-  try {
-    await body();
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.log(`FAIL ${name}: ${error?.message ?? error}`);
-  }
-}
-function assert(condition, message) {
-  if (!condition) throw new Error(message);
-}
+const { check, finish } = checks('mcp-sdk');
 
 const client = new Client({ name: 'tamebi-peer-check', version: '0.0.0' });
 await check('connects with a bearer', async () => {
@@ -59,5 +46,4 @@ await check('without a bearer the server answers 401 with resource metadata', as
   assert(/resource_metadata="/.test(response.headers.get('www-authenticate') ?? ''), 'no resource_metadata');
 });
 await client.close().catch(() => {});
-console.log(`mcp-sdk: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

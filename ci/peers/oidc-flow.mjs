@@ -4,6 +4,7 @@
 // by the peer checks that need real tokens (oidc.mjs, mcp-tokens.mjs).
 
 import { createHash, randomBytes } from 'node:crypto';
+import { assert } from './checks.mjs';
 
 export const demo = {
   redirectUri: 'http://127.0.0.1:8080/index.php/apps/tamebi/oauth/callback',
@@ -12,10 +13,6 @@ export const demo = {
     nextcloud: { id: 'nextcloud', secret: 'demo-secret-nextcloud', audience: 'nextcloud' },
   },
 };
-
-function assert(condition, message) {
-  if (!condition) throw new Error(message);
-}
 
 const b64url = (buffer) => buffer.toString('base64url');
 

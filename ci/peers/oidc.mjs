@@ -10,6 +10,7 @@
 // Prints "oidc: N passed, N failed" and exits non-zero on any failure.
 
 import * as oauth from 'oauth4webapi';
+import { assert, checks } from './checks.mjs';
 import { codeFlow as runCodeFlow, login as formLogin } from './oidc-flow.mjs';
 
 const base = process.env.FAKE_URL ?? 'http://127.0.0.1:18080';
@@ -21,23 +22,7 @@ const user = 'alice';
 const password = 'alice-demo-password';
 const insecure = { [oauth.allowInsecureRequests]: true };
 
-let passed = 0;
-let failed = 0;
-
-async function check(name, body) {
-  try {
-    await body();
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.log(`FAIL ${name}: ${error?.message ?? error}`);
-  }
-}
-
-function assert(condition, message) {
-  if (!condition) throw new Error(message);
-}
+const { check, finish } = checks('oidc');
 
 const b64url = (buffer) => buffer.toString('base64url');
 
@@ -94,5 +79,4 @@ await check('validateJwtAccessToken refuses a tampered token', async () => {
   assert(refused, 'a forged token was accepted');
 });
 
-console.log(`oidc: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();
