@@ -73,9 +73,21 @@ async function handshake(view) {
   assert.equal(view.root.style.properties["--x"], undefined, "a value that could close the rule is dropped");
 }
 
-/// Delivers the host's ui/notifications/tool-result with these params.
-function toolResult(view, params) {
-  view.deliver({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params });
+/// Loads a view and completes its handshake with the host.
+async function open(file) {
+  const view = load(file);
+  await handshake(view);
+  return view;
+}
+
+/// Delivers the host's ui/notifications/tool-result: a tool's text and structured content.
+function toolResult(view, text, structuredContent) {
+  view.deliver({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: { content: [{ type: "text", text }], structuredContent } });
+}
+
+/// Delivers a failed tool's result: its text only.
+function toolError(view, text) {
+  view.deliver({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: { isError: true, content: [{ type: "text", text }] } });
 }
 
 async function teardown(view) {
@@ -86,26 +98,22 @@ async function teardown(view) {
 }
 
 {
-  const view = load("calendar-events.html");
-  await handshake(view);
-  toolResult(view, {
-    content: [{ type: "text", text: "2 event occurrences" }],
-    structuredContent: {
-      occurrences: [
-        {
-          uid: "a", calendar: { uri: "personal", name: "Personnel", color: "#0082c9" },
-          summary: "<img src=x onerror=alert(1)>", start: "2026-03-09T09:00:00+01:00",
-          end: "2026-03-09T09:15:00+01:00", time_zone: "Europe/Berlin", all_day: false,
-          recurring: true, location: "Salle Écluse",
-        },
-        {
-          uid: "b", calendar: { uri: "personal", name: "Personnel", color: "red;background:url(x)" },
-          summary: "Congés", start: "2026-03-10", end: "2026-03-10", time_zone: null,
-          all_day: true, recurring: false,
-        },
-      ],
-      truncated: true,
-    },
+  const view = await open("calendar-events.html");
+  toolResult(view, "2 event occurrences", {
+    occurrences: [
+      {
+        uid: "a", calendar: { uri: "personal", name: "Personnel", color: "#0082c9" },
+        summary: "<img src=x onerror=alert(1)>", start: "2026-03-09T09:00:00+01:00",
+        end: "2026-03-09T09:15:00+01:00", time_zone: "Europe/Berlin", all_day: false,
+        recurring: true, location: "Salle Écluse",
+      },
+      {
+        uid: "b", calendar: { uri: "personal", name: "Personnel", color: "red;background:url(x)" },
+        summary: "Congés", start: "2026-03-10", end: "2026-03-10", time_zone: null,
+        all_day: true, recurring: false,
+      },
+    ],
+    truncated: true,
   });
   const shown = view.main.textContent;
   assert.match(shown, /Monday,? 9 March 2026/);
@@ -118,23 +126,19 @@ async function teardown(view) {
   assert.equal(items[0].style.borderLeftColor, "#0082c9");
   assert.equal(items[1].style.borderLeftColor, undefined, "a colour that is not a colour is not used");
   assert.ok(view.sent.some((message) => message.method === "ui/notifications/size-changed"));
-  toolResult(view, { isError: true, content: [{ type: "text", text: "Nextcloud refused the user's sign-in for the calendar." }] });
+  toolError(view, "Nextcloud refused the user's sign-in for the calendar.");
   assert.equal(view.main.textContent, "Nextcloud refused the user's sign-in for the calendar.");
   await teardown(view);
 }
 
 {
-  const view = load("files-search.html");
-  await handshake(view);
-  toolResult(view, {
-    content: [{ type: "text", text: "- Documents/notes.md" }],
-    structuredContent: {
-      files: [
-        { fileid: 1, path: "Documents/<b>notes</b>.md", type: "file", size: 2048, mtime: "2026-03-12T11:45:00Z" },
-        { fileid: 2, path: "Manuals", type: "folder", size: 0, mtime: "2026-02-01T12:00:00Z" },
-      ],
-      truncated: false,
-    },
+  const view = await open("files-search.html");
+  toolResult(view, "- Documents/notes.md", {
+    files: [
+      { fileid: 1, path: "Documents/<b>notes</b>.md", type: "file", size: 2048, mtime: "2026-03-12T11:45:00Z" },
+      { fileid: 2, path: "Manuals", type: "folder", size: 0, mtime: "2026-02-01T12:00:00Z" },
+    ],
+    truncated: false,
   });
   const shown = view.main.textContent;
   assert.match(shown, /Name\|Size\|Modified/);
