@@ -62,6 +62,17 @@ async function ask(text) {
   await question.fill(text);
   await question.press("Enter");
 }
+/// A new chat, and the question asked in it.
+async function askInNewChat(text) {
+  await page.getByRole("button", { name: "New chat" }).click();
+  await ask(text);
+}
+/// The approval card of a tool call, once the turn waits for the decision.
+async function approvalCard(tool) {
+  const card = page.locator(`.tamebi-approval[data-tool=${tool}]`);
+  await card.waitFor({ timeout: 15000 });
+  return card;
+}
 async function idle() {
   await page.waitForFunction(() => {
     const status = document.getElementById("tamebi")?.dataset.status;
@@ -105,10 +116,8 @@ await check("the conversation is listed", async () => {
 });
 
 await check("approve a calendar event", async () => {
-  await page.getByRole("button", { name: "New chat" }).click();
-  await ask("Please schedule the budget review");
-  const card = page.locator(".tamebi-approval[data-tool=calendar_create_event]");
-  await card.waitFor({ timeout: 15000 });
+  await askInNewChat("Please schedule the budget review");
+  const card = await approvalCard("calendar_create_event");
   await card.getByText("summary: Budget review").waitFor();
   await card.getByText("start: 2026-12-03T10:00:00").waitFor();
   await page.screenshot({ path: path.join(shots, "04a-approval-card.png") });
@@ -124,8 +133,7 @@ await check("approve a calendar event", async () => {
 
 await check("deny a Deck card", async () => {
   await ask("Add a card to order pizza");
-  const card = page.locator(".tamebi-approval[data-tool=deck_create_card]");
-  await card.waitFor({ timeout: 15000 });
+  const card = await approvalCard("deck_create_card");
   await card.getByText("title: Order pizza").waitFor();
   // Keyboard only: the turn waits for a decision, so the focus is on Approve;
   // Tab reaches Deny, Enter presses it.
@@ -140,10 +148,8 @@ await check("deny a Deck card", async () => {
 });
 
 await check("a composed mail is sent only by the click", async () => {
-  await page.getByRole("button", { name: "New chat" }).click();
-  await ask("Write a mail bob about the stand-up");
-  const card = page.locator(".tamebi-approval[data-tool=mail_compose]");
-  await card.waitFor({ timeout: 15000 });
+  await askInNewChat("Write a mail bob about the stand-up");
+  const card = await approvalCard("mail_compose");
   // The approval card shows the exact plain text, body included.
   const text = await card.locator("pre").textContent();
   assert.equal(text, "To: bob@example.com\nCc: \nSubject: Stand-up\n\nBob, the stand-up moves to 10:00.");
@@ -158,8 +164,7 @@ await check("a composed mail is sent only by the click", async () => {
 });
 
 await check("an error with a request id shows the server's text and the id", async () => {
-  await page.getByRole("button", { name: "New chat" }).click();
-  await ask("Now explode");
+  await askInNewChat("Now explode");
   await idle();
   const alert = page.getByRole("alert");
   await alert.getByText("Request ID for support").waitFor({ timeout: 20000 });
@@ -204,10 +209,8 @@ await check("reload, open and delete a conversation", async () => {
 });
 
 await check("memory: an approved fact is the assistant's, one added in the panel is yours, both forgotten", async () => {
-  await page.getByRole("button", { name: "New chat" }).click();
-  await ask("Please remember that I prefer green tea");
-  const card = page.locator(".tamebi-approval[data-tool=memory_write]");
-  await card.waitFor({ timeout: 15000 });
+  await askInNewChat("Please remember that I prefer green tea");
+  const card = await approvalCard("memory_write");
   await card.getByText("fact: Prefers green tea").waitFor();
   await card.getByRole("button", { name: "Approve" }).click();
   await lastAssistant().getByText("Noted: you prefer green tea.").waitFor({ timeout: 15000 });
@@ -234,8 +237,7 @@ await check("an MCP App renders in a sandboxed frame from the re-serve URL", asy
   // the result; the page stores it through the app's /api/ui and frames
   // /ui/{id}, and the view (mcp-nextcloud's own, with its bridge) shows the
   // file from the tool result.
-  await page.getByRole("button", { name: "New chat" }).click();
-  await ask("Find the meeting notes");
+  await askInNewChat("Find the meeting notes");
   await lastAssistant().getByText("Here is the file.").waitFor();
   const frame = page.locator("iframe.tamebi-app-frame");
   await frame.waitFor();
