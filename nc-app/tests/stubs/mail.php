@@ -61,65 +61,28 @@ namespace OCA\Mail {
 
 namespace OCA\Mail\Db {
 	use OCA\Mail\AddressList;
+	use OCP\AppFramework\Db\Entity;
 
-	class Mailbox {
-		public function __construct(private int $id, private int $accountId, private string $name) {
-		}
-
-		public function getId() {
-			return $this->id;
-		}
-
-		public function getAccountId() {
-			return $this->accountId;
-		}
-
-		public function getName() {
-			return $this->name;
+	/** Its getters are Entity's magic ones, as in Mail. */
+	class Mailbox extends Entity {
+		public function __construct(protected int $id, protected int $accountId, protected string $name) {
 		}
 	}
 
-	class Message {
+	/** Magic getters for its fields (Entity); the address lists are Mail's own methods. */
+	class Message extends Entity {
 		public function __construct(
-			private int $id,
-			private int $uid,
-			private int $mailboxId,
-			private string $subject,
-			private int $sentAt,
-			private bool $seen,
-			private ?string $previewText,
+			protected int $id,
+			protected int $uid,
+			protected int $mailboxId,
+			protected string $subject,
+			protected int $sentAt,
+			protected bool $flagSeen,
+			protected ?string $previewText,
 			private AddressList $from,
 			private AddressList $to,
 			private AddressList $cc,
 		) {
-		}
-
-		public function getId() {
-			return $this->id;
-		}
-
-		public function getUid() {
-			return $this->uid;
-		}
-
-		public function getMailboxId() {
-			return $this->mailboxId;
-		}
-
-		public function getSubject() {
-			return $this->subject;
-		}
-
-		public function getSentAt() {
-			return $this->sentAt;
-		}
-
-		public function getFlagSeen() {
-			return $this->seen;
-		}
-
-		public function getPreviewText() {
-			return $this->previewText;
 		}
 
 		public function getFrom(): AddressList {

@@ -200,6 +200,21 @@ namespace OCP\AppFramework {
 namespace OCP\AppFramework\Db {
 	class DoesNotExistException extends \Exception {
 	}
+
+	/**
+	 * Nextcloud's Entity as far as Mail's entities use it here: a getter
+	 * per (protected) field, by __call, `getSentAt()` reading `sentAt`; a
+	 * name that is no field is an error, as in Nextcloud.
+	 */
+	abstract class Entity {
+		public function __call(string $name, array $arguments) {
+			$field = lcfirst(substr($name, 3));
+			if (str_starts_with($name, 'get') && $arguments === [] && property_exists($this, $field)) {
+				return $this->$field;
+			}
+			throw new \BadFunctionCallException($name . ' does not exist');
+		}
+	}
 }
 
 namespace OCP\AppFramework\Http\Attribute {
