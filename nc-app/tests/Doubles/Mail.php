@@ -135,6 +135,8 @@ final class FakeTransmission implements IMailTransmission {
 	public array $drafts = [];
 	/** @var \Closure(LocalMessage): void what a send does to the message; default: success */
 	public \Closure $onSend;
+	/** @var ?\Closure(LocalMessage): void what a draft save does (throw: Mail refused); default: nothing */
+	public ?\Closure $onSave = null;
 
 	public function __construct() {
 		$this->onSend = static function (LocalMessage $message): void {
@@ -150,6 +152,9 @@ final class FakeTransmission implements IMailTransmission {
 
 	public function saveLocalDraft(Account $account, LocalMessage $message): void {
 		$this->drafts[] = $message;
+		if ($this->onSave !== null) {
+			($this->onSave)($message);
+		}
 	}
 
 	public function calls(): int {

@@ -191,6 +191,24 @@ final class MailControllerTest extends TestCase {
 		self::assertCount(2, $this->transmission->sent);
 	}
 
+	public function testWhenMailThrowsOnSendOrSaveTheAnswerIs502AndTheClickCanBeRepeated(): void {
+		$id = $this->composed();
+		$this->transmission->onSend = static function (): void {
+			throw new \RuntimeException('SMTP connection reset');
+		};
+		self::assertEnvelope($this->controller(self::SESSION)->send($id), 502, 'The mail could not be sent. Try again in a moment.');
+		self::assertSame('stored', $this->previews->find('alice', $id, $this->time->now)['state']);
+		$this->transmission->onSave = static function (): void {
+			throw new \RuntimeException('IMAP quota exceeded');
+		};
+		self::assertEnvelope($this->controller(self::SESSION)->save($id), 502, 'The draft could not be saved. Try again in a moment.');
+		self::assertSame('stored', $this->previews->find('alice', $id, $this->time->now)['state']);
+		$this->transmission->onSave = null;
+		self::assertSame(['previewId' => $id, 'state' => 'saved'], $this->controller(self::SESSION)->save($id)->getData());
+		self::assertCount(1, $this->transmission->sent);
+		self::assertCount(2, $this->transmission->drafts);
+	}
+
 	public function testThePageReadsAPreviewWithItsState(): void {
 		$id = $this->composed();
 		$data = $this->controller(self::SESSION)->preview($id)->getData();
