@@ -18,6 +18,8 @@ use OCP\IDBConnection;
 abstract class ExpiringStore {
 	/** The table, without Nextcloud's prefix. */
 	protected const TABLE = '';
+	/** How long a row is found after its insert. */
+	protected const LIFETIME_SECONDS = 0;
 
 	public function __construct(
 		protected IDBConnection $db,
@@ -25,12 +27,13 @@ abstract class ExpiringStore {
 	}
 
 	/**
-	 * Delete the expired rows, then insert one for `$uid`.
+	 * Delete the expired rows, then insert one for `$uid` that expires
+	 * LIFETIME_SECONDS from `$now`.
 	 *
 	 * @param array<string, array{0: mixed, 1: int}> $columns the table's own columns in order: name => [value, IQueryBuilder::PARAM_*]
 	 * @return string the new row's id
 	 */
-	protected function insertRow(string $uid, array $columns, int $expiresAt, int $now): string {
+	protected function insertRow(string $uid, array $columns, int $now): string {
 		$this->db->executeStatement(
 			'DELETE FROM `*PREFIX*' . static::TABLE . '` WHERE `expires_at` < ?',
 			[$now],
@@ -40,7 +43,7 @@ abstract class ExpiringStore {
 		$names = array_merge(['id', 'user_id'], array_keys($columns), ['expires_at']);
 		$this->db->executeStatement(
 			'INSERT INTO `*PREFIX*' . static::TABLE . '` (`' . implode('`, `', $names) . '`) VALUES (' . implode(', ', array_fill(0, count($names), '?')) . ')',
-			array_merge([$id, $uid], array_column($columns, 0), [$expiresAt]),
+			array_merge([$id, $uid], array_column($columns, 0), [$now + static::LIFETIME_SECONDS]),
 			array_merge([IQueryBuilder::PARAM_STR, IQueryBuilder::PARAM_STR], array_column($columns, 1), [IQueryBuilder::PARAM_INT]),
 		);
 		return $id;

@@ -33,7 +33,7 @@ class PreviewStore extends ExpiringStore {
 			'payload' => [json_encode($payload, JSON_THROW_ON_ERROR), IQueryBuilder::PARAM_STR],
 			'state' => [self::STATE_STORED, IQueryBuilder::PARAM_STR],
 			'created_at' => [$now, IQueryBuilder::PARAM_INT],
-		], $now + self::LIFETIME_SECONDS, $now);
+		], $now);
 	}
 
 	/**

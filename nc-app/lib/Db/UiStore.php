@@ -20,7 +20,7 @@ class UiStore extends ExpiringStore {
 		return $this->insertRow($uid, [
 			'html' => [$html, IQueryBuilder::PARAM_STR],
 			'policy' => [$policy, IQueryBuilder::PARAM_STR],
-		], $now + self::LIFETIME_SECONDS, $now);
+		], $now);
 	}
 
 	/** @return array{html: string, policy: string}|null the user's unexpired document */
