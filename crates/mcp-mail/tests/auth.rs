@@ -9,15 +9,7 @@ use serde_json::json;
 
 async fn assert_refused(stack: &Stack, headers: Vec<(String, String)>, case: &str) {
     let response = stack.rpc(&headers, "tools/list", json!({})).await;
-    assert_eq!(response.status(), 401, "{case}");
-    let challenge = response.headers()["www-authenticate"].to_str().unwrap().to_string();
-    assert_eq!(
-        challenge,
-        "Bearer resource_metadata=\"http://127.0.0.1:9102/.well-known/oauth-protected-resource/mcp\"",
-        "{case}"
-    );
-    let body = response.text().await.unwrap();
-    assert!(body.is_empty(), "{case}: a refusal explains nothing, got {body:?}");
+    assert_bare_refusal(response, METADATA_URL, case).await;
 }
 
 fn pair(bearer: &str, nextcloud: Option<&str>) -> Vec<(String, String)> {
@@ -53,11 +45,8 @@ async fn only_a_token_for_this_server_with_the_users_nextcloud_token_is_accepted
         (
             "a token from another key",
             pair(
-                &access_token::Signer::generate("other-kid").sign_access_token(&claims_of(
-                    &stack,
-                    "alice",
-                    MCP_AUDIENCE,
-                )),
+                &access_token::Signer::generate("other-kid")
+                    .sign_access_token(&stack.claims("alice", MCP_AUDIENCE)),
                 Some(&nextcloud),
             ),
         ),
@@ -76,23 +65,6 @@ async fn only_a_token_for_this_server_with_the_users_nextcloud_token_is_accepted
     let accepted = stack.rpc(&pair(&mail, Some(&nextcloud)), "tools/list", json!({})).await;
     assert_eq!(accepted.status(), 200);
     stack.shutdown().await;
-}
-
-fn claims_of(stack: &Stack, uid: &str, audience: &str) -> access_token::Claims {
-    let now = stack.fake.shared.now();
-    access_token::Claims {
-        iss: stack.fake.base_url().to_string(),
-        sub: uid.to_string(),
-        aud: access_token::Audience::One(audience.to_string()),
-        exp: now + 900,
-        iat: now,
-        nbf: None,
-        jti: "forged".to_string(),
-        client_id: "tamebi-mcp-mail".to_string(),
-        azp: None,
-        preferred_username: None,
-        scope: None,
-    }
 }
 
 #[tokio::test]
@@ -153,17 +125,8 @@ async fn a_foreign_host_header_is_refused_even_with_valid_tokens() {
     // DNS-rebinding protection: a page on evil.example resolving to our
     // address must not reach the tools, whatever it carries.
     let stack = start().await;
-    let mut request = stack
-        .http
-        .post(stack.mcp_url())
-        .header("host", "evil.example")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-11-25")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
-    for (name, value) in stack.headers_for("alice") {
-        request = request.header(name, value);
-    }
-    assert_eq!(request.send().await.unwrap().status(), 403);
+    let request = stack.request(&stack.headers_for("alice"), "tools/list", json!({}));
+    let response = request.header("host", "evil.example").send().await.unwrap();
+    assert_eq!(response.status(), 403);
     stack.shutdown().await;
 }

@@ -3,13 +3,11 @@
 //! (`paths`), oversized requests and answers (`limits`) and server-side
 //! request forgery through the converter and webhooks (`ssrf`). Each case
 //! asserts the exact refusal and that nothing reached data it must not:
-//! a recorder in front of the fake Nextcloud sees every upstream request.
+//! a recorder in front of the fake Nextcloud (`common::proxy`) sees every
+//! upstream request.
 //! The list with its reasons is in docs/reliability.md ("Attack set").
 
 mod common;
-
-#[path = "attacks/recorder.rs"]
-mod recorder;
 
 #[path = "attacks/jwt.rs"]
 mod jwt;

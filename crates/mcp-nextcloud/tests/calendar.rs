@@ -9,15 +9,6 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
-}
-
-fn failure_kind(result: &Value) -> Option<&str> {
-    (result["isError"] == json!(true))
-        .then(|| result["_meta"]["tamebi/failureKind"].as_str().unwrap())
-}
-
 fn occurrences(result: &Value) -> Vec<Value> {
     assert_eq!(failure_kind(result), None, "{result}");
     result["structuredContent"]["occurrences"].as_array().unwrap().clone()
@@ -127,7 +118,7 @@ async fn the_demo_standup_stays_at_nine_berlin_time_across_the_dst_change() {
         json!({"start": "2026-03-01T00:00:00+01:00", "end": "2026-05-01T00:00:00+02:00", "time_zone": "Europe/Paris"})
     );
     // The text alone is enough to answer from.
-    let text = text(&result);
+    let text = text_of(&result);
     assert!(text.starts_with("8 event occurrences between"), "{text}");
     assert!(
         text.contains("- Mon 2026-03-30 09:00–09:15 (Europe/Berlin, UTC+02:00): Stand-up Apollo @ Salle Écluse — Personnel [personal]; uid weekly-standup@tamebi.demo; recurring"),
@@ -156,9 +147,9 @@ async fn another_users_events_never_appear() {
         .await;
     assert!(occurrences(&bob_personal).is_empty());
     assert!(
-        text(&bob_personal).contains("No events matching \"apollo\""),
+        text_of(&bob_personal).contains("No events matching \"apollo\""),
         "{}",
-        text(&bob_personal)
+        text_of(&bob_personal)
     );
     let alice = alice_events(&stack, json!({"start": MARCH_APRIL.0, "end": MARCH_APRIL.1})).await;
     assert!(!agenda(&alice).iter().any(|line| line.contains("Dentist")));
@@ -180,7 +171,7 @@ async fn another_users_events_never_appear() {
         )
         .await;
     assert!(occurrences(&carol).is_empty());
-    assert!(text(&carol).contains("No events between"), "{}", text(&carol));
+    assert!(text_of(&carol).contains("No events between"), "{}", text_of(&carol));
 }
 
 #[tokio::test]
@@ -229,7 +220,7 @@ async fn ranges_and_text_filters_narrow_the_agenda() {
             .await;
     assert_eq!(occurrences(&limited).len(), 2);
     assert_eq!(limited["structuredContent"]["truncated"], true);
-    assert!(text(&limited).contains("More than 2 occurrences"), "{}", text(&limited));
+    assert!(text_of(&limited).contains("More than 2 occurrences"), "{}", text_of(&limited));
 }
 
 #[tokio::test]
@@ -248,7 +239,7 @@ async fn invalid_ranges_and_arguments_are_explained() {
     for (arguments, expected) in cases {
         let result = alice_events(&stack, arguments.clone()).await;
         assert_eq!(failure_kind(&result), Some("invalid_arguments"), "{arguments}: {result}");
-        let message = text(&result);
+        let message = text_of(&result);
         assert!(message.contains(expected), "{arguments}: {message}");
         assert_no_infrastructure(&message);
     }
@@ -263,7 +254,7 @@ async fn an_unknown_calendar_is_not_found_and_names_the_real_ones() {
     )
     .await;
     assert_eq!(failure_kind(&result), Some("not_found"));
-    let message = text(&result);
+    let message = text_of(&result);
     assert!(message.contains("no calendar \"work\""), "{message}");
     assert!(message.contains("\"personal\" (Personnel)"), "{message}");
     assert!(message.contains("Call again with one of these uris"), "{message}");
@@ -303,7 +294,7 @@ async fn a_created_event_is_listed_as_it_was_created() {
     assert_eq!(event["end"], "2026-04-14T11:30:00+02:00");
     assert_eq!(event["time_zone"], "Europe/Berlin");
     assert_eq!(event["all_day"], false);
-    assert!(text(&created).contains(&uid), "{}", text(&created));
+    assert!(text_of(&created).contains(&uid), "{}", text_of(&created));
     // Stored in Berlin time with its VTIMEZONE, as clients expect.
     {
         let world = stack.fake.shared.world();
@@ -415,7 +406,7 @@ async fn task_lists_are_not_event_calendars() {
     )
     .await;
     assert_eq!(failure_kind(&tasks), Some("invalid_arguments"));
-    assert!(text(&tasks).contains("holds tasks, not events"), "{}", text(&tasks));
+    assert!(text_of(&tasks).contains("holds tasks, not events"), "{}", text_of(&tasks));
     let create = stack
         .call_tool(
             "alice",
@@ -424,7 +415,7 @@ async fn task_lists_are_not_event_calendars() {
         )
         .await;
     assert_eq!(failure_kind(&create), Some("invalid_arguments"));
-    assert!(text(&create).contains("\"personal\" (Personnel)"), "{}", text(&create));
+    assert!(text_of(&create).contains("\"personal\" (Personnel)"), "{}", text_of(&create));
 }
 
 #[tokio::test]
@@ -446,7 +437,7 @@ async fn creating_in_a_calendar_the_user_cannot_write_is_refused() {
         )
         .await;
     assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"));
-    let message = text(&result);
+    let message = text_of(&result);
     assert!(message.contains("cannot add events to calendar \"personal\""), "{message}");
     assert!(message.contains("Do not retry"), "{message}");
     assert_no_infrastructure(&message);
@@ -481,7 +472,7 @@ async fn bad_event_arguments_are_explained() {
     for (arguments, expected) in cases {
         let result = stack.call_tool("alice", "calendar_create_event", arguments.clone()).await;
         assert_eq!(failure_kind(&result), Some("invalid_arguments"), "{arguments}: {result}");
-        assert!(text(&result).contains(expected), "{arguments}: {}", text(&result));
+        assert!(text_of(&result).contains(expected), "{arguments}: {}", text_of(&result));
     }
     let world = stack.fake.shared.world();
     assert_eq!(
@@ -506,7 +497,7 @@ async fn caldav_refusing_bearer_sign_ins_is_explained_and_app_passwords_work() {
     for (tool, arguments) in [("calendar_events", &list), ("calendar_create_event", &create)] {
         let result = token_stack.call_tool("alice", tool, arguments.clone()).await;
         assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"), "{tool}: {result}");
-        let message = text(&result);
+        let message = text_of(&result);
         assert!(message.contains("cannot be reached with the current sign-in"), "{message}");
         assert!(
             message.contains("administrator can switch Tamebi to app-password mode"),
@@ -540,7 +531,7 @@ async fn nextcloud_down_is_unreachable_not_an_empty_agenda() {
     });
     let result = alice_events(&stack, json!({"start": MARCH_APRIL.0, "end": MARCH_APRIL.1})).await;
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
-    assert!(text(&result).contains("do not guess"), "{}", text(&result));
+    assert!(text_of(&result).contains("do not guess"), "{}", text_of(&result));
 }
 
 #[tokio::test]

@@ -9,15 +9,6 @@ use common::*;
 use mcp_nextcloud::UpstreamAuth;
 use serde_json::{Value, json};
 
-fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
-}
-
-fn failure_kind(result: &Value) -> Option<&str> {
-    (result["isError"] == json!(true))
-        .then(|| result["_meta"]["tamebi/failureKind"].as_str().unwrap())
-}
-
 fn names(result: &Value) -> Vec<String> {
     assert_ne!(result["isError"], json!(true), "{result}");
     result["structuredContent"]["contacts"]
@@ -51,7 +42,7 @@ async fn a_contact_comes_back_whole() {
         })
     );
     assert_eq!(result["structuredContent"]["truncated"], json!(false));
-    let text = text(&result);
+    let text = text_of(&result);
     assert!(
         text.contains(
             "Chloé Dubois: chloe.dubois@example.com (work); tel +33 6 12 34 56 78 (cell); Finance"
@@ -72,7 +63,7 @@ async fn matching_folds_case_but_not_accents_as_nextcloud_does() {
     let unaccented =
         stack.call_tool("alice", "contacts_search", json!({"query": "Chloe Dubois"})).await;
     assert!(names(&unaccented).is_empty(), "i;unicode-casemap keeps accents");
-    assert!(text(&unaccented).contains("accented spelling"), "{}", text(&unaccented));
+    assert!(text_of(&unaccented).contains("accented spelling"), "{}", text_of(&unaccented));
 }
 
 #[tokio::test]
@@ -97,7 +88,7 @@ async fn an_empty_query_lists_contacts_within_the_limit() {
     let first = stack.call_tool("alice", "contacts_search", json!({"limit": 1})).await;
     assert_eq!(names(&first), ["Bob Stone"]);
     assert_eq!(first["structuredContent"]["truncated"], json!(true));
-    assert!(text(&first).contains("More than 1 contacts match"));
+    assert!(text_of(&first).contains("More than 1 contacts match"));
 }
 
 #[tokio::test]
@@ -168,7 +159,7 @@ async fn carddav_down_is_unreachable_not_an_empty_address_book() {
     });
     let result = stack.call_tool("alice", "contacts_search", json!({"query": "chloé"})).await;
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
-    assert!(text(&result).contains("do not guess"));
+    assert!(text_of(&result).contains("do not guess"));
 }
 
 #[tokio::test]
@@ -187,7 +178,7 @@ async fn a_bearer_refused_on_carddav_says_what_to_do_and_app_passwords_work() {
             UpstreamAuth::AppPassword => assert_eq!(names(&result), ["Chloé Dubois"]),
             _ => {
                 assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"));
-                let message = text(&result);
+                let message = text_of(&result);
                 assert!(message.contains("app-password mode"), "{message}");
                 assert!(!message.contains("remote.php") && !message.contains("127.0.0.1"));
             }

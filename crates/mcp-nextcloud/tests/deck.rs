@@ -10,15 +10,6 @@ use common::*;
 use mcp_nextcloud::UpstreamAuth;
 use serde_json::{Value, json};
 
-fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
-}
-
-fn failure_kind(result: &Value) -> Option<&str> {
-    (result["isError"] == json!(true))
-        .then(|| result["_meta"]["tamebi/failureKind"].as_str().unwrap())
-}
-
 fn ok(result: &Value) -> &Value {
     assert_ne!(result["isError"], json!(true), "{result}");
     &result["structuredContent"]
@@ -105,7 +96,7 @@ async fn the_board_comes_with_its_stacks_cards_and_ids() {
     assert_eq!(card["assigned_users"], json!([{"uid": "alice", "display_name": "Alice Martin"}]));
     assert_eq!(card["archived"], false);
     assert_eq!(ok(&result)["truncated"], false);
-    let text = text(&result);
+    let text = text_of(&result);
     let board_id = board["id"].as_u64().unwrap();
     assert!(text.contains(&format!("Board \"Apollo\" (board_id {board_id}, can edit)")), "{text}");
     assert!(
@@ -142,7 +133,7 @@ async fn cards_filter_by_stack_label_assignee_text_and_due_date() {
     let stack_only = stack.call_tool("alice", "deck_cards", json!({"stack": "Terminé"})).await;
     assert_eq!(layout(&stack_only).len(), 1, "a stack filter shows only that stack");
     let none = stack.call_tool("alice", "deck_cards", json!({"label": "Later"})).await;
-    assert!(text(&none).contains("No card matches the filters"), "{}", text(&none));
+    assert!(text_of(&none).contains("No card matches the filters"), "{}", text_of(&none));
     assert_eq!(layout(&none).len(), 3, "stacks stay listed: they are where cards can go");
 }
 
@@ -152,7 +143,7 @@ async fn the_card_limit_truncates() {
     let result = stack.call_tool("alice", "deck_cards", json!({"limit": 2})).await;
     assert_eq!(card_titles(&result), [BUDGET, TWO_FACTOR]);
     assert_eq!(ok(&result)["truncated"], true);
-    assert!(text(&result).contains("More cards match than the 2 shown"));
+    assert!(text_of(&result).contains("More cards match than the 2 shown"));
 }
 
 #[tokio::test]
@@ -163,7 +154,7 @@ async fn a_board_is_seen_by_its_owner_and_those_it_is_shared_with_only() {
     assert_eq!(ok(&bob)["boards"][0]["can_edit"], true);
     let carol = stack.call_tool("carol", "deck_cards", json!({})).await;
     assert_eq!(ok(&carol)["boards"], json!([]));
-    assert!(text(&carol).contains("no Deck boards"));
+    assert!(text_of(&carol).contains("no Deck boards"));
     let carol = stack.call_tool("carol", "deck_cards", json!({"board": "Apollo"})).await;
     assert_eq!(failure_kind(&carol), Some("not_found"));
     let ids = apollo(&stack, "alice").await;
@@ -195,8 +186,8 @@ async fn a_created_card_is_listed_where_it_was_put() {
     assert_eq!(card["duedate"], "2026-04-02T07:30:00Z");
     assert_eq!(card["description"], "Salle B, 10 personnes.");
     let card_id = card["id"].as_u64().unwrap();
-    assert!(text(&result).contains(&format!("Created card_id {card_id}: \"Préparer la démo\"")));
-    assert!(text(&result).contains("in stack \"En cours\""));
+    assert!(text_of(&result).contains(&format!("Created card_id {card_id}: \"Préparer la démo\"")));
+    assert!(text_of(&result).contains("in stack \"En cours\""));
     let listed = stack.call_tool("alice", "deck_cards", json!({"stack": "En cours"})).await;
     assert_eq!(card_titles(&listed), ["Migrer les 850 GB de données", "Préparer la démo"]);
     let listed_card = &ok(&listed)["boards"][0]["stacks"][0]["cards"][1];
@@ -226,8 +217,8 @@ async fn a_moved_card_is_listed_in_its_new_stack() {
     assert_eq!(card["previous_stack_id"], ids.stacks[0]);
     assert_eq!(card["order"], 0, "the top of the stack by default");
     assert_eq!(card["title"], BUDGET);
-    assert!(text(&result).contains("to stack \"Terminé\""), "{}", text(&result));
-    assert!(text(&result).contains("at the top"), "{}", text(&result));
+    assert!(text_of(&result).contains("to stack \"Terminé\""), "{}", text_of(&result));
+    assert!(text_of(&result).contains("at the top"), "{}", text_of(&result));
     let listed = stack.call_tool("bob", "deck_cards", json!({})).await;
     assert_eq!(
         layout(&listed),
@@ -269,7 +260,7 @@ async fn carol_cannot_create_or_move_on_a_board_not_shared_with_her() {
         )
         .await;
     assert_eq!(failure_kind(&create), Some("not_found"));
-    assert!(text(&create).contains("not shared with them"), "{}", text(&create));
+    assert!(text_of(&create).contains("not shared with them"), "{}", text_of(&create));
     let moved = stack
         .call_tool(
             "carol",
@@ -299,7 +290,7 @@ async fn a_read_only_board_is_listed_but_takes_no_cards() {
     let (board, inbox) = add_read_only_board(&stack);
     let listed = stack.call_tool("alice", "deck_cards", json!({"board": "Bob's"})).await;
     assert_eq!(ok(&listed)["boards"][0]["can_edit"], false);
-    assert!(text(&listed).contains("read-only"));
+    assert!(text_of(&listed).contains("read-only"));
     let create = stack
         .call_tool(
             "alice",
@@ -308,8 +299,8 @@ async fn a_read_only_board_is_listed_but_takes_no_cards() {
         )
         .await;
     assert_eq!(failure_kind(&create), Some("refused_by_nextcloud"));
-    assert!(text(&create).contains("edit rights"), "{}", text(&create));
-    assert!(text(&create).contains("Bob's"), "{}", text(&create));
+    assert!(text_of(&create).contains("edit rights"), "{}", text_of(&create));
+    assert!(text_of(&create).contains("Bob's"), "{}", text_of(&create));
     let moved = stack
         .call_tool(
             "alice",
@@ -318,7 +309,7 @@ async fn a_read_only_board_is_listed_but_takes_no_cards() {
         )
         .await;
     assert_eq!(failure_kind(&moved), Some("refused_by_nextcloud"));
-    assert!(text(&moved).contains("edit rights"), "{}", text(&moved));
+    assert!(text_of(&moved).contains("edit rights"), "{}", text_of(&moved));
     assert_eq!(
         card_titles(&stack.call_tool("alice", "deck_cards", json!({"board": board})).await),
         ["Bob's card"]
@@ -384,7 +375,7 @@ async fn unknown_ids_are_not_found_with_what_to_do() {
     for (tool, arguments, hint) in cases {
         let result = stack.call_tool("alice", tool, arguments.clone()).await;
         assert_eq!(failure_kind(&result), Some("not_found"), "{tool} {arguments}: {result}");
-        assert!(text(&result).contains(hint), "{tool} {arguments}: {}", text(&result));
+        assert!(text_of(&result).contains(hint), "{tool} {arguments}: {}", text_of(&result));
     }
     // A stack of another board is not taken for one of this board.
     let (_, inbox) = add_read_only_board(&stack);
@@ -462,7 +453,7 @@ async fn archived_cards_are_hidden_unless_asked_for_and_are_not_moved() {
         (archived["title"].as_str(), &archived["archived"]),
         (Some(TWO_FACTOR), &json!(true))
     );
-    assert!(text(&all).contains("; archived"));
+    assert!(text_of(&all).contains("; archived"));
     let moved = stack
         .call_tool(
             "alice",
@@ -471,7 +462,7 @@ async fn archived_cards_are_hidden_unless_asked_for_and_are_not_moved() {
         )
         .await;
     assert_eq!(failure_kind(&moved), Some("conflict"));
-    assert!(text(&moved).contains("unarchive"), "{}", text(&moved));
+    assert!(text_of(&moved).contains("unarchive"), "{}", text_of(&moved));
 }
 
 #[tokio::test]
@@ -485,7 +476,7 @@ async fn deck_refusing_token_sign_in_is_explained_and_app_passwords_work() {
     ] {
         let result = bearer.call_tool("alice", tool, arguments).await;
         assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"), "{tool}");
-        let message = text(&result);
+        let message = text_of(&result);
         assert!(message.contains("Deck can't be reached with the current sign-in"), "{message}");
         assert!(message.contains("app-password mode"), "{message}");
         assert!(!message.contains("index.php") && !message.contains("127.0.0.1"), "{message}");
@@ -524,7 +515,7 @@ async fn deck_down_is_unreachable_not_an_empty_board() {
     });
     let result = stack.call_tool("alice", "deck_cards", json!({})).await;
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
-    assert!(text(&result).contains("do not guess"));
+    assert!(text_of(&result).contains("do not guess"));
 }
 
 #[tokio::test]
@@ -583,10 +574,10 @@ async fn archived_boards_are_hidden_unless_asked_for() {
     stack.fake.shared.world().deck.boards.get_mut(&ids.board).unwrap().archived = true;
     let hidden = stack.call_tool("bob", "deck_cards", json!({})).await;
     assert_eq!(ok(&hidden)["boards"], json!([]));
-    assert!(text(&hidden).contains("include_archived=true"), "{}", text(&hidden));
+    assert!(text_of(&hidden).contains("include_archived=true"), "{}", text_of(&hidden));
     let named = stack.call_tool("bob", "deck_cards", json!({"board": "Apollo"})).await;
     assert_eq!(failure_kind(&named), Some("not_found"));
-    assert!(text(&named).contains("is archived"), "{}", text(&named));
+    assert!(text_of(&named).contains("is archived"), "{}", text_of(&named));
     let shown = stack.call_tool("bob", "deck_cards", json!({"include_archived": true})).await;
     assert_eq!(ok(&shown)["boards"][0]["archived"], true);
     let created = stack

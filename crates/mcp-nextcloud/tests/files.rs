@@ -7,15 +7,6 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
-}
-
-fn failure_kind(result: &Value) -> Option<&str> {
-    (result["isError"] == json!(true))
-        .then(|| result["_meta"]["tamebi/failureKind"].as_str().unwrap())
-}
-
 fn paths(result: &Value) -> Vec<String> {
     result["structuredContent"]["files"]
         .as_array()
@@ -36,7 +27,7 @@ async fn search_by_name_sees_own_and_shared_files_only() {
     );
     let carol = stack.call_tool("carol", "files_search", json!({"name": "manual"})).await;
     assert!(paths(&carol).is_empty());
-    assert!(text(&carol).contains("No files match"));
+    assert!(text_of(&carol).contains("No files match"));
     let bob = stack.call_tool("bob", "files_search", json!({"name": "journal"})).await;
     assert!(paths(&bob).is_empty(), "alice's private journal never reaches bob");
 }
@@ -94,7 +85,7 @@ async fn search_by_a_whole_mime_type_or_its_first_part() {
     for mime in ["application/pdf%", "%", "text/mark%", "a/b/c", "text /plain", "/pdf", "<x/>"] {
         let refused = stack.call_tool("alice", "files_search", json!({"mime": mime})).await;
         assert_eq!(failure_kind(&refused), Some("invalid_arguments"), "{mime}: {refused}");
-        assert!(text(&refused).contains("application/pdf"), "{mime}: {refused}");
+        assert!(text_of(&refused).contains("application/pdf"), "{mime}: {refused}");
     }
 }
 
@@ -109,7 +100,7 @@ async fn search_reports_truncation_and_bad_arguments() {
     let result =
         stack.call_tool("alice", "files_search", json!({"modified_after": "last week"})).await;
     assert_eq!(failure_kind(&result), Some("invalid_arguments"));
-    assert!(text(&result).contains("RFC 3339"));
+    assert!(text_of(&result).contains("RFC 3339"));
     let result = stack.call_tool("alice", "files_search", json!({"folder": "../bob"})).await;
     assert_eq!(failure_kind(&result), Some("invalid_arguments"));
     let result = stack.call_tool("alice", "files_search", json!({"nmae": "typo"})).await;
@@ -131,7 +122,7 @@ async fn read_returns_a_slice_and_how_to_continue() {
     assert!(structured["text"].as_str().unwrap().starts_with("# Notes de réunion"));
     let next = structured["next_offset"].as_u64().unwrap();
     assert!((100..=103).contains(&next), "a cut character is finished: {next}");
-    assert!(text(&first).contains(&format!("offset={next}")));
+    assert!(text_of(&first).contains(&format!("offset={next}")));
     // Reading on from the hint, then to the end, gives back the whole file.
     let mut whole = structured["text"].as_str().unwrap().to_string();
     let mut offset = next;
@@ -185,7 +176,7 @@ async fn read_failures_are_instructions() {
     for (uid, arguments, kind) in cases {
         let result = stack.call_tool(uid, "files_read", arguments.clone()).await;
         assert_eq!(failure_kind(&result), Some(kind), "{uid} {arguments}: {result}");
-        let message = text(&result);
+        let message = text_of(&result);
         assert!(
             !message.contains("127.0.0.1") && !message.contains("remote.php"),
             "no infrastructure detail: {message}"
@@ -203,7 +194,7 @@ async fn nextcloud_down_is_unreachable_not_a_guess() {
     });
     let result = stack.call_tool("alice", "files_search", json!({"name": "notes"})).await;
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
-    assert!(text(&result).contains("do not guess"));
+    assert!(text_of(&result).contains("do not guess"));
 }
 
 #[tokio::test]
@@ -281,7 +272,7 @@ async fn write_creates_a_file_whose_fileid_circulates() {
     let stored_id =
         stack.fake.shared.world().storage.node_at("alice", "Documents/resume.md").unwrap().id;
     assert_eq!(fileid, stored_id);
-    assert!(text(&result).contains("Created \"Documents/resume.md\""));
+    assert!(text_of(&result).contains("Created \"Documents/resume.md\""));
     assert_eq!(stored(&stack, "alice", "Documents/resume.md").as_deref(), Some(content));
     let read = stack.call_tool("alice", "files_read", json!({"fileid": fileid})).await;
     assert_eq!(read["structuredContent"]["text"], content);
@@ -295,8 +286,8 @@ async fn write_replaces_only_when_told_to() {
         .call_tool("alice", "files_write", json!({"path": "Documents/todo.txt", "content": "gone"}))
         .await;
     assert_eq!(failure_kind(&refused), Some("conflict"));
-    assert!(text(&refused).contains("already exists"), "{}", text(&refused));
-    assert!(text(&refused).contains("overwrite=true"), "{}", text(&refused));
+    assert!(text_of(&refused).contains("already exists"), "{}", text_of(&refused));
+    assert!(text_of(&refused).contains("overwrite=true"), "{}", text_of(&refused));
     assert_eq!(stored(&stack, "alice", "Documents/todo.txt").unwrap(), original);
 
     let fileid =
@@ -310,7 +301,7 @@ async fn write_replaces_only_when_told_to() {
         .await;
     assert_eq!(replaced["structuredContent"]["created"], json!(false));
     assert_eq!(replaced["structuredContent"]["fileid"], json!(fileid), "same file, same id");
-    assert!(text(&replaced).starts_with("Replaced"));
+    assert!(text_of(&replaced).starts_with("Replaced"));
     assert_eq!(stored(&stack, "alice", "Documents/todo.txt").as_deref(), Some("- done\n"));
     // Idempotent: the same call again leaves the same state.
     let again = stack
@@ -381,7 +372,7 @@ async fn write_failures_are_instructions() {
     for (arguments, kind, says) in cases {
         let result = stack.call_tool("alice", "files_write", arguments.clone()).await;
         assert_eq!(failure_kind(&result), Some(kind), "{arguments}: {result}");
-        let message = text(&result);
+        let message = text_of(&result);
         assert!(message.contains(says), "{arguments}: {message}");
         assert!(
             !message.contains("127.0.0.1")
@@ -408,7 +399,7 @@ async fn write_into_a_folder_the_user_cannot_see_changes_nothing() {
         .call_tool("carol", "files_write", json!({"path": "Projects/Apollo/x.md", "content": "x"}))
         .await;
     assert_eq!(failure_kind(&result), Some("conflict"));
-    assert!(text(&result).contains("does not exist"));
+    assert!(text_of(&result).contains("does not exist"));
     assert_eq!(stored(&stack, "alice", "Projects/Apollo/x.md"), None);
     assert_eq!(stored(&stack, "carol", "Projects/Apollo/x.md"), None);
 }
@@ -426,7 +417,7 @@ async fn write_when_storage_is_full_nextcloud_is_down_or_old() {
     let full =
         stack.call_tool("alice", "files_write", json!({"path": "a.md", "content": "x"})).await;
     assert_eq!(failure_kind(&full), Some("refused_by_nextcloud"));
-    assert!(text(&full).contains("storage is full"));
+    assert!(text_of(&full).contains("storage is full"));
     stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
         prefix: "/remote.php/dav/files".into(),
         method: Some("PUT".into()),
@@ -451,7 +442,11 @@ async fn write_when_storage_is_full_nextcloud_is_down_or_old() {
         .call_tool("alice", "files_write", json!({"path": "Nowhere/a.md", "content": "x"}))
         .await;
     assert_eq!(failure_kind(&old_server), Some("conflict"));
-    assert!(text(&old_server).contains("\"Nowhere\" does not exist"), "{}", text(&old_server));
+    assert!(
+        text_of(&old_server).contains("\"Nowhere\" does not exist"),
+        "{}",
+        text_of(&old_server)
+    );
 }
 
 // ---- files_move --------------------------------------------------------
@@ -474,7 +469,9 @@ async fn move_renames_and_moves_keeping_the_fileid() {
         renamed["structuredContent"],
         json!({"fileid": fileid, "old_path": "Documents/todo.txt", "new_path": "Documents/todo-2026.txt"})
     );
-    assert!(text(&renamed).contains("Moved \"Documents/todo.txt\" to \"Documents/todo-2026.txt\""));
+    assert!(
+        text_of(&renamed).contains("Moved \"Documents/todo.txt\" to \"Documents/todo-2026.txt\"")
+    );
 
     // The fileid from files_search is a source too.
     let moved = stack
@@ -518,7 +515,7 @@ async fn move_never_overwrites() {
         )
         .await;
     assert_eq!(failure_kind(&result), Some("conflict"));
-    assert!(text(&result).contains("Choose another name"), "{}", text(&result));
+    assert!(text_of(&result).contains("Choose another name"), "{}", text_of(&result));
     assert_eq!(stored(&stack, "alice", "Documents/notes-reunion.md").unwrap(), notes);
     assert_eq!(stored(&stack, "alice", "Documents/todo.txt").unwrap(), todo);
 }
@@ -591,7 +588,7 @@ async fn move_failures_are_instructions() {
     for (arguments, kind, says) in cases {
         let result = stack.call_tool("alice", "files_move", arguments.clone()).await;
         assert_eq!(failure_kind(&result), Some(kind), "{arguments}: {result}");
-        let message = text(&result);
+        let message = text_of(&result);
         assert!(message.contains(says), "{arguments}: {message}");
         assert!(
             !message.contains("127.0.0.1")
@@ -670,5 +667,5 @@ async fn a_scan_without_text_is_unreadable_not_guessed() {
     let result =
         stack.call_tool("bob", "files_read", json!({"path": "Scans/scan-facture.pdf"})).await;
     assert_eq!(failure_kind(&result), Some("unreadable"));
-    assert!(text(&result).contains("without a text layer"), "{}", text(&result));
+    assert!(text_of(&result).contains("without a text layer"), "{}", text_of(&result));
 }

@@ -4,15 +4,11 @@
 
 mod common;
 
-use common::{Stack, config_for, second_token, start_configured};
+use common::{Stack, client_of, config_for, second_token, start_configured, text_of};
 use mcp_nextcloud::McpNextcloud;
 use mcp_nextcloud::convert::ConverterConfig;
 use mcp_nextcloud::index::store;
 use serde_json::{Value, json};
-
-fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
-}
 
 async fn grep(stack: &Stack, uid: &str, arguments: Value) -> Value {
     stack.call_tool(uid, "files_grep", arguments).await
@@ -69,7 +65,7 @@ async fn a_cold_index_says_so_then_finds_sections_that_files_read_rereads() {
     let stack = start().await;
     let first = grep(&stack, "alice", json!({"query": "two-factor authentication"})).await;
     assert_eq!(first["structuredContent"]["index"], "building", "{first}");
-    assert!(text(&first).contains("The index is still being built"), "{}", text(&first));
+    assert!(text_of(&first).contains("The index is still being built"), "{}", text_of(&first));
     warm(&stack, "alice").await;
 
     // The heading comes from a PDF with no structure, by pattern.
@@ -79,7 +75,7 @@ async fn a_cold_index_says_so_then_finds_sections_that_files_read_rereads() {
     let passage = &passages[0];
     assert_eq!(passage["path"], "Manuals/admin-manual.pdf");
     assert_eq!(passage["heading"], "3.4 Two-factor authentication");
-    assert!(text(&found).contains("Manuals/admin-manual.pdf — 3.4 Two-factor authentication"));
+    assert!(text_of(&found).contains("Manuals/admin-manual.pdf — 3.4 Two-factor authentication"));
 
     // files_read(path, offset, length) re-reads exactly the passage.
     let read = stack
@@ -169,7 +165,7 @@ async fn what_one_user_indexed_another_never_sees() {
         .map(|passage| passage["path"].as_str().unwrap())
         .collect();
     assert_eq!(paths, ["Notes/standup.md"], "{found}");
-    assert!(!text(&found).contains("journal"), "{}", text(&found));
+    assert!(!text_of(&found).contains("journal"), "{}", text_of(&found));
     // Recorded as the fallback's answer, behind a permission boundary.
     let row = last_query(&stack);
     assert_eq!((row.fallback_after, row.returned), (Some(1), 1), "{row:?}");
@@ -454,6 +450,7 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
     };
     stack.mcp.shutdown().await;
     stack.mcp = McpNextcloud::start(configure(None)).await.unwrap();
+    stack.client = client_of(&stack.mcp);
     let rtf = br"{\rtf1\ansi{\fonttbl{\f0 Arial;}}\f0 Proc\'e8s-verbal du comit\'e9\par Le comit\'e9 approuve la cl\'f4ture du lot 4.\par}";
     let uploaded = stack
         .http
@@ -474,6 +471,7 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
         // The back-off would skip the converter for a minute; a test has no minute.
         stack.mcp.shutdown().await;
         stack.mcp = McpNextcloud::start(configure(None)).await.unwrap();
+        stack.client = client_of(&stack.mcp);
     }
     let waiting = doc(&stack, rtf_id).unwrap();
     assert_eq!(
@@ -488,6 +486,7 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
     // The operator sets the secret and restarts: the row comes back.
     stack.mcp.shutdown().await;
     stack.mcp = McpNextcloud::start(configure(Some("demo-converter-secret"))).await.unwrap();
+    stack.client = client_of(&stack.mcp);
     grep(&stack, "alice", json!({"query": "cloture"})).await;
     stack.mcp.index().idle().await;
     assert_eq!(doc(&stack, rtf_id).unwrap().status, "ok");

@@ -339,9 +339,12 @@ impl Spec {
     }
 }
 
-fn failure_kind(result: &Value) -> Option<String> {
-    (result["isError"] == json!(true))
-        .then(|| result["_meta"]["tamebi/failureKind"].as_str().unwrap_or("?").to_string())
+/// (path, fileid) of each item of the result's `list` (`files`, `passages`).
+fn found(result: &Value, list: &str) -> BTreeSet<(String, u64)> {
+    let items = result["structuredContent"][list].as_array().unwrap().iter();
+    items
+        .map(|item| (item["path"].as_str().unwrap().to_string(), item["fileid"].as_u64().unwrap()))
+        .collect()
 }
 
 /// Fails the case with what was asked, of whom, and what came back.
@@ -447,15 +450,7 @@ async fn run_probes(stack: &Arc<Stack>, probes: Vec<Probe>) -> Result<(), TestCa
         match &probe.expect {
             Expect::Search(expected) => {
                 ensure!(kind.is_none(), "{what} and failed: {result}");
-                let found: BTreeSet<(String, u64)> = result["structuredContent"]["files"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|file| {
-                        let path = file["path"].as_str().unwrap().to_string();
-                        (path, file["fileid"].as_u64().unwrap())
-                    })
-                    .collect();
+                let found = found(&result, "files");
                 if expected.len() <= files_search_limit_max() {
                     ensure!(&found == expected, "{what}\n found {found:?}\n model {expected:?}");
                 } else {
@@ -468,15 +463,7 @@ async fn run_probes(stack: &Arc<Stack>, probes: Vec<Probe>) -> Result<(), TestCa
             }
             Expect::Grep(expected) => {
                 ensure!(kind.is_none(), "{what} and failed: {result}");
-                let found: BTreeSet<(String, u64)> = result["structuredContent"]["passages"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|passage| {
-                        let path = passage["path"].as_str().unwrap().to_string();
-                        (path, passage["fileid"].as_u64().unwrap())
-                    })
-                    .collect();
+                let found = found(&result, "passages");
                 // A file mounted twice (a file share inside a shared
                 // folder) is one file: it is found once, at one of its paths.
                 ensure!(
@@ -507,7 +494,7 @@ async fn run_probes(stack: &Arc<Stack>, probes: Vec<Probe>) -> Result<(), TestCa
             }
             Expect::Success => ensure!(kind.is_none(), "{what}, the model allows it: {result}"),
             Expect::Failure(kinds) => ensure!(
-                kind.as_deref().is_some_and(|kind| kinds.contains(&kind)),
+                kind.is_some_and(|kind| kinds.contains(&kind)),
                 "{what}, the model expects one of {kinds:?}: {result}"
             ),
         }

@@ -7,21 +7,21 @@
 
 mod common;
 
-use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use common::proxy::{self, Target};
 use common::{demo_fixture, second_token, start_fixture};
 use serde_json::json;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
-use tokio::net::TcpListener;
 
 /// How long the gauge holds each download, so overlapping ones overlap.
 const HOLD: std::time::Duration = std::time::Duration::from_millis(150);
 
-#[derive(Clone, Default)]
+/// A proxy that counts the file downloads in flight.
+#[derive(Clone)]
 struct Gauge {
-    target: Arc<OnceLock<String>>,
+    target: Target,
     in_flight: Arc<AtomicUsize>,
     most: Arc<AtomicUsize>,
     downloads: Arc<AtomicUsize>,
@@ -29,17 +29,19 @@ struct Gauge {
 }
 
 async fn start_gauge() -> (String, Gauge) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let gauge = Gauge::default();
-    let router = axum::Router::new().fallback(forward).with_state(gauge.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let gauge = Gauge {
+        target: Target::default(),
+        in_flight: Arc::default(),
+        most: Arc::default(),
+        downloads: Arc::default(),
+        http: proxy::client(),
+    };
+    let url = proxy::serve(axum::Router::new().fallback(measure).with_state(gauge.clone())).await;
     (url, gauge)
 }
 
-async fn forward(State(gauge): State<Gauge>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let body = axum::body::to_bytes(body, 64 * 1024 * 1024).await.unwrap();
+async fn measure(State(gauge): State<Gauge>, request: Request) -> Response {
+    let (parts, body) = proxy::read(request).await;
     let download =
         parts.method == http::Method::GET && parts.uri.path().starts_with("/remote.php/dav/files/");
     if download {
@@ -48,26 +50,11 @@ async fn forward(State(gauge): State<Gauge>, request: Request) -> Response {
         gauge.most.fetch_max(now, Ordering::SeqCst);
         tokio::time::sleep(HOLD).await;
     }
-    let target = gauge.target.get().expect("the gauge knows where to forward");
-    let path = parts.uri.path_and_query().map(|value| value.as_str()).unwrap_or("/");
-    let mut upstream = gauge.http.request(parts.method, format!("{target}{path}"));
-    for (name, value) in &parts.headers {
-        if name != http::header::HOST {
-            upstream = upstream.header(name, value);
-        }
-    }
-    let answer = upstream.body(body).send().await.unwrap();
-    let mut response = Response::builder().status(answer.status());
-    for (name, value) in answer.headers() {
-        if name != http::header::TRANSFER_ENCODING {
-            response = response.header(name, value);
-        }
-    }
-    let bytes = answer.bytes().await.unwrap();
+    let response = proxy::forward(&gauge.http, &gauge.target, parts, body).await;
     if download {
         gauge.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
-    response.body(Body::from(bytes)).unwrap().into_response()
+    response
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

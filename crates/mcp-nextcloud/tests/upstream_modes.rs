@@ -6,146 +6,20 @@
 
 mod common;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::response::{IntoResponse, Response};
+use common::proxy::{Recorded, recorded_stack};
 use common::*;
 use mcp_nextcloud::UpstreamAuth;
-use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
-use tokio::net::TcpListener;
-
-fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
-}
-
-fn failure_kind(result: &Value) -> Option<&str> {
-    (result["isError"] == json!(true))
-        .then(|| result["_meta"]["tamebi/failureKind"].as_str().unwrap())
-}
-
-/// One request as it reached the recorder.
-#[derive(Debug, Clone)]
-struct Recorded {
-    method: String,
-    path: String,
-    authorization: Option<String>,
-    /// Every header value and the body, to search for a token anywhere.
-    everything: String,
-}
-
-/// A loopback HTTP proxy in front of the fake Nextcloud that records every
-/// request mcp-nextcloud sends upstream, then forwards it unchanged.
-struct Recorder {
-    url: String,
-    target: Arc<std::sync::OnceLock<String>>,
-    seen: Arc<Mutex<Vec<Recorded>>>,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-#[derive(Clone)]
-struct RecorderState {
-    target: Arc<std::sync::OnceLock<String>>,
-    seen: Arc<Mutex<Vec<Recorded>>>,
-    http: reqwest::Client,
-}
-
-impl Recorder {
-    /// Listens now; forwards once [`Recorder::forward_to`] names the target.
-    async fn start() -> Recorder {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let state = RecorderState {
-            target: Arc::default(),
-            seen: Arc::default(),
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-        };
-        let (target, seen) = (state.target.clone(), state.seen.clone());
-        let router = axum::Router::new().fallback(forward).with_state(state);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
-        Recorder { url, target, seen, stop, task }
-    }
-
-    fn forward_to(&self, target: &str) {
-        self.target.set(target.to_string()).unwrap();
-    }
-
-    fn seen(&self) -> Vec<Recorded> {
-        self.seen.lock().unwrap().clone()
-    }
-
-    async fn shutdown(self) {
-        let _ = self.stop.send(());
-        self.task.await.unwrap();
-    }
-}
-
-async fn forward(State(state): State<RecorderState>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let body = axum::body::to_bytes(body, 64 * 1024 * 1024).await.unwrap();
-    let mut everything = String::from_utf8_lossy(&body).into_owned();
-    for value in parts.headers.values() {
-        everything.push('\n');
-        everything.push_str(value.to_str().unwrap_or_default());
-    }
-    state.seen.lock().unwrap().push(Recorded {
-        method: parts.method.to_string(),
-        path: parts.uri.path().to_string(),
-        authorization: parts
-            .headers
-            .get(http::header::AUTHORIZATION)
-            .map(|value| value.to_str().unwrap().to_string()),
-        everything,
-    });
-    let target = state.target.get().expect("the recorder knows where to forward");
-    let path_and_query = parts.uri.path_and_query().map(|value| value.as_str()).unwrap_or("/");
-    let mut upstream = state.http.request(parts.method, format!("{target}{path_and_query}"));
-    for (name, value) in &parts.headers {
-        if name != http::header::HOST {
-            upstream = upstream.header(name, value);
-        }
-    }
-    let answer = upstream.body(body).send().await.unwrap();
-    let mut response = Response::builder().status(answer.status());
-    for (name, value) in answer.headers() {
-        if name != http::header::TRANSFER_ENCODING {
-            response = response.header(name, value);
-        }
-    }
-    let bytes = answer.bytes().await.unwrap();
-    response.body(Body::from(bytes)).unwrap().into_response()
-}
-
-fn audience_of(bearer: &str) -> Value {
-    use base64::Engine as _;
-    let payload = bearer.split('.').nth(1).unwrap();
-    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap();
-    serde_json::from_slice::<Value>(&payload).unwrap()["aud"].clone()
-}
+use serde_json::json;
 
 #[tokio::test]
 async fn second_token_mode_never_sends_the_mcp_token_to_nextcloud() {
-    let recorder = Recorder::start().await;
-    let stack = start_with(second_token(), Some(recorder.url.clone())).await;
-    recorder.forward_to(stack.fake.base_url());
+    let (stack, recorder) = recorded_stack(|_| {}).await;
     let headers = stack.headers_for("alice");
     let mcp_token = headers[0].1.strip_prefix("Bearer ").unwrap().to_string();
     let nextcloud_token = headers[1].1.clone();
     assert_ne!(mcp_token, nextcloud_token);
-    assert_eq!(audience_of(&nextcloud_token), json!(NEXTCLOUD_AUDIENCE));
-    assert_eq!(audience_of(&mcp_token), json!(MCP_AUDIENCE));
+    assert_eq!(payload_of(&nextcloud_token)["aud"], json!(NEXTCLOUD_AUDIENCE));
+    assert_eq!(payload_of(&mcp_token)["aud"], json!(MCP_AUDIENCE));
 
     // Every files tool, so every upstream request shape is seen; results are
     // checked after the recorder, whose verdict is the point of this test.
@@ -176,7 +50,7 @@ async fn second_token_mode_never_sends_the_mcp_token_to_nextcloud() {
         .await;
     results.push(("files_read", result));
 
-    let seen = recorder.seen();
+    let seen = recorder.seen_all();
     let to_nextcloud: Vec<&Recorded> =
         seen.iter().filter(|request| request.path.starts_with("/remote.php/")).collect();
     assert!(!to_nextcloud.is_empty());
@@ -210,7 +84,6 @@ async fn second_token_mode_never_sends_the_mcp_token_to_nextcloud() {
         assert_eq!(failure_kind(result), expected, "{name}: {result}");
     }
     assert_eq!(results[5].1["structuredContent"]["path"], "Private/recorded.md");
-    recorder.shutdown().await;
 }
 
 #[tokio::test]
@@ -225,7 +98,7 @@ async fn single_token_mode_works_only_with_the_audience_check_off() {
     stack.fake.shared.world().user_oidc.audience_check = true;
     let refused = stack.call_tool("alice", "files_search", json!({"name": "journal"})).await;
     assert_eq!(failure_kind(&refused), Some("refused_by_nextcloud"));
-    let message = text(&refused);
+    let message = text_of(&refused);
     assert!(message.contains("did not accept the user's sign-in"), "{message}");
     assert!(message.contains("Tell the user"), "an instruction: {message}");
     assert!(!message.contains("401") && !message.contains("audience"), "{message}");
@@ -253,7 +126,7 @@ async fn app_password_mode_works_and_a_wrong_one_is_refused() {
         )
         .await;
     assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"));
-    assert!(text(&result).contains("signing in again"), "{}", text(&result));
+    assert!(text_of(&result).contains("signing in again"), "{}", text_of(&result));
 
     // No app password at all: refused before anything is spent.
     let missing = vec![(
@@ -274,7 +147,7 @@ async fn app_password_mode_works_where_bearer_sessions_are_rejected() {
             assert_eq!(result["structuredContent"]["files"][0]["path"], "Private/journal.md");
         } else {
             assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"), "{result}");
-            assert!(text(&result).contains("Tell the user"));
+            assert!(text_of(&result).contains("Tell the user"));
         }
     }
 }
@@ -316,7 +189,7 @@ async fn a_valid_token_for_bob_cannot_act_as_alice() {
         )
         .await;
     assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"), "{result}");
-    assert!(!text(&result).contains("Personal notes"));
+    assert!(!text_of(&result).contains("Personal notes"));
 
     // Single-token mode: bob's token is bob.
     let stack = start(UpstreamAuth::SingleToken).await;

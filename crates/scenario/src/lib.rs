@@ -15,6 +15,7 @@
 
 pub mod browser;
 pub mod format;
+pub mod mcp_client;
 pub mod normalise;
 pub mod runner;
 

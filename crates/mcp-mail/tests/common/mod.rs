@@ -2,20 +2,24 @@
 //! tokens), a stand-in for the Tamebi app's three mail routes
 //! (docs/app-contract.md, "Mail") that accepts only the Nextcloud-audience
 //! tokens the test handed out and records every request, an mcp-mail in
-//! front of both, and a raw JSON-RPC client so the wire itself is what the
-//! tests see.
+//! front of both, and the shared raw JSON-RPC client
+//! (`scenario::mcp_client`) so the wire itself is what the tests see.
 //!
 //! The stand-in, not the fake, answers mail here: the fake's mail routes
 //! are another crate's work, and these tests pin mcp-mail's side of the
 //! contract on their own.
 
-#![allow(dead_code)]
+// Each test file uses a part of this module.
+#![allow(dead_code, unused_imports)]
 
+use access_token::Claims;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
 use fake_nextcloud::{FakeNextcloud, Fixture};
 use http::StatusCode;
 use mcp_mail::{Config, McpMail};
+pub use scenario::mcp_client::{McpClient, assert_bare_refusal, failure_kind, text_of};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,6 +29,8 @@ pub const MCP_AUDIENCE: &str = "http://127.0.0.1:9102/mcp";
 pub const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
 pub const NEXTCLOUD_TOKEN_HEADER: &str = "x-tamebi-nextcloud-token";
+/// Where a refusal's challenge points: the metadata of [`MCP_AUDIENCE`].
+pub const METADATA_URL: &str = "http://127.0.0.1:9102/.well-known/oauth-protected-resource/mcp";
 
 pub fn demo_fixture() -> Fixture {
     let path =
@@ -44,6 +50,26 @@ pub struct StoredMessage {
     pub date: &'static str,
     pub seen: bool,
     pub body: &'static str,
+}
+
+impl StoredMessage {
+    /// The contract's fields of a message that both its routes give, and
+    /// `more`.
+    fn json<const N: usize>(&self, more: [(&str, Value); N]) -> Value {
+        let mut fields = json!({
+            "id": self.id,
+            "mailbox": self.mailbox,
+            "from": self.from,
+            "to": self.to,
+            "cc": self.cc,
+            "subject": self.subject,
+            "date": self.date,
+        });
+        for (name, value) in more {
+            fields[name] = value;
+        }
+        fields
+    }
 }
 
 /// Every user's mail in the stand-in.
@@ -243,17 +269,9 @@ async fn answer(State(state): State<Arc<StandInState>>, request: Request) -> Res
         ("GET", route) if route.starts_with("/messages/") => {
             let id = route.trim_start_matches("/messages/").parse::<u64>();
             match id.ok().and_then(|id| messages.iter().find(|message| message.id == id)) {
-                Some(message) => axum::Json(json!({
-                    "id": message.id,
-                    "mailbox": message.mailbox,
-                    "from": message.from,
-                    "to": message.to,
-                    "cc": message.cc,
-                    "subject": message.subject,
-                    "date": message.date,
-                    "body": message.body,
-                }))
-                .into_response(),
+                Some(message) => {
+                    axum::Json(message.json([("body", json!(message.body))])).into_response()
+                }
                 None => envelope(StatusCode::NOT_FOUND, "This message does not exist."),
             }
         }
@@ -336,17 +354,8 @@ fn search(messages: &[StoredMessage], query: &HashMap<String, String>) -> Respon
         .skip(offset)
         .take(limit)
         .map(|message| {
-            json!({
-                "id": message.id,
-                "mailbox": message.mailbox,
-                "from": message.from,
-                "to": message.to,
-                "cc": message.cc,
-                "subject": message.subject,
-                "date": message.date,
-                "seen": message.seen,
-                "preview": message.body.chars().take(40).collect::<String>(),
-            })
+            let preview: String = message.body.chars().take(40).collect();
+            message.json([("seen", json!(message.seen)), ("preview", json!(preview))])
         })
         .collect();
     let next_cursor = (offset + limit < found.len()).then(|| format!("offset-{}", offset + limit));
@@ -357,7 +366,17 @@ pub struct Stack {
     pub fake: FakeNextcloud,
     pub app: MailStandIn,
     pub mcp: McpMail,
-    pub http: reqwest::Client,
+    /// mcp-mail's `/mcp`; the stack is used as this client.
+    pub client: McpClient,
+}
+
+/// `stack.rpc(…)`, `stack.http`: the stack speaks to its server through
+/// the shared client.
+impl std::ops::Deref for Stack {
+    type Target = McpClient;
+    fn deref(&self) -> &McpClient {
+        &self.client
+    }
 }
 
 /// mcp-mail's configuration: the fake as issuer, `app_url` for mail.
@@ -385,10 +404,17 @@ pub async fn start_with(app_url: impl FnOnce(&MailStandIn) -> String) -> Stack {
         FakeNextcloud::start(&demo_fixture(), fake_nextcloud::Config::default()).await.unwrap();
     let app = MailStandIn::start().await;
     let mcp = McpMail::start(config_for(&fake, &app_url(&app))).await.unwrap();
-    Stack { fake, app, mcp, http: reqwest::Client::new() }
+    let client = McpClient::new(format!("{}/mcp", mcp.url()));
+    Stack { fake, app, mcp, client }
 }
 
 impl Stack {
+    /// The claims the fake puts in `uid`'s token for `audience`, for a test
+    /// to alter and sign.
+    pub fn claims(&self, uid: &str, audience: &str) -> Claims {
+        serde_json::from_value(payload_of(&self.token(uid, audience))).unwrap()
+    }
+
     pub fn token(&self, uid: &str, audience: &str) -> String {
         self.fake.shared.mint_access_token(uid, audience)
     }
@@ -409,68 +435,8 @@ impl Stack {
         ]
     }
 
-    pub fn mcp_url(&self) -> String {
-        format!("{}/mcp", self.mcp.url())
-    }
-
-    /// One JSON-RPC request as a 2025-11-25 client sends it, statelessly.
-    pub async fn rpc(
-        &self,
-        headers: &[(String, String)],
-        method: &str,
-        params: Value,
-    ) -> reqwest::Response {
-        let mut request = self
-            .http
-            .post(self.mcp_url())
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-11-25")
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
-        for (name, value) in headers {
-            request = request.header(name, value);
-        }
-        request.send().await.unwrap()
-    }
-
-    /// The JSON-RPC message answering one request (result or error).
-    pub async fn rpc_message(
-        &self,
-        headers: &[(String, String)],
-        method: &str,
-        params: Value,
-    ) -> Value {
-        let response = self.rpc(headers, method, params).await;
-        assert_eq!(response.status(), 200, "{method} answered {}", response.status());
-        let text = response.text().await.unwrap();
-        let json_text = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(str::trim)
-            .find(|line| !line.is_empty())
-            .unwrap_or(text.trim());
-        serde_json::from_str(json_text).unwrap_or_else(|_| panic!("JSON-RPC answer: {text}"))
-    }
-
-    /// The JSON-RPC result of a successful request.
-    pub async fn rpc_result(
-        &self,
-        headers: &[(String, String)],
-        method: &str,
-        params: Value,
-    ) -> Value {
-        let message = self.rpc_message(headers, method, params).await;
-        assert!(message.get("error").is_none(), "{method} failed: {message}");
-        message["result"].clone()
-    }
-
     pub async fn call_tool(&self, uid: &str, name: &str, arguments: Value) -> Value {
-        self.rpc_result(
-            &self.headers_for(uid),
-            "tools/call",
-            json!({"name": name, "arguments": arguments}),
-        )
-        .await
+        self.call_tool_with(&self.headers_for(uid), name, arguments).await
     }
 
     pub async fn shutdown(self) {
@@ -480,12 +446,9 @@ impl Stack {
     }
 }
 
-/// The text a model reads.
-pub fn text_of(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
-}
-
-pub fn failure_kind(result: &Value) -> Option<&str> {
-    (result["isError"] == json!(true))
-        .then(|| result["_meta"]["tamebi/failureKind"].as_str().unwrap())
+/// A JWT's payload, unverified.
+pub fn payload_of(token: &str) -> Value {
+    let payload = token.split('.').nth(1).unwrap();
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap();
+    serde_json::from_slice(&payload).unwrap()
 }

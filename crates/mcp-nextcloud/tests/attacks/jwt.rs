@@ -5,21 +5,11 @@
 //! segments, a swapped payload, a header past the HTTP limit — and checks
 //! on `tools/call` that a refused call sends nothing upstream.
 
-use super::recorder::*;
+use crate::common::proxy::*;
 use crate::common::*;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::json;
-
-const METADATA: &str =
-    "Bearer resource_metadata=\"http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp\"";
-
-fn with_bearer(stack: &Stack, bearer: &str) -> Vec<(String, String)> {
-    vec![
-        ("authorization".into(), format!("Bearer {bearer}")),
-        ("x-tamebi-nextcloud-token".into(), stack.token("alice", NEXTCLOUD_AUDIENCE)),
-    ]
-}
 
 #[tokio::test]
 async fn forged_bearers_are_a_bare_401_and_a_refused_call_sends_nothing_upstream() {
@@ -55,9 +45,7 @@ async fn forged_bearers_are_a_bare_401_and_a_refused_call_sends_nothing_upstream
                 json!({"name": "files_read", "arguments": {"path": "Documents/todo.txt"}}),
             )
             .await;
-        assert_eq!(response.status(), 401, "{case}");
-        assert_eq!(response.headers()["www-authenticate"], METADATA, "{case}");
-        assert_eq!(response.text().await.unwrap(), "", "{case}: a refusal explains nothing");
+        assert_bare_refusal(response, METADATA_URL, case).await;
     }
     assert!(recorder.seen().is_empty(), "a refused call reached Nextcloud: {:?}", recorder.seen());
 
@@ -75,7 +63,7 @@ async fn a_header_past_the_http_limit_is_refused_by_the_server_and_it_stays_up()
     let huge = "a".repeat(2 * 1024 * 1024);
     let sent = stack
         .http
-        .post(stack.mcp_url())
+        .post(&stack.url)
         .header("authorization", format!("Bearer {huge}"))
         .header("content-type", "application/json")
         .body("{}")

@@ -1,7 +1,7 @@
 //! Oversized requests and answers: each is refused at a stated bound with
 //! a clear answer, the server stays up, and nothing grows without bound.
 
-use super::recorder::*;
+use crate::common::proxy::*;
 use crate::common::*;
 use serde_json::json;
 
@@ -42,8 +42,8 @@ async fn a_huge_document_is_refused_before_it_is_downloaded() {
         1_767_225_600,
     );
     let result = stack.call_tool("alice", "files_read", json!({"path": "Documents/huge.md"})).await;
-    assert_eq!(failure_kind(&result).as_deref(), Some("unreadable"), "{result}");
-    assert!(text(&result).contains("too large"), "{result}");
+    assert_eq!(failure_kind(&result), Some("unreadable"), "{result}");
+    assert!(text_of(&result).contains("too large"), "{result}");
     assert!(
         !recorder.seen().iter().any(|request| request.method == "GET"),
         "the body was never fetched: {:?}",
@@ -77,7 +77,7 @@ async fn a_huge_plain_file_is_served_a_bounded_slice_at_a_time() {
     let over = stack
         .call_tool("alice", "files_read", json!({"path": "Documents/huge.csv", "length": 65_537}))
         .await;
-    assert_eq!(failure_kind(&over).as_deref(), Some("invalid_arguments"), "{over}");
+    assert_eq!(failure_kind(&over), Some("invalid_arguments"), "{over}");
     assert!(recorder.seen().iter().any(|request| request.method == "GET"), "read by range");
 }
 
@@ -91,8 +91,8 @@ async fn an_answer_streamed_past_the_bound_without_a_length_is_cut_off() {
         .flood("/Documents/notes-reunion.md", mcp_nextcloud::nextcloud::RESPONSE_LENGTH_MAX + 1);
     let result =
         stack.call_tool("alice", "files_read", json!({"path": "Documents/notes-reunion.md"})).await;
-    assert_eq!(failure_kind(&result).as_deref(), Some("invalid_arguments"), "{result}");
-    assert!(text(&result).contains("too large"), "{result}");
+    assert_eq!(failure_kind(&result), Some("invalid_arguments"), "{result}");
+    assert!(text_of(&result).contains("too large"), "{result}");
     let listed = stack.rpc(&stack.headers_for("alice"), "tools/list", json!({})).await;
     assert_eq!(listed.status(), 200, "still serving");
 }

@@ -5,7 +5,7 @@
 //! the journal, no upstream request names alice's files (the recorder),
 //! and her files are unchanged afterwards (the fake's state).
 
-use super::recorder::*;
+use crate::common::proxy::*;
 use crate::common::*;
 use serde_json::{Value, json};
 
@@ -61,7 +61,7 @@ fn assert_nothing_of_alice_requested(recorder: &Recorder, case: &str) {
 }
 
 fn assert_refused(result: &Value, expected: Option<&str>, case: &str) {
-    assert_eq!(failure_kind(result).as_deref(), expected, "{case}: {result}");
+    assert_eq!(failure_kind(result), expected, "{case}: {result}");
     assert!(!result.to_string().contains(SECRET_TEXT), "{case}: the journal leaked: {result}");
 }
 
@@ -108,7 +108,7 @@ async fn files_search_and_grep_folders_stay_inside_the_callers_files() {
             } else {
                 // A folder bob does not have: not found, or an empty answer.
                 assert!(
-                    matches!(failure_kind(result).as_deref(), None | Some("not_found")),
+                    matches!(failure_kind(result), None | Some("not_found")),
                     "{case}: {result}"
                 );
                 assert!(!result.to_string().contains(SECRET_TEXT), "{case}: {result}");
@@ -215,7 +215,7 @@ async fn a_calendar_argument_cannot_reach_another_users_calendar() {
             )
             .await;
         for (tool, result) in [("calendar_events", &listed), ("calendar_create_event", &created)] {
-            assert_eq!(failure_kind(result).as_deref(), expected, "{tool} {calendar:?}: {result}");
+            assert_eq!(failure_kind(result), expected, "{tool} {calendar:?}: {result}");
             assert!(!result.to_string().contains("Apollo"), "{tool} {calendar:?}: {result}");
         }
         for request in recorder.seen() {

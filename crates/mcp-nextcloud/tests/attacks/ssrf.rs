@@ -5,7 +5,8 @@
 //! carries a path, never a URL — makes no request at all; what it names is
 //! later read only from the configured Nextcloud, as the searching user.
 
-use super::recorder::*;
+use crate::common::proxy::*;
+use crate::common::*;
 use axum::Router;
 use axum::routing::{get, post};
 use bytes::Bytes;

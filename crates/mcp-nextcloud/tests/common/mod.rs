@@ -1,22 +1,41 @@
 //! Test set-up: a fake Nextcloud with the demo fixture, an mcp-nextcloud in
-//! front of it, tokens minted by the fake's OIDC key, and a raw JSON-RPC
-//! client so the wire itself is what the tests see.
+//! front of it, tokens minted by the fake's OIDC key, and the shared raw
+//! JSON-RPC client (`scenario::mcp_client`) so the wire itself is what the
+//! tests see; `proxy` puts a recorder or a gauge between mcp-nextcloud and
+//! the fake.
 
-#![allow(dead_code)]
+// Each test file uses a part of this module.
+#![allow(dead_code, unused_imports)]
 
-use access_token::{Audience, Claims};
+pub mod proxy;
+
+use access_token::Claims;
+use base64::Engine as _;
 use fake_nextcloud::{FakeNextcloud, Fixture};
 use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
+pub use scenario::mcp_client::{McpClient, assert_bare_refusal, failure_kind, text_of};
 use serde_json::{Value, json};
 
 pub const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
+/// Where a refusal's challenge points: the metadata of [`MCP_AUDIENCE`].
+pub const METADATA_URL: &str = "http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp";
 
 pub struct Stack {
     pub fake: FakeNextcloud,
     pub mcp: McpNextcloud,
-    pub http: reqwest::Client,
+    /// mcp-nextcloud's `/mcp`; the stack is used as this client.
+    pub client: McpClient,
     pub upstream: UpstreamAuth,
+}
+
+/// `stack.rpc(…)`, `stack.http`: the stack speaks to its server through
+/// the shared client.
+impl std::ops::Deref for Stack {
+    type Target = McpClient;
+    fn deref(&self) -> &McpClient {
+        &self.client
+    }
 }
 
 pub async fn start(upstream: UpstreamAuth) -> Stack {
@@ -59,7 +78,12 @@ pub async fn start_fixture(
     }
     edit(&mut config);
     let mcp = McpNextcloud::start(config).await.unwrap();
-    Stack { fake, mcp, http: reqwest::Client::new(), upstream }
+    Stack { fake, client: client_of(&mcp), mcp, upstream }
+}
+
+/// A client for `mcp`'s `/mcp` (again after a test restarted it).
+pub fn client_of(mcp: &McpNextcloud) -> McpClient {
+    McpClient::new(format!("{}/mcp", mcp.url()))
 }
 
 /// mcp-nextcloud's configuration in front of `fake`, on a free port.
@@ -83,27 +107,14 @@ pub fn second_token() -> UpstreamAuth {
 }
 
 impl Stack {
+    /// The claims the fake puts in `uid`'s token for `audience`, for a test
+    /// to alter and sign.
     pub fn claims(&self, uid: &str, audience: &str) -> Claims {
-        let now =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-                as i64;
-        Claims {
-            iss: self.fake.base_url().to_string(),
-            sub: uid.to_string(),
-            aud: Audience::One(audience.to_string()),
-            exp: now + 900,
-            iat: now,
-            nbf: None,
-            jti: format!("jti-{uid}-{audience}"),
-            client_id: "tamebi-mcp-nextcloud".to_string(),
-            azp: None,
-            preferred_username: Some(uid.to_string()),
-            scope: Some("openid profile".to_string()),
-        }
+        serde_json::from_value(payload_of(&self.token(uid, audience))).unwrap()
     }
 
     pub fn token(&self, uid: &str, audience: &str) -> String {
-        self.fake.shared.signer.sign_access_token(&self.claims(uid, audience))
+        self.fake.shared.mint_access_token(uid, audience)
     }
 
     /// Headers for `uid` in the stack's upstream mode: the MCP token, plus
@@ -134,63 +145,23 @@ impl Stack {
         ]
     }
 
-    pub fn mcp_url(&self) -> String {
-        format!("{}/mcp", self.mcp.url())
-    }
-
-    /// One JSON-RPC request as a 2025-11-25 client sends it, statelessly.
-    pub async fn rpc(
-        &self,
-        headers: &[(String, String)],
-        method: &str,
-        params: Value,
-    ) -> reqwest::Response {
-        let mut request = self
-            .http
-            .post(self.mcp_url())
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-11-25")
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
-        for (name, value) in headers {
-            request = request.header(name, value);
-        }
-        request.send().await.unwrap()
-    }
-
-    /// The JSON-RPC result of a successful call (SSE or JSON answer).
-    pub async fn rpc_result(
-        &self,
-        headers: &[(String, String)],
-        method: &str,
-        params: Value,
-    ) -> Value {
-        let response = self.rpc(headers, method, params).await;
-        assert_eq!(response.status(), 200, "{method} answered {}", response.status());
-        let text = response.text().await.unwrap();
-        let json_text = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(str::trim)
-            .find(|line| !line.is_empty())
-            .unwrap_or(text.trim());
-        let message: Value =
-            serde_json::from_str(json_text).unwrap_or_else(|_| panic!("JSON-RPC answer: {text}"));
-        assert!(message.get("error").is_none(), "{method} failed: {message}");
-        message["result"].clone()
-    }
-
     pub async fn call_tool(&self, uid: &str, name: &str, arguments: Value) -> Value {
         self.call_tool_with(&self.headers_for(uid), name, arguments).await
     }
+}
 
-    /// `call_tool` with the caller's headers given (another upstream mode).
-    pub async fn call_tool_with(
-        &self,
-        headers: &[(String, String)],
-        name: &str,
-        arguments: Value,
-    ) -> Value {
-        self.rpc_result(headers, "tools/call", json!({"name": name, "arguments": arguments})).await
-    }
+/// A bearer of the test's making with alice's genuine Nextcloud token: the
+/// headers of a forged or misaddressed MCP token.
+pub fn with_bearer(stack: &Stack, bearer: impl std::fmt::Display) -> Vec<(String, String)> {
+    vec![
+        ("authorization".into(), format!("Bearer {bearer}")),
+        ("x-tamebi-nextcloud-token".into(), stack.token("alice", NEXTCLOUD_AUDIENCE)),
+    ]
+}
+
+/// A JWT's payload, unverified.
+pub fn payload_of(token: &str) -> Value {
+    let payload = token.split('.').nth(1).unwrap();
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap();
+    serde_json::from_slice(&payload).unwrap()
 }
