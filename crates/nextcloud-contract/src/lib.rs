@@ -68,21 +68,9 @@ enum Kind {
     Real,
 }
 
-/// Everything that describes a real server to the suite.
+/// Everything that describes the server under test to the suite.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub base_url: String,
-    pub admin: Account,
-    pub users: [Account; 2],
-    pub nextcloud_client: OidcClient,
-    pub resource_client: OidcClient,
-    pub audience_check: bool,
-    pub receiver_host: String,
-    pub webhook_wait: Duration,
-}
-
-/// The server under test and how to act on it.
-pub struct Target {
     /// Without a trailing slash, e.g. `http://127.0.0.1:8080`.
     pub base_url: String,
     pub admin: Account,
@@ -98,8 +86,21 @@ pub struct Target {
     pub receiver_host: String,
     /// How long to wait for a webhook delivery.
     pub webhook_wait: Duration,
+}
+
+/// The server under test and how to act on it; its [`Settings`] are read
+/// through it (`target.base_url`).
+pub struct Target {
+    pub settings: Settings,
     pub http: reqwest::Client,
     kind: Kind,
+}
+
+impl std::ops::Deref for Target {
+    type Target = Settings;
+    fn deref(&self) -> &Settings {
+        &self.settings
+    }
 }
 
 impl std::fmt::Debug for Target {
@@ -171,18 +172,7 @@ impl Target {
 
     /// A running Nextcloud.
     pub fn real(settings: Settings) -> Target {
-        Target {
-            base_url: settings.base_url,
-            admin: settings.admin,
-            users: settings.users,
-            nextcloud_client: settings.nextcloud_client,
-            resource_client: settings.resource_client,
-            audience_check: settings.audience_check,
-            receiver_host: settings.receiver_host,
-            webhook_wait: settings.webhook_wait,
-            http: http_client(),
-            kind: Kind::Real,
-        }
+        Target { settings, http: http_client(), kind: Kind::Real }
     }
 
     /// A fake Nextcloud seeded with `scenarios/fixtures/demo.toml`.
@@ -196,7 +186,7 @@ impl Target {
             password: password.to_string(),
             app_password: app.map(str::to_string),
         };
-        Target {
+        let settings = Settings {
             base_url: fake.base_url().trim_end_matches('/').to_string(),
             admin: account(
                 "admin",
@@ -222,9 +212,8 @@ impl Target {
             audience_check: true,
             receiver_host: "127.0.0.1".to_string(),
             webhook_wait: Duration::from_secs(15),
-            http: http_client(),
-            kind: Kind::Fake(fake),
-        }
+        };
+        Target { settings, http: http_client(), kind: Kind::Fake(fake) }
     }
 }
 
@@ -508,6 +497,24 @@ impl Target {
         let _ = self.as_account(account, "DELETE", &self.files_path(account, path)).send().await;
     }
 
+    /// A WebDAV request as `account` with an XML body (PROPFIND, REPORT,
+    /// PROPPATCH, an extended MKCOL), with a `Depth` where given.
+    pub async fn send_xml(
+        &self,
+        account: &Account,
+        method: &str,
+        path: &str,
+        depth: Option<&str>,
+        body: impl Into<String>,
+    ) -> reqwest::Response {
+        let mut request = self.as_account(account, method, path);
+        if let Some(depth) = depth {
+            request = request.header("Depth", depth);
+        }
+        let request = request.header("Content-Type", "application/xml; charset=utf-8");
+        request.body(body.into()).send().await.unwrap_or_else(|error| panic!("{method}: {error}"))
+    }
+
     /// A PROPFIND; returns the status and the parsed multistatus (if any).
     pub async fn propfind(
         &self,
@@ -516,14 +523,7 @@ impl Target {
         depth: &str,
         body: &str,
     ) -> (u16, Option<Multistatus>) {
-        let response = self
-            .as_account(account, "PROPFIND", path)
-            .header("Depth", depth)
-            .header("Content-Type", "application/xml; charset=utf-8")
-            .body(body.to_string())
-            .send()
-            .await
-            .expect("PROPFIND");
+        let response = self.send_xml(account, "PROPFIND", path, Some(depth), body).await;
         let status = response.status().as_u16();
         let body = response.bytes().await.expect("body");
         (status, if status == 207 { Some(Multistatus::parse(&body)) } else { None })

@@ -21,15 +21,8 @@ async fn mkcalendar(target: &Target, account: &Account, uri: &str) -> u16 {
 <d:displayname>Contract</d:displayname>
 <c:supported-calendar-component-set><c:comp name="VEVENT"/></c:supported-calendar-component-set>
 </d:prop></d:set></c:mkcalendar>"#;
-    target
-        .as_account(account, "MKCALENDAR", &format!("{}{uri}/", home(account)))
-        .header("Content-Type", "application/xml; charset=utf-8")
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    let path = format!("{}{uri}/", home(account));
+    target.send_xml(account, "MKCALENDAR", &path, None, body).await.status().as_u16()
 }
 
 fn event(uid: &str, start: &str, end: &str) -> String {
@@ -54,14 +47,8 @@ async fn query(
 <cal:filter><cal:comp-filter name="VCALENDAR"><cal:comp-filter name="VEVENT"><cal:time-range start="{start}" end="{end}"/></cal:comp-filter></cal:comp-filter></cal:filter>
 </cal:calendar-query>"#
     );
-    let response = target
-        .as_account(account, "REPORT", &format!("{}{calendar}/", home(account)))
-        .header("Depth", "1")
-        .header("Content-Type", "application/xml; charset=utf-8")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let path = format!("{}{calendar}/", home(account));
+    let response = target.send_xml(account, "REPORT", &path, Some("1"), body).await;
     assert_eq!(response.status(), 207, "calendar-query REPORT");
     nextcloud_contract::Multistatus::parse(&response.bytes().await.unwrap())
 }

@@ -15,15 +15,8 @@ async fn make_address_book(target: &Target, account: &Account, uri: &str) -> u16
 <d:resourcetype><d:collection/><card:addressbook/></d:resourcetype>
 <d:displayname>Contract</d:displayname>
 </d:prop></d:set></d:mkcol>"#;
-    target
-        .as_account(account, "MKCOL", &format!("{}{uri}/", home(account)))
-        .header("Content-Type", "application/xml; charset=utf-8")
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    let path = format!("{}{uri}/", home(account));
+    target.send_xml(account, "MKCOL", &path, None, body).await.status().as_u16()
 }
 
 /// mcp-nextcloud's addressbook-query: `anyof` text matches on the searched
@@ -76,27 +69,23 @@ EMAIL;TYPE=WORK:chloe@example.com\r\nORG:{marker} SARL\r\nEND:VCARD\r\n"
         .unwrap();
     assert_eq!(put.status(), 201);
 
+    let book_path = format!("{}{book}/", home(&alice));
     let report = |literal: String| {
-        target
-            .as_account(&alice, "REPORT", &format!("{}{book}/", home(&alice)))
-            .header("Depth", "1")
-            .header("Content-Type", "application/xml; charset=utf-8")
-            .body(query_body(&literal))
-            .send()
+        target.send_xml(&alice, "REPORT", &book_path, Some("1"), query_body(&literal))
     };
     // Case-insensitive "contains" on ORG.
-    let found = report(marker.to_lowercase()).await.unwrap();
+    let found = report(marker.to_lowercase()).await;
     assert_eq!(found.status(), 207);
     let found = nextcloud_contract::Multistatus::parse(&found.bytes().await.unwrap());
     assert_eq!(found.responses.len(), 1, "the card whose ORG contains the text");
     let data = found.responses[0].text(CARDDAV, "address-data").expect("address-data");
     assert!(data.contains(&format!("UID:{uid}")) && data.contains("FN:Chloé Durand"), "{data}");
     // EMAIL is searched too.
-    let by_email = report("chloe@example".to_string()).await.unwrap();
+    let by_email = report("chloe@example".to_string()).await;
     let by_email = nextcloud_contract::Multistatus::parse(&by_email.bytes().await.unwrap());
     assert_eq!(by_email.responses.len(), 1);
     // Nothing matches a text no property contains.
-    let none = report(format!("{marker}-absent")).await.unwrap();
+    let none = report(format!("{marker}-absent")).await;
     let none = nextcloud_contract::Multistatus::parse(&none.bytes().await.unwrap());
     assert!(none.responses.is_empty());
 

@@ -46,6 +46,24 @@ impl<'a> Scratch<'a> {
         self.target.files_path(&self.account, &self.path(name))
     }
 
+    /// `method` on the scratch file `name` with `headers` (and a body).
+    async fn send(
+        &self,
+        method: &str,
+        name: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> reqwest::Response {
+        let mut request = self.target.as_account(&self.account, method, &self.dav(name));
+        for (header, value) in headers {
+            request = request.header(*header, *value);
+        }
+        if let Some(body) = body {
+            request = request.body(body.to_string());
+        }
+        request.send().await.unwrap_or_else(|error| panic!("{method} {name}: {error}"))
+    }
+
     async fn done(self) {
         self.target.cleanup(&self.account, &self.folder).await;
     }
@@ -154,39 +172,17 @@ async fn put_answers_file_id_and_etag_and_honours_preconditions() {
     let new_etag = header(&replaced, "etag");
     assert_ne!(new_etag, etag, "the ETag changes with the content");
 
-    let stale = target
-        .as_account(&account, "PUT", &scratch.dav("a.txt"))
-        .header("If-Match", etag.as_str())
-        .body("three")
-        .send()
-        .await
-        .unwrap();
+    let stale = scratch.send("PUT", "a.txt", &[("If-Match", etag.as_str())], Some("three")).await;
     assert_eq!(stale.status(), 412, "If-Match with a stale ETag");
-    let exists = target
-        .as_account(&account, "PUT", &scratch.dav("a.txt"))
-        .header("If-None-Match", "*")
-        .body("three")
-        .send()
-        .await
-        .unwrap();
+    let exists = scratch.send("PUT", "a.txt", &[("If-None-Match", "*")], Some("three")).await;
     assert_eq!(exists.status(), 412, "If-None-Match: * on an existing file");
-    let current = target
-        .as_account(&account, "PUT", &scratch.dav("a.txt"))
-        .header("If-Match", new_etag.as_str())
-        .body("three")
-        .send()
-        .await
-        .unwrap();
+    let current =
+        scratch.send("PUT", "a.txt", &[("If-Match", new_etag.as_str())], Some("three")).await;
     assert_eq!(current.status(), 204, "If-Match with the current ETag");
 
     // X-OC-MTime sets the modification time (Nextcloud's clients use it).
-    let dated = target
-        .as_account(&account, "PUT", &scratch.dav("dated.txt"))
-        .header("X-OC-MTime", "1700000000")
-        .body("dated")
-        .send()
-        .await
-        .unwrap();
+    let dated =
+        scratch.send("PUT", "dated.txt", &[("X-OC-MTime", "1700000000")], Some("dated")).await;
     assert_eq!(dated.status(), 201);
     assert_eq!(header(&dated, "x-oc-mtime"), "accepted");
     let (_, multistatus) =
@@ -212,39 +208,20 @@ async fn get_serves_etag_ranges_and_conditional_requests() {
     assert!(httpdate::parse_http_date(&header(&get, "last-modified")).is_ok());
     assert_eq!(get.text().await.unwrap(), content);
 
-    let range = target
-        .as_account(&account, "GET", &scratch.dav("r.txt"))
-        .header("Range", "bytes=2-5")
-        .send()
-        .await
-        .unwrap();
+    let range = scratch.send("GET", "r.txt", &[("Range", "bytes=2-5")], None).await;
     assert_eq!(range.status(), 206);
     assert_eq!(header(&range, "content-range"), format!("bytes 2-5/{}", content.len()));
     assert_eq!(range.text().await.unwrap(), "2345");
 
-    let suffix = target
-        .as_account(&account, "GET", &scratch.dav("r.txt"))
-        .header("Range", "bytes=-3")
-        .send()
-        .await
-        .unwrap();
+    let suffix = scratch.send("GET", "r.txt", &[("Range", "bytes=-3")], None).await;
     assert_eq!(suffix.status(), 206);
     assert_eq!(suffix.text().await.unwrap(), "def");
 
-    let unsatisfiable = target
-        .as_account(&account, "GET", &scratch.dav("r.txt"))
-        .header("Range", "bytes=100-200")
-        .send()
-        .await
-        .unwrap();
+    let unsatisfiable = scratch.send("GET", "r.txt", &[("Range", "bytes=100-200")], None).await;
     assert_eq!(unsatisfiable.status(), 416);
 
-    let not_modified = target
-        .as_account(&account, "GET", &scratch.dav("r.txt"))
-        .header("If-None-Match", etag.as_str())
-        .send()
-        .await
-        .unwrap();
+    let not_modified =
+        scratch.send("GET", "r.txt", &[("If-None-Match", etag.as_str())], None).await;
     assert_eq!(not_modified.status(), 304, "If-None-Match with the current ETag");
     scratch.done().await;
 }
@@ -259,12 +236,8 @@ async fn move_and_delete() {
     target.put_file(&account, &scratch.path("taken.txt"), "taken").await;
 
     let destination = target.url(&scratch.dav("to.txt"));
-    let moved = target
-        .as_account(&account, "MOVE", &scratch.dav("from.txt"))
-        .header("Destination", destination.as_str())
-        .send()
-        .await
-        .unwrap();
+    let moved =
+        scratch.send("MOVE", "from.txt", &[("Destination", destination.as_str())], None).await;
     assert_eq!(moved.status(), 201, "MOVE to a new name is 201");
     let gone = target.as_account(&account, "GET", &scratch.dav("from.txt")).send().await.unwrap();
     assert_eq!(gone.status(), 404, "the source is gone");
@@ -273,13 +246,14 @@ async fn move_and_delete() {
     let fileid = multistatus.unwrap().responses[0].text(OC, "fileid").unwrap();
     assert_eq!(fileid.parse::<u64>().unwrap(), fileid_of(&oc_fileid), "a move keeps the id");
 
-    let onto = target
-        .as_account(&account, "MOVE", &scratch.dav("to.txt"))
-        .header("Destination", target.url(&scratch.dav("taken.txt")))
-        .header("Overwrite", "F")
-        .send()
-        .await
-        .unwrap();
+    let onto = scratch
+        .send(
+            "MOVE",
+            "to.txt",
+            &[("Destination", target.url(&scratch.dav("taken.txt")).as_str()), ("Overwrite", "F")],
+            None,
+        )
+        .await;
     assert_eq!(onto.status(), 412, "MOVE onto an existing file with Overwrite: F");
 
     let deleted =
@@ -362,13 +336,9 @@ async fn search_finds_files_by_fileid_and_by_modification_time() {
     let account = scratch.account.clone();
     let mut ids = Vec::new();
     for (name, mtime) in [("old.txt", "1700000000"), ("new.txt", "1800000000")] {
-        let put = target
-            .as_account(&account, "PUT", &scratch.dav(name))
-            .header("X-OC-MTime", mtime)
-            .body(format!("{name}\n"))
-            .send()
-            .await
-            .unwrap();
+        let put = scratch
+            .send("PUT", name, &[("X-OC-MTime", mtime)], Some(format!("{name}\n").as_str()))
+            .await;
         assert_eq!(put.status(), 201);
         ids.push(fileid_of(&header(&put, "oc-fileid")));
     }
@@ -439,12 +409,9 @@ async fn copy_head_and_favorites() {
     assert_eq!(header(&head, "content-length"), content.len().to_string());
     assert_eq!(header(&head, "etag"), header(&put, "etag"));
 
-    let copied = target
-        .as_account(&account, "COPY", &scratch.dav("a.txt"))
-        .header("Destination", target.url(&scratch.dav("b.txt")))
-        .send()
-        .await
-        .unwrap();
+    let copied = scratch
+        .send("COPY", "a.txt", &[("Destination", target.url(&scratch.dav("b.txt")).as_str())], None)
+        .await;
     assert_eq!(copied.status(), 201, "COPY to a new name is 201");
     let (_, multistatus) =
         target.propfind(&account, &scratch.dav("b.txt"), "0", &propfind_body("")).await;
@@ -456,13 +423,8 @@ async fn copy_head_and_favorites() {
 
     // oc:favorite through PROPPATCH, as Nextcloud's clients set it.
     let proppatch = r#"<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:set><d:prop><oc:favorite>1</oc:favorite></d:prop></d:set></d:propertyupdate>"#;
-    let response = target
-        .as_account(&account, "PROPPATCH", &scratch.dav("a.txt"))
-        .header("Content-Type", "application/xml; charset=utf-8")
-        .body(proppatch)
-        .send()
-        .await
-        .unwrap();
+    let response =
+        target.send_xml(&account, "PROPPATCH", &scratch.dav("a.txt"), None, proppatch).await;
     assert_eq!(response.status(), 207);
     let answer = nextcloud_contract::Multistatus::parse(&response.bytes().await.unwrap());
     assert!(answer.responses[0].prop(OC, "favorite").is_some(), "a 200 propstat for oc:favorite");
