@@ -5,6 +5,11 @@
 //! After every request the storage's file events move to the webhook queue,
 //! so no protocol module has to remember to do it.
 
+pub mod collection;
+mod error;
+
+pub use error::DavError;
+
 use crate::auth::{self, Authenticated};
 use crate::{AppState, RequestId};
 use axum::Router;
@@ -112,7 +117,7 @@ async fn dav(State(shared): State<AppState>, request: Request) -> Response {
         }
         "" if request.method.as_str() == "SEARCH" => crate::search::handle(&shared, request).await,
         "" => crate::caldav::handle_root(&shared, request).await,
-        _ => not_found(),
+        _ => DavError::not_found().into_response(),
     };
     after(&shared);
     response
@@ -162,21 +167,6 @@ async fn read(shared: &crate::Shared, request: Request) -> Option<Result<DavRequ
         user,
         request_id,
     }))
-}
-
-/// sabre/dav's 404.
-pub fn not_found() -> Response {
-    xml_error(StatusCode::NOT_FOUND, "Sabre\\DAV\\Exception\\NotFound", "File not found")
-}
-
-/// A sabre/dav error response.
-pub fn xml_error(status: StatusCode, exception: &str, message: &str) -> Response {
-    (
-        status,
-        [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")],
-        crate::xml::error_body(exception, message),
-    )
-        .into_response()
 }
 
 /// A 207 Multi-Status response from a body.

@@ -7,17 +7,13 @@
 //! what a user sees here is exactly what SEARCH and OCS see. A path in another
 //! user's tree is a 404, never a 403: nobody learns that it exists.
 
-// Handlers return the refusal itself (a ready HTTP response) as their error:
-// it is built once per request, so its size does not matter.
-#![allow(clippy::result_large_err)]
-
 pub(crate) mod properties;
 mod propfind;
 mod transfer;
 mod tree;
 
 use crate::Shared;
-use crate::dav::{self, DavRequest};
+use crate::dav::{self, DavError, DavRequest};
 use crate::storage::{self, StorageError};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode};
@@ -69,31 +65,33 @@ pub(crate) fn files_href_base(uid: &str) -> String {
 }
 
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
-    let target = match parse_target(&request) {
-        Ok(target) => target,
-        Err(response) => return response,
-    };
+    handle_target(shared, &request).into_response()
+}
+
+fn handle_target(shared: &Shared, request: &DavRequest) -> Result<Response, DavError> {
+    let target = parse_target(request)?;
     match request.method.as_str() {
-        "OPTIONS" => options(shared, &request, &target),
-        "PROPFIND" => propfind::propfind(shared, &request, &target),
-        "PROPPATCH" => propfind::proppatch(shared, &request, &target),
-        "GET" => transfer::get(shared, &request, &target, false),
-        "HEAD" => transfer::get(shared, &request, &target, true),
-        "PUT" => transfer::put(shared, &request, &target),
-        "MKCOL" => tree::mkcol(shared, &request, &target),
-        "DELETE" => tree::delete(shared, &request, &target),
-        "MOVE" => tree::move_or_copy(shared, &request, &target, tree::Operation::Move),
-        "COPY" => tree::move_or_copy(shared, &request, &target, tree::Operation::Copy),
-        "REPORT" => report(&request),
-        other => not_implemented(other),
+        "OPTIONS" => options(shared, request, &target),
+        "PROPFIND" => propfind::propfind(shared, request, &target),
+        "PROPPATCH" => propfind::proppatch(shared, request, &target),
+        "GET" => transfer::get(shared, request, &target, false),
+        "HEAD" => transfer::get(shared, request, &target, true),
+        "PUT" => transfer::put(shared, request, &target),
+        "MKCOL" => tree::mkcol(shared, request, &target),
+        "DELETE" => tree::delete(shared, request, &target),
+        "MOVE" => tree::move_or_copy(shared, request, &target, tree::Operation::Move),
+        "COPY" => tree::move_or_copy(shared, request, &target, tree::Operation::Copy),
+        "REPORT" => report(request),
+        other => Err(DavError::no_plugin_for(other)),
     }
 }
 
 /// Splits `alice/Documents/a%20b.md` into the uid and a clean path, refusing
 /// traversal (400) and another user's tree (404).
-fn parse_target(request: &DavRequest) -> Result<Target, Response> {
+fn parse_target(request: &DavRequest) -> Result<Target, DavError> {
     let legacy = request.full_path.starts_with("/remote.php/webdav");
-    let clean = storage::parse_dav_path(&request.path).map_err(|_| bad_request("Invalid path"))?;
+    let clean = storage::parse_dav_path(&request.path)
+        .map_err(|_| DavError::bad_request("Invalid path"))?;
     let (uid, path) = clean.split_once('/').unwrap_or((clean.as_str(), ""));
     if uid.is_empty() || uid != request.user.uid {
         return Err(not_found_path(&clean));
@@ -102,10 +100,10 @@ fn parse_target(request: &DavRequest) -> Result<Target, Response> {
     Ok(Target { uid: uid.to_string(), path: path.to_string(), href_base })
 }
 
-fn options(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+fn options(shared: &Shared, request: &DavRequest, target: &Target) -> Result<Response, DavError> {
     let exists = {
         let world = shared.world();
-        let Some(user) = world.user(&request.user.uid) else { return dav::not_found() };
+        let user = world.user(&request.user.uid).ok_or_else(DavError::not_found)?;
         world.storage.resolve(user.viewer(), &target.path).is_ok()
     };
     let mut allow =
@@ -119,20 +117,21 @@ fn options(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
     insert(&mut headers, "dav", DAV_FEATURES);
     insert(&mut headers, "ms-author-via", "DAV");
     insert(&mut headers, "accept-ranges", "bytes");
-    (StatusCode::OK, headers, "").into_response()
+    Ok((StatusCode::OK, headers, "").into_response())
 }
 
 /// sabre parses the body and then finds no plugin for the report; Nextcloud's
 /// files REPORTs (oc:filter-files, sync-collection) are not simulated.
-fn report(request: &DavRequest) -> Response {
-    match crate::xml::parse(&request.body) {
-        Err(error) => bad_request(&error.to_string()),
-        Ok(root) => dav::xml_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Sabre\\DAV\\Exception\\ReportNotSupported",
-            &format!("The {{{}}}{} REPORT is not supported by this server", root.ns, root.local),
+fn report(request: &DavRequest) -> Result<Response, DavError> {
+    let root = crate::xml::parse(&request.body)
+        .map_err(|error| DavError::bad_request(error.to_string()))?;
+    Err(DavError::ReportNotSupported {
+        message: format!(
+            "The {{{}}}{} REPORT is not supported by this server",
+            root.ns, root.local
         ),
-    }
+        condition: false,
+    })
 }
 
 // ---- shared helpers for the method modules -------------------------------
@@ -153,65 +152,35 @@ pub(crate) fn insert(headers: &mut HeaderMap, name: &'static str, value: &str) {
     }
 }
 
-pub(crate) fn bad_request(message: &str) -> Response {
-    dav::xml_error(StatusCode::BAD_REQUEST, "Sabre\\DAV\\Exception\\BadRequest", message)
+pub(crate) fn not_found_path(path: &str) -> DavError {
+    DavError::NotFound(format!("File with name {path} could not be located"))
 }
 
-pub(crate) fn forbidden(message: &str) -> Response {
-    dav::xml_error(StatusCode::FORBIDDEN, "Sabre\\DAV\\Exception\\Forbidden", message)
-}
-
-pub(crate) fn conflict(message: &str) -> Response {
-    dav::xml_error(StatusCode::CONFLICT, "Sabre\\DAV\\Exception\\Conflict", message)
-}
-
-pub(crate) fn precondition_failed(message: &str) -> Response {
-    dav::xml_error(
-        StatusCode::PRECONDITION_FAILED,
-        "Sabre\\DAV\\Exception\\PreconditionFailed",
-        message,
-    )
-}
-
-pub(crate) fn not_found_path(path: &str) -> Response {
-    dav::xml_error(
-        StatusCode::NOT_FOUND,
-        "Sabre\\DAV\\Exception\\NotFound",
-        &format!("File with name {path} could not be located"),
-    )
-}
-
-pub(crate) fn not_implemented(method: &str) -> Response {
-    dav::xml_error(
-        StatusCode::NOT_IMPLEMENTED,
-        "Sabre\\DAV\\Exception\\NotImplemented",
-        &format!(
-            "There was no plugin in the system that was willing to handle this {method} method."
-        ),
-    )
+/// Files answer a failed precondition without naming the header.
+pub(crate) fn precondition_failed(message: &str) -> DavError {
+    DavError::PreconditionFailed { message: message.to_string(), header: None }
 }
 
 /// The sabre exception a storage refusal becomes.
-pub(crate) fn storage_error(error: StorageError, path: &str) -> Response {
+pub(crate) fn storage_error(error: StorageError, path: &str) -> DavError {
     match error {
         StorageError::NotFound => not_found_path(path),
-        StorageError::ParentMissing => conflict("Parent node does not exist"),
-        StorageError::Forbidden => forbidden(&format!("{path} is not writable")),
-        StorageError::AlreadyExists => dav::xml_error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Sabre\\DAV\\Exception\\MethodNotAllowed",
-            "The resource you tried to create already exists",
-        ),
+        StorageError::ParentMissing => DavError::conflict("Parent node does not exist"),
+        StorageError::Forbidden => DavError::Forbidden(format!("{path} is not writable")),
+        StorageError::AlreadyExists => DavError::MethodNotAllowed {
+            message: "The resource you tried to create already exists".to_string(),
+            allow: None,
+        },
         StorageError::DestinationExists => precondition_failed(
             "The destination node already exists, and the overwrite header is set to false",
         ),
-        StorageError::BadPath => bad_request("Invalid path"),
-        StorageError::NotAFile => conflict("PUT is not allowed on non-files."),
+        StorageError::BadPath => DavError::bad_request("Invalid path"),
+        StorageError::NotAFile => DavError::conflict("PUT is not allowed on non-files."),
         StorageError::SameSourceAndDestination => {
-            forbidden("Source and destination uri are identical.")
+            DavError::forbidden("Source and destination uri are identical.")
         }
-        StorageError::IntoItself => {
-            conflict("The destination may not be part of the same subtree as the source path.")
-        }
+        StorageError::IntoItself => DavError::conflict(
+            "The destination may not be part of the same subtree as the source path.",
+        ),
     }
 }

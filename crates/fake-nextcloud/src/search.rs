@@ -10,13 +10,10 @@
 //! [`crate::storage::Storage::walk`], so a user finds exactly what they can
 //! see, received shares included. A scope in another user's files is a 404.
 
-// As in `files`: the error of a helper is the finished HTTP response.
-#![allow(clippy::result_large_err)]
-
 mod query;
 
 use crate::Shared;
-use crate::dav::{self, DavRequest};
+use crate::dav::{self, DavError, DavRequest};
 use crate::files::properties::{self, Context};
 use crate::files::{files_href_base, href, insert};
 use crate::storage::{self, Entry};
@@ -26,46 +23,43 @@ use query::{Candidate, Order, Property, QueryError};
 use std::collections::HashSet;
 
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
+    search(shared, &request).into_response()
+}
+
+fn search(shared: &Shared, request: &DavRequest) -> Result<Response, DavError> {
     // SearchPlugin only takes XML bodies; anything else falls through to
     // sabre's "no plugin" 501.
     let content_type = request.header("content-type").unwrap_or("");
     if !content_type.contains("text/xml") && !content_type.contains("application/xml") {
-        return crate::files::not_implemented("SEARCH");
+        return Err(DavError::no_plugin_for("SEARCH"));
     }
     let root = match crate::xml::parse(&request.body) {
         Ok(root) => root,
-        Err(error) => return parse_error(&format!("Parse error: {error}")),
+        Err(error) => return Ok(parse_error(&format!("Parse error: {error}"))),
     };
     let query = match query::parse(&root, &request.user.uid) {
         Ok(query) => query,
-        Err(QueryError::Parse(message)) => return parse_error(&format!("Parse error: {message}")),
-        Err(QueryError::DocumentType(message)) => return parse_error(&message),
-        Err(QueryError::Invalid(message)) => return crate::files::bad_request(&message),
+        Err(QueryError::Parse(message)) => {
+            return Ok(parse_error(&format!("Parse error: {message}")));
+        }
+        Err(QueryError::DocumentType(message)) => return Ok(parse_error(&message)),
+        Err(QueryError::Invalid(message)) => return Err(DavError::BadRequest(message)),
     };
     let body = {
         let world = shared.world();
-        let Some(user) = world.user(&request.user.uid) else { return dav::not_found() };
+        let user = world.user(&request.user.uid).ok_or_else(DavError::not_found)?;
         let viewer = user.viewer();
         let mut results: Vec<Entry<'_>> = Vec::new();
         // Paths already in `results`, so that overlapping scopes cost no
         // quadratic scan.
         let mut seen: HashSet<String> = HashSet::new();
         for scope in &query.scopes {
-            let scope_path = match scope_path(scope, &request.user.uid) {
-                Ok(scope_path) => scope_path,
-                Err(response) => return response,
-            };
-            let folder = match world.storage.resolve(viewer, &scope_path) {
-                Ok(folder) => folder,
-                Err(_) => {
-                    return crate::files::not_found_path(&format!(
-                        "files/{}/{scope_path}",
-                        request.user.uid
-                    ));
-                }
-            };
+            let scope_path = scope_path(scope, &request.user.uid)?;
+            let folder = world.storage.resolve(viewer, &scope_path).map_err(|_| {
+                crate::files::not_found_path(&format!("files/{}/{scope_path}", request.user.uid))
+            })?;
             if !folder.node.is_folder() {
-                return crate::files::bad_request("Search is only supported on directories");
+                return Err(DavError::bad_request("Search is only supported on directories"));
             }
             for entry in world.storage.walk(viewer, &scope_path).unwrap_or_default() {
                 let is_scope_itself = entry.path == scope_path;
@@ -117,10 +111,11 @@ pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
     };
     let mut headers = HeaderMap::new();
     insert(&mut headers, "content-type", "application/xml; charset=\"utf-8\"");
-    (StatusCode::MULTI_STATUS, headers, body).into_response()
+    Ok((StatusCode::MULTI_STATUS, headers, body).into_response())
 }
 
-/// SearchDAV's plain-text 400 (it sets a body, not a sabre exception).
+/// SearchDAV's plain-text 400: it sets a body rather than throwing a sabre
+/// exception, so it is an answer of its own, not a [`DavError`].
 fn parse_error(body: &str) -> Response {
     (
         StatusCode::BAD_REQUEST,
@@ -135,25 +130,25 @@ fn parse_error(body: &str) -> Response {
 /// PathHelper: an href without `://` is a path relative to the DAV root,
 /// used as sent (not percent-decoded); an absolute URL must lie below
 /// `/remote.php/dav/` and is decoded.
-fn scope_path(scope: &str, uid: &str) -> Result<String, Response> {
+fn scope_path(scope: &str, uid: &str) -> Result<String, DavError> {
     let scope = scope.trim();
     let segments: Vec<String> = if scope.contains("://") {
         let Ok(url) = url::Url::parse(scope) else {
-            return Err(crate::files::bad_request("The search scope is not a valid URL"));
+            return Err(DavError::bad_request("The search scope is not a valid URL"));
         };
         let Some(rest) = url.path().strip_prefix(&format!("{}/", dav::DAV_ROOT)) else {
-            return Err(crate::files::bad_request(
+            return Err(DavError::bad_request(
                 "Using uri's as scope is not supported, please use a path relative to the search arbiter instead",
             ));
         };
-        let clean = storage::parse_dav_path(rest)
-            .map_err(|_| crate::files::bad_request("Invalid scope"))?;
+        let clean =
+            storage::parse_dav_path(rest).map_err(|_| DavError::bad_request("Invalid scope"))?;
         clean.split('/').filter(|segment| !segment.is_empty()).map(str::to_string).collect()
     } else {
         let mut segments = Vec::new();
         for segment in scope.split('/').filter(|segment| !segment.is_empty()) {
             if segment == "." || segment == ".." {
-                return Err(crate::files::bad_request("Invalid scope"));
+                return Err(DavError::bad_request("Invalid scope"));
             }
             segments.push(segment.to_string());
         }
@@ -167,7 +162,7 @@ fn scope_path(scope: &str, uid: &str) -> Result<String, Response> {
             }
             Ok(rest.join("/"))
         }
-        _ => Err(crate::files::bad_request("Search is only supported on directories")),
+        _ => Err(DavError::bad_request("Search is only supported on directories")),
     }
 }
 

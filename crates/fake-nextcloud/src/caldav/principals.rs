@@ -7,13 +7,16 @@
 //! Nextcloud that allows sharing with all users; what a principal points to
 //! (homes) is still only reachable by its owner.
 
+use super::CalDav;
 use super::webdav::{self, PropertyRequest, PropertySet};
 use super::{Caller, OWNER_PRIVILEGES, PRINCIPAL_REPORTS, principal_href, supported_reports};
 use crate::Shared;
-use crate::dav::{DavRequest, Depth};
+use crate::carddav::CardDav;
+use crate::dav::collection;
+use crate::dav::{DavError, DavRequest, Depth};
 use crate::world::{User, World};
 use crate::xml::{self, Element};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use http::Method;
 
 const PRINCIPALS_ROOT: &str = "/remote.php/dav/principals/";
@@ -47,13 +50,13 @@ const READ_PRIVILEGES: &str = "<d:privilege><d:read/></d:privilege><d:privilege>
 pub async fn handle_principals(shared: &Shared, request: DavRequest) -> Response {
     let now = shared.now();
     let world = shared.world();
-    principals_locked(&world, &request, now)
+    principals_locked(&world, &request, now).into_response()
 }
 
 pub async fn handle_root(shared: &Shared, request: DavRequest) -> Response {
     let now = shared.now();
     let world = shared.world();
-    root_locked(&world, &request, now)
+    root_locked(&world, &request, now).into_response()
 }
 
 fn group_href(gid: &str) -> String {
@@ -98,9 +101,17 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
             .collect::<String>(),
     );
     set.xml(xml::DAV, "group-member-set", "");
-    set.href(xml::CALDAV, "calendar-home-set", &super::home_href(uid));
-    set.href(xml::CALDAV, "schedule-inbox-URL", &super::calendar_href(uid, "inbox"));
-    set.href(xml::CALDAV, "schedule-outbox-URL", &super::calendar_href(uid, "outbox"));
+    set.href(xml::CALDAV, "calendar-home-set", &collection::home_href::<CalDav>(uid));
+    set.href(
+        xml::CALDAV,
+        "schedule-inbox-URL",
+        &collection::collection_href::<CalDav>(uid, "inbox"),
+    );
+    set.href(
+        xml::CALDAV,
+        "schedule-outbox-URL",
+        &collection::collection_href::<CalDav>(uid, "outbox"),
+    );
     if caller.user.uid == uid
         && let Some(calendar) = world.calendars.of(uid).next()
     {
@@ -108,7 +119,7 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
         set.href(
             xml::CALDAV,
             "schedule-default-calendar-URL",
-            &super::calendar_href(uid, &default.uri),
+            &collection::collection_href::<CalDav>(uid, &default.uri),
         );
     }
     let mut addresses = String::new();
@@ -118,7 +129,7 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
     addresses.push_str(&format!("<d:href>{}</d:href>", xml::escape(&principal)));
     set.xml(xml::CALDAV, "calendar-user-address-set", addresses);
     set.text(xml::CALDAV, "calendar-user-type", "INDIVIDUAL");
-    set.href(xml::CARDDAV, "addressbook-home-set", &crate::carddav::home_href(uid));
+    set.href(xml::CARDDAV, "addressbook-home-set", &collection::home_href::<CardDav>(uid));
     if let Some(email) = &user.email {
         set.text(xml::SABRE, "email-address", email);
         set.xml(
@@ -187,12 +198,12 @@ fn proxy_properties(caller: &Caller<'_>, uid: &str, name: &str) -> PropertySet {
     set
 }
 
-fn principals_locked(world: &World, request: &DavRequest, now: i64) -> Response {
+fn principals_locked(world: &World, request: &DavRequest, now: i64) -> Result<Response, DavError> {
     let Some(segments) = webdav::decode_path(&request.path) else {
-        return crate::dav::not_found();
+        return Err(DavError::not_found());
     };
     let Some(user) = world.users.get(&request.user.uid) else {
-        return crate::dav::not_found();
+        return Err(DavError::not_found());
     };
     let caller = Caller { user, now, minimal: webdav::prefers_minimal(request) };
     let exists = match segments.as_slice() {
@@ -206,30 +217,27 @@ fn principals_locked(world: &World, request: &DavRequest, now: i64) -> Response 
         _ => false,
     };
     if !exists {
-        return crate::dav::not_found();
+        return Err(DavError::not_found());
     }
     if request.method == Method::OPTIONS {
-        return super::options("OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT");
+        return Ok(super::options("OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT"));
     }
     match request.method.as_str() {
         "PROPFIND" => {
-            let properties = match webdav::parse_propfind(&request.body) {
-                Ok(properties) => properties,
-                Err(response) => return response,
-            };
+            let properties = webdav::parse_propfind(&request.body)?;
             let deep = request.depth(Depth::One) != Depth::Zero;
-            webdav::multistatus(
+            Ok(webdav::multistatus(
                 &principal_responses(world, &caller, &segments, &properties, deep),
                 None,
-            )
+            ))
         }
         "REPORT" => principal_report(world, request, &caller, &segments),
-        "PROPPATCH" => webdav::forbidden("Principal properties cannot be changed here"),
-        "GET" | "HEAD" => webdav::not_implemented("GET is only implemented on File objects"),
-        _ => webdav::method_not_allowed(
+        "PROPPATCH" => Err(DavError::forbidden("Principal properties cannot be changed here")),
+        "GET" | "HEAD" => Err(DavError::not_implemented("GET is only implemented on File objects")),
+        _ => Err(DavError::method_not_allowed(
             "This method is not allowed on principals",
             "OPTIONS, PROPFIND, REPORT",
-        ),
+        )),
     }
 }
 
@@ -338,9 +346,9 @@ struct PropertySearch {
 fn parse_principal_property_search(
     request: &DavRequest,
     root: &Element,
-) -> Result<(Vec<PropertySearch>, bool, PropertyRequest, bool), Response> {
+) -> Result<(Vec<PropertySearch>, bool, PropertyRequest, bool), DavError> {
     if request.depth(Depth::Zero) != Depth::Zero {
-        return Err(webdav::bad_request("This report is only defined when Depth: 0"));
+        return Err(DavError::bad_request("This report is only defined when Depth: 0"));
     }
     let mut searches = Vec::new();
     for search in root.children_named(xml::DAV, "property-search") {
@@ -349,7 +357,7 @@ fn parse_principal_property_search(
         searches.push(PropertySearch { names, needle });
     }
     if searches.is_empty() {
-        return Err(webdav::bad_request(
+        return Err(DavError::bad_request(
             "The {DAV:}principal-property-search report must contain at least 1 {DAV:}property-search element",
         ));
     }
@@ -383,22 +391,16 @@ fn principal_report(
     request: &DavRequest,
     caller: &Caller<'_>,
     segments: &[String],
-) -> Response {
-    let root = match webdav::parse_body(&request.body) {
-        Ok(root) => root,
-        Err(response) => return response,
-    };
+) -> Result<Response, DavError> {
+    let root = webdav::parse_body(&request.body)?;
     if !root.is(xml::DAV, "principal-property-search") {
-        return webdav::report_not_supported(&format!(
+        return Err(DavError::report_not_supported(format!(
             "The {{{}}}{} REPORT is not supported here",
             root.ns, root.local
-        ));
+        )));
     }
     let (searches, any_of, properties, whole_set) =
-        match parse_principal_property_search(request, &root) {
-            Ok(parsed) => parsed,
-            Err(response) => return response,
-        };
+        parse_principal_property_search(request, &root)?;
     let on_users = whole_set || segments == ["users"];
     let mut responses = Vec::new();
     if on_users {
@@ -417,21 +419,18 @@ fn principal_report(
             }
         }
     }
-    webdav::multistatus(&responses, None)
+    Ok(webdav::multistatus(&responses, None))
 }
 
-fn root_locked(world: &World, request: &DavRequest, now: i64) -> Response {
+fn root_locked(world: &World, request: &DavRequest, now: i64) -> Result<Response, DavError> {
     let Some(user) = world.users.get(&request.user.uid) else {
-        return crate::dav::not_found();
+        return Err(DavError::not_found());
     };
     let caller = Caller { user, now, minimal: webdav::prefers_minimal(request) };
     match request.method.as_str() {
-        "OPTIONS" => super::options("OPTIONS, GET, HEAD, PROPFIND, REPORT"),
+        "OPTIONS" => Ok(super::options("OPTIONS, GET, HEAD, PROPFIND, REPORT")),
         "PROPFIND" => {
-            let properties = match webdav::parse_propfind(&request.body) {
-                Ok(properties) => properties,
-                Err(response) => return response,
-            };
+            let properties = webdav::parse_propfind(&request.body)?;
             let mut root = collection_properties(&caller);
             root.xml(xml::DAV, "current-user-privilege-set", READ_PRIVILEGES);
             let mut responses = vec![root.response(DAV_ROOT_HREF, &properties, caller.minimal)];
@@ -447,31 +446,27 @@ fn root_locked(world: &World, request: &DavRequest, now: i64) -> Response {
                     ));
                 }
             }
-            webdav::multistatus(&responses, None)
+            Ok(webdav::multistatus(&responses, None))
         }
         "REPORT" => {
-            let root = match webdav::parse_body(&request.body) {
-                Ok(root) => root,
-                Err(response) => return response,
-            };
+            let root = webdav::parse_body(&request.body)?;
             if !root.is(xml::DAV, "principal-property-search") {
-                return webdav::report_not_supported(&format!(
+                return Err(DavError::report_not_supported(format!(
                     "The {{{}}}{} REPORT is not supported here",
                     root.ns, root.local
-                ));
+                )));
             }
             // The root is not a principal collection: sabre searches nothing
             // there unless the client asks for the principal collection set.
-            match parse_principal_property_search(request, &root) {
-                Ok((_, _, _, true)) => principal_report(world, request, &caller, &[]),
-                Ok(_) => webdav::multistatus(&[], None),
-                Err(response) => response,
+            match parse_principal_property_search(request, &root)? {
+                (_, _, _, true) => principal_report(world, request, &caller, &[]),
+                _ => Ok(webdav::multistatus(&[], None)),
             }
         }
-        "GET" | "HEAD" => webdav::not_implemented("GET is only implemented on File objects"),
-        _ => webdav::method_not_allowed(
+        "GET" | "HEAD" => Err(DavError::not_implemented("GET is only implemented on File objects")),
+        _ => Err(DavError::method_not_allowed(
             "This method is not allowed on the DAV root",
             "OPTIONS, PROPFIND, REPORT",
-        ),
+        )),
     }
 }

@@ -4,23 +4,14 @@
 
 use super::filter::{self, CompFilter};
 use super::ical::{self, TimeRange, TimeRangeError};
-use super::webdav::{self, PropertyRequest, PropertySet, SyncPlan};
-use super::{
-    CalendarObject, Caller, calendar_href, calendar_properties, object_href, object_properties,
-};
-use crate::dav::{DavRequest, Depth};
+use super::webdav::{self, PropertyRequest, PropertySet};
+use super::{CalDav, CalendarObject, Caller};
+use crate::dav::collection;
+use crate::dav::{DavError, DavRequest, Depth};
 use crate::world::World;
 use crate::xml::{self, Element};
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
-
-/// REPORTs on a calendar home: none of the calendar ones apply there.
-pub(super) fn home_report(request: &DavRequest) -> Response {
-    match webdav::parse_body(&request.body) {
-        Ok(_) => webdav::report_not_supported("The REPORT is not supported on a calendar home"),
-        Err(response) => response,
-    }
-}
 
 /// A REPORT on a calendar (`object` = `None`) or on one object in it.
 pub(super) fn calendar_report(
@@ -29,12 +20,10 @@ pub(super) fn calendar_report(
     caller: &Caller<'_>,
     calendar_uri: &str,
     object: Option<&str>,
-) -> Response {
-    let root = match webdav::parse_body(&request.body) {
-        Ok(root) => root,
-        Err(response) => return response,
-    };
-    let result = match (root.ns.as_str(), root.local.as_str()) {
+) -> Result<Response, DavError> {
+    let root = webdav::parse_body(&request.body)?;
+
+    match (root.ns.as_str(), root.local.as_str()) {
         (xml::CALDAV, "calendar-query") => {
             calendar_query(world, request, caller, calendar_uri, object, &root)
         }
@@ -45,19 +34,18 @@ pub(super) fn calendar_report(
         (xml::CALDAV, "free-busy-query") if object.is_none() => {
             free_busy_query(world, caller, calendar_uri, &root)
         }
-        (xml::CALDAV, "free-busy-query") => Err(webdav::not_implemented(
+        (xml::CALDAV, "free-busy-query") => Err(DavError::not_implemented(
             "The free-busy-query REPORT is only implemented on calendars",
         )),
-        _ => Err(webdav::report_not_supported(&format!(
+        _ => Err(DavError::report_not_supported(format!(
             "The {{{}}}{} REPORT is not supported here",
             root.ns, root.local
         ))),
-    };
-    result.unwrap_or_else(|response| response)
+    }
 }
 
 /// `cal:calendar-data` inside `d:prop` may ask for `cal:expand`.
-fn expand_range(root: &Element) -> Result<Option<(i64, i64)>, Response> {
+fn expand_range(root: &Element) -> Result<Option<(i64, i64)>, DavError> {
     let Some(expand) = root
         .child(xml::DAV, "prop")
         .and_then(|prop| prop.child(xml::CALDAV, "calendar-data"))
@@ -65,11 +53,10 @@ fn expand_range(root: &Element) -> Result<Option<(i64, i64)>, Response> {
     else {
         return Ok(None);
     };
-    let range =
-        filter::parse_time_range(expand).map_err(|message| webdav::bad_request(&message))?;
+    let range = filter::parse_time_range(expand).map_err(DavError::BadRequest)?;
     match (range.start, range.end) {
         (Some(start), Some(end)) => Ok(Some((start, end))),
-        _ => Err(webdav::bad_request(
+        _ => Err(DavError::bad_request(
             "The \"start\" and \"end\" attributes are required when expanding calendar-data",
         )),
     }
@@ -87,7 +74,7 @@ fn object_response(
     properties: &PropertyRequest,
     expand: Option<(i64, i64)>,
 ) -> String {
-    let mut set: PropertySet = object_properties(caller, object);
+    let mut set: PropertySet = collection::member_properties::<CalDav>(caller, object);
     if let Some((start, end)) = expand
         && let Some(value) =
             set.values.iter_mut().find(|value| value.name.is(xml::CALDAV, "calendar-data"))
@@ -97,10 +84,10 @@ fn object_response(
     set.response(href, properties, caller.minimal)
 }
 
-fn filter_error(error: TimeRangeError) -> Response {
+fn filter_error(error: TimeRangeError) -> DavError {
     match error {
-        TimeRangeError::BadRequest(message) => webdav::bad_request(&message),
-        TimeRangeError::NotImplemented(message) => webdav::not_implemented(&message),
+        TimeRangeError::BadRequest(message) => DavError::BadRequest(message),
+        TimeRangeError::NotImplemented(message) => DavError::NotImplemented(message),
     }
 }
 
@@ -111,30 +98,29 @@ fn calendar_query(
     calendar_uri: &str,
     object: Option<&str>,
     root: &Element,
-) -> Result<Response, Response> {
+) -> Result<Response, DavError> {
     let uid = caller.user.uid.as_str();
     let properties = report_properties(root);
     let Some(filter_element) = root.child(xml::CALDAV, "filter") else {
-        return Err(webdav::bad_request(
+        return Err(DavError::bad_request(
             "The {urn:ietf:params:xml:ns:caldav}filter element is required for this request",
         ));
     };
-    let filter: CompFilter =
-        filter::parse_filter(filter_element).map_err(|message| webdav::bad_request(&message))?;
+    let filter: CompFilter = filter::parse_filter(filter_element).map_err(DavError::BadRequest)?;
     let expand = expand_range(root)?;
-    let calendar = world.calendars.get(uid, calendar_uri).ok_or_else(crate::dav::not_found)?;
+    let calendar = world.calendars.get(uid, calendar_uri).ok_or_else(DavError::not_found)?;
     let depth = request.depth(Depth::Zero);
     let mut responses = Vec::new();
     match object {
         Some(object_uri) => {
-            let object = calendar.objects.get(object_uri).ok_or_else(crate::dav::not_found)?;
+            let object = calendar.members.get(object_uri).ok_or_else(DavError::not_found)?;
             if depth == Depth::Zero
                 && filter::object_matches(&object.data, &filter).map_err(filter_error)?
             {
                 responses.push(object_response(
                     caller,
                     object,
-                    &object_href(uid, calendar_uri, object_uri),
+                    &collection::member_href::<CalDav>(uid, calendar_uri, object_uri),
                     &properties,
                     expand,
                 ));
@@ -146,16 +132,16 @@ fn calendar_query(
             let microsoft =
                 request.header("user-agent").is_some_and(|agent| agent.starts_with("MSFT-"));
             if depth == Depth::Zero && !microsoft {
-                return Err(webdav::bad_request(
+                return Err(DavError::bad_request(
                     "A calendar-query REPORT on a calendar with a Depth: 0 is undefined. Set Depth to 1",
                 ));
             }
-            for object in calendar.objects.values() {
+            for object in calendar.members.values() {
                 if filter::object_matches(&object.data, &filter).map_err(filter_error)? {
                     responses.push(object_response(
                         caller,
                         object,
-                        &object_href(uid, calendar_uri, &object.uri),
+                        &collection::member_href::<CalDav>(uid, calendar_uri, &object.uri),
                         &properties,
                         expand,
                     ));
@@ -174,29 +160,12 @@ fn calendar_multiget(
     world: &World,
     caller: &Caller<'_>,
     root: &Element,
-) -> Result<Response, Response> {
-    let uid = caller.user.uid.as_str();
+) -> Result<Response, DavError> {
     let properties = report_properties(root);
     let expand = expand_range(root)?;
-    let mut responses = Vec::new();
-    for href_element in root.children_named(xml::DAV, "href") {
-        let href = href_element.text().trim().to_string();
-        let found =
-            super::resolve_object_href(&href, uid).and_then(|(calendar_uri, object_uri)| {
-                let object = world.calendars.get(uid, &calendar_uri)?.objects.get(&object_uri)?;
-                Some((calendar_uri, object))
-            });
-        match found {
-            Some((calendar_uri, object)) => responses.push(object_response(
-                caller,
-                object,
-                &object_href(uid, &calendar_uri, &object.uri),
-                &properties,
-                expand,
-            )),
-            None => responses.push(webdav::status_response(&href, "HTTP/1.1 404 Not Found")),
-        }
-    }
+    let responses = collection::multiget::<CalDav>(world, caller, root, |object, href| {
+        object_response(caller, object, href, &properties, expand)
+    });
     let mut response = webdav::multistatus(&responses, None);
     response
         .headers_mut()
@@ -209,54 +178,10 @@ fn sync_collection(
     caller: &Caller<'_>,
     calendar_uri: &str,
     root: &Element,
-) -> Result<Response, Response> {
-    let uid = caller.user.uid.as_str();
-    let report = webdav::parse_sync_collection(root)?;
-    let calendar = world.calendars.get(uid, calendar_uri).ok_or_else(crate::dav::not_found)?;
-    let plan = webdav::plan_sync(&report, &calendar.changes, || {
-        calendar.objects.keys().cloned().collect()
-    })?;
-    let mut responses = Vec::new();
-    let member_response = |uri: &str| -> Option<String> {
-        if uri.is_empty() {
-            return Some(calendar_properties(caller, calendar).response(
-                &calendar_href(uid, calendar_uri),
-                &report.properties,
-                caller.minimal,
-            ));
-        }
-        let object = calendar.objects.get(uri)?;
-        Some(object_response(
-            caller,
-            object,
-            &object_href(uid, calendar_uri, uri),
-            &report.properties,
-            None,
-        ))
-    };
-    match plan {
-        SyncPlan::Initial { members } => {
-            responses.extend(members.iter().filter_map(|uri| member_response(uri)));
-        }
-        SyncPlan::Incremental(changes) => {
-            for uri in changes.added.iter().chain(changes.modified.iter()) {
-                match member_response(uri) {
-                    Some(response) => responses.push(response),
-                    None => responses.push(webdav::status_response(
-                        &object_href(uid, calendar_uri, uri),
-                        "HTTP/1.1 404 Not Found",
-                    )),
-                }
-            }
-            for uri in &changes.deleted {
-                responses.push(webdav::status_response(
-                    &object_href(uid, calendar_uri, uri),
-                    "HTTP/1.1 404 Not Found",
-                ));
-            }
-        }
-    }
-    Ok(webdav::multistatus(&responses, Some(&calendar.changes.sync_token_uri())))
+) -> Result<Response, DavError> {
+    let calendar =
+        world.calendars.get(&caller.user.uid, calendar_uri).ok_or_else(DavError::not_found)?;
+    collection::sync_collection(caller, calendar, root)
 }
 
 fn free_busy_query(
@@ -264,19 +189,19 @@ fn free_busy_query(
     caller: &Caller<'_>,
     calendar_uri: &str,
     root: &Element,
-) -> Result<Response, Response> {
+) -> Result<Response, DavError> {
     let uid = caller.user.uid.as_str();
     let Some(time_range_element) = root.child(xml::CALDAV, "time-range") else {
-        return Err(webdav::bad_request(
+        return Err(DavError::bad_request(
             "The {urn:ietf:params:xml:ns:caldav}time-range element is required",
         ));
     };
-    let range: TimeRange = filter::parse_time_range(time_range_element)
-        .map_err(|message| webdav::bad_request(&message))?;
+    let range: TimeRange =
+        filter::parse_time_range(time_range_element).map_err(DavError::BadRequest)?;
     let (Some(start), Some(end)) = (range.start, range.end) else {
-        return Err(webdav::bad_request("The freebusy report must have a start and an end date"));
+        return Err(DavError::bad_request("The freebusy report must have a start and an end date"));
     };
-    let calendar = world.calendars.get(uid, calendar_uri).ok_or_else(crate::dav::not_found)?;
+    let calendar = world.calendars.get(uid, calendar_uri).ok_or_else(DavError::not_found)?;
     let events_in_range = CompFilter {
         name: "VCALENDAR".into(),
         is_not_defined: false,
@@ -291,7 +216,7 @@ fn free_busy_query(
         prop_filters: Vec::new(),
     };
     let mut periods = Vec::new();
-    for object in calendar.objects.values() {
+    for object in calendar.members.values() {
         if filter::object_matches(&object.data, &events_in_range).map_err(filter_error)? {
             periods.extend(ical::busy_periods(&object.data.ical, start, end));
         }

@@ -1,7 +1,6 @@
 //! The WebDAV plumbing CalDAV and CardDAV share: which properties a request
-//! asks for, how one resource's properties become a `d:response`, sabre/dav
-//! error bodies that carry a precondition element, ETags, PROPPATCH bodies
-//! and the per-collection change log behind sync tokens.
+//! asks for, how one resource's properties become a `d:response`, ETags,
+//! PROPPATCH bodies and the per-collection change log behind sync tokens.
 //!
 //! Properties are computed eagerly per resource as a [`PropertySet`] (they
 //! are cheap: the costliest is `calendar-data`, which is the stored text) and
@@ -9,8 +8,9 @@
 //! `allprop` and `propname` requests the same way sabre/dav does: found
 //! properties in a 200 propstat, the rest in a 404 one.
 
+use crate::dav::DavError;
 use crate::xml::{self, Element};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http::StatusCode;
 
 /// The prefix of every sync token, as sabre/dav writes it.
@@ -74,13 +74,15 @@ pub fn property_names(prop: &Element) -> Vec<PropertyName> {
 }
 
 /// Parses a PROPFIND body; an empty body means `allprop` (RFC 4918 9.1).
-pub fn parse_propfind(body: &[u8]) -> Result<PropertyRequest, Response> {
+pub fn parse_propfind(body: &[u8]) -> Result<PropertyRequest, DavError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(PropertyRequest::All { include: Vec::new() });
     }
     let root = parse_body(body)?;
     if !root.is(xml::DAV, "propfind") {
-        return Err(bad_request("The root element of a PROPFIND request must be {DAV:}propfind"));
+        return Err(DavError::bad_request(
+            "The root element of a PROPFIND request must be {DAV:}propfind",
+        ));
     }
     if let Some(prop) = root.child(xml::DAV, "prop") {
         return Ok(PropertyRequest::Named(property_names(prop)));
@@ -94,8 +96,8 @@ pub fn parse_propfind(body: &[u8]) -> Result<PropertyRequest, Response> {
 
 /// Parses an XML request body, answering 400 the way sabre/dav does when it
 /// is not well-formed.
-pub fn parse_body(body: &[u8]) -> Result<Element, Response> {
-    xml::parse(body).map_err(|error| bad_request(&error.to_string()))
+pub fn parse_body(body: &[u8]) -> Result<Element, DavError> {
+    xml::parse(body).map_err(|error| DavError::bad_request(error.to_string()))
 }
 
 /// One property's value, as already-escaped inner XML.
@@ -254,108 +256,6 @@ pub fn prefers_minimal(request: &crate::dav::DavRequest) -> bool {
         || brief.trim().eq_ignore_ascii_case("t")
 }
 
-/// A sabre/dav error whose body carries a precondition element after the
-/// message, as `Exception::serialize` appends it.
-pub fn error_with_condition(
-    status: StatusCode,
-    exception: &str,
-    message: &str,
-    condition_xml: &str,
-) -> Response {
-    let body = format!(
-        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<d:error xmlns:d=\"DAV:\" xmlns:s=\"http://sabredav.org/ns\">\n  <s:exception>{}</s:exception>\n  <s:message>{}</s:message>\n  {condition_xml}\n</d:error>\n",
-        xml::escape(exception),
-        xml::escape(message)
-    );
-    (status, [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")], body).into_response()
-}
-
-pub fn bad_request(message: &str) -> Response {
-    crate::dav::xml_error(StatusCode::BAD_REQUEST, "Sabre\\DAV\\Exception\\BadRequest", message)
-}
-
-pub fn forbidden(message: &str) -> Response {
-    crate::dav::xml_error(StatusCode::FORBIDDEN, "Sabre\\DAV\\Exception\\Forbidden", message)
-}
-
-pub fn not_found(message: &str) -> Response {
-    crate::dav::xml_error(StatusCode::NOT_FOUND, "Sabre\\DAV\\Exception\\NotFound", message)
-}
-
-pub fn conflict(message: &str) -> Response {
-    crate::dav::xml_error(StatusCode::CONFLICT, "Sabre\\DAV\\Exception\\Conflict", message)
-}
-
-pub fn not_implemented(message: &str) -> Response {
-    crate::dav::xml_error(
-        StatusCode::NOT_IMPLEMENTED,
-        "Sabre\\DAV\\Exception\\NotImplemented",
-        message,
-    )
-}
-
-pub fn unsupported_media_type(message: &str) -> Response {
-    crate::dav::xml_error(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "Sabre\\DAV\\Exception\\UnsupportedMediaType",
-        message,
-    )
-}
-
-/// 405 with the methods the resource does allow.
-pub fn method_not_allowed(message: &str, allow: &str) -> Response {
-    let mut response = crate::dav::xml_error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "Sabre\\DAV\\Exception\\MethodNotAllowed",
-        message,
-    );
-    if let Ok(value) = http::HeaderValue::from_str(allow) {
-        response.headers_mut().insert(http::header::ALLOW, value);
-    }
-    response
-}
-
-/// 412 naming the header whose condition failed, as sabre writes it.
-pub fn precondition_failed(message: &str, header: &str) -> Response {
-    error_with_condition(
-        StatusCode::PRECONDITION_FAILED,
-        "Sabre\\DAV\\Exception\\PreconditionFailed",
-        message,
-        &format!("<s:header>{}</s:header>", xml::escape(header)),
-    )
-}
-
-/// 415 with `d:supported-report`: the REPORT is not known here (sabre's
-/// `ReportNotSupported` is an `UnsupportedMediaType`).
-pub fn report_not_supported(message: &str) -> Response {
-    error_with_condition(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "Sabre\\DAV\\Exception\\ReportNotSupported",
-        message,
-        "<d:supported-report/>",
-    )
-}
-
-/// 403 with `d:valid-sync-token` (RFC 6578 3.2).
-pub fn invalid_sync_token() -> Response {
-    error_with_condition(
-        StatusCode::FORBIDDEN,
-        "Sabre\\DAV\\Exception\\InvalidSyncToken",
-        "Invalid or unknown sync token",
-        "<d:valid-sync-token/>",
-    )
-}
-
-/// 507 with `d:number-of-matches-within-limits` (RFC 6578 3.7).
-pub fn too_many_matches() -> Response {
-    error_with_condition(
-        StatusCode::INSUFFICIENT_STORAGE,
-        "Sabre\\DAV\\Exception\\TooManyMatches",
-        "The number of results exceeds the limit requested by the client",
-        "<d:number-of-matches-within-limits/>",
-    )
-}
-
 /// Nextcloud's ETags are the md5 of the stored data in quotes; we have no
 /// md5 at hand, so the first 128 bits of its SHA-256 look the same to a
 /// client and change exactly when the data does.
@@ -371,7 +271,7 @@ pub fn etag_of(data: &[u8]) -> String {
 pub fn check_preconditions(
     request: &crate::dav::DavRequest,
     current_etag: Option<&str>,
-) -> Result<(), Response> {
+) -> Result<(), DavError> {
     if let Some(if_match) = request.header("if-match") {
         let holds = match current_etag {
             None => false,
@@ -384,7 +284,7 @@ pub fn check_preconditions(
                     "An If-Match header was specified, but none of the specified ETags matched."
                 }
             };
-            return Err(precondition_failed(message, "If-Match"));
+            return Err(DavError::precondition_failed(message, "If-Match"));
         }
     }
     if let Some(if_none_match) = request.header("if-none-match")
@@ -397,7 +297,7 @@ pub fn check_preconditions(
             } else {
                 "An If-None-Match header was specified, but the ETag matched (or * was specified)."
             };
-            return Err(precondition_failed(message, "If-None-Match"));
+            return Err(DavError::precondition_failed(message, "If-None-Match"));
         }
     }
     Ok(())
@@ -563,7 +463,7 @@ pub struct SyncCollection {
     pub properties: PropertyRequest,
 }
 
-pub fn parse_sync_collection(root: &Element) -> Result<SyncCollection, Response> {
+pub fn parse_sync_collection(root: &Element) -> Result<SyncCollection, DavError> {
     let token = root.child(xml::DAV, "sync-token").map(|element| element.text().trim().to_string());
     let token = token.filter(|token| !token.is_empty());
     let limit = root
@@ -571,9 +471,11 @@ pub fn parse_sync_collection(root: &Element) -> Result<SyncCollection, Response>
         .and_then(|limit| limit.child(xml::DAV, "nresults"))
         .map(|nresults| nresults.text().trim().parse::<usize>())
         .transpose()
-        .map_err(|_| bad_request("The {DAV:}nresults element must be an integer"))?;
+        .map_err(|_| DavError::bad_request("The {DAV:}nresults element must be an integer"))?;
     let Some(prop) = root.child(xml::DAV, "prop") else {
-        return Err(bad_request("The {DAV:}prop element is required for a sync-collection report"));
+        return Err(DavError::bad_request(
+            "The {DAV:}prop element is required for a sync-collection report",
+        ));
     };
     Ok(SyncCollection { token, limit, properties: PropertyRequest::Named(property_names(prop)) })
 }
@@ -596,12 +498,12 @@ pub fn plan_sync(
     report: &SyncCollection,
     log: &ChangeLog,
     members: impl FnOnce() -> Vec<String>,
-) -> Result<SyncPlan, Response> {
+) -> Result<SyncPlan, DavError> {
     let number = match &report.token {
         None => None,
         Some(token) => {
             let Some(rest) = token.strip_prefix(SYNC_TOKEN_PREFIX) else {
-                return Err(invalid_sync_token());
+                return Err(DavError::InvalidSyncToken);
             };
             rest.parse::<u64>().ok()
         }
@@ -610,7 +512,7 @@ pub fn plan_sync(
         None => {
             let members = members();
             if report.limit.is_some_and(|limit| members.len() > limit) {
-                return Err(too_many_matches());
+                return Err(DavError::TooManyMatches);
             }
             Ok(SyncPlan::Initial { members })
         }

@@ -3,11 +3,12 @@
 //! sync-collection.
 
 use super::vcard::{self, CardData};
-use super::{AddressBook, Card, book_href, card_href, card_properties};
+use super::{AddressBook, Card, CardDav};
 use crate::caldav::Caller;
 use crate::caldav::filter::{self, TextMatch};
-use crate::caldav::webdav::{self, PropertyRequest, SyncPlan};
-use crate::dav::{DavRequest, Depth};
+use crate::caldav::webdav::{self, PropertyRequest};
+use crate::dav::collection;
+use crate::dav::{DavError, DavRequest, Depth};
 use crate::world::World;
 use crate::xml::{self, Element};
 use axum::response::Response;
@@ -52,26 +53,25 @@ pub(super) fn address_book_report(
     caller: &Caller<'_>,
     book_uri: &str,
     card: Option<&str>,
-) -> Response {
-    let root = match webdav::parse_body(&request.body) {
-        Ok(root) => root,
-        Err(response) => return response,
-    };
+) -> Result<Response, DavError> {
+    let root = webdav::parse_body(&request.body)?;
     let Some(book) = world.address_books.get(&caller.user.uid, book_uri) else {
-        return crate::dav::not_found();
+        return Err(DavError::not_found());
     };
-    let result = match (root.ns.as_str(), root.local.as_str()) {
+
+    match (root.ns.as_str(), root.local.as_str()) {
         (xml::CARDDAV, "addressbook-query") => {
             address_book_query(request, caller, book, card, &root)
         }
-        (xml::CARDDAV, "addressbook-multiget") => Ok(multiget(world, caller, &root)),
-        (xml::DAV, "sync-collection") if card.is_none() => sync_collection(caller, book, &root),
-        _ => Err(webdav::report_not_supported(&format!(
+        (xml::CARDDAV, "addressbook-multiget") => multiget(world, caller, &root),
+        (xml::DAV, "sync-collection") if card.is_none() => {
+            collection::sync_collection(caller, book, &root)
+        }
+        _ => Err(DavError::report_not_supported(format!(
             "The {{{}}}{} REPORT is not supported here",
             root.ns, root.local
         ))),
-    };
-    result.unwrap_or_else(|response| response)
+    }
 }
 
 fn parse_query(root: &Element) -> Result<AddressBookQuery, String> {
@@ -257,7 +257,7 @@ fn card_response(
     properties: &PropertyRequest,
     reduce_to: &[String],
 ) -> String {
-    let mut set = card_properties(caller, card);
+    let mut set = collection::member_properties::<CardDav>(caller, card);
     if !reduce_to.is_empty()
         && let Some(value) =
             set.values.iter_mut().find(|value| value.name.is(xml::CARDDAV, "address-data"))
@@ -273,18 +273,18 @@ fn address_book_query(
     book: &AddressBook,
     card: Option<&str>,
     root: &Element,
-) -> Result<Response, Response> {
+) -> Result<Response, DavError> {
     let uid = caller.user.uid.as_str();
-    let query = parse_query(root).map_err(|message| webdav::bad_request(&message))?;
+    let query = parse_query(root).map_err(DavError::BadRequest)?;
     let candidates: Vec<&Card> = match (request.depth(Depth::Zero), card) {
-        (Depth::Zero, Some(card_uri)) => book.cards.get(card_uri).into_iter().collect(),
+        (Depth::Zero, Some(card_uri)) => book.members.get(card_uri).into_iter().collect(),
         (Depth::Zero, None) => {
-            return Err(webdav::report_not_supported(
+            return Err(DavError::report_not_supported(
                 "The addressbook-query report is not supported on this url with Depth: 0",
             ));
         }
         (_, Some(_)) => Vec::new(),
-        (_, None) => book.cards.values().collect(),
+        (_, None) => book.members.values().collect(),
     };
     let mut responses = Vec::new();
     for candidate in candidates {
@@ -294,7 +294,7 @@ fn address_book_query(
         responses.push(card_response(
             caller,
             candidate,
-            &card_href(uid, &book.uri, &candidate.uri),
+            &collection::member_href::<CardDav>(uid, &book.uri, &candidate.uri),
             &query.properties,
             &query.address_data_properties,
         ));
@@ -309,79 +309,17 @@ fn address_book_query(
     Ok(response)
 }
 
-fn multiget(world: &World, caller: &Caller<'_>, root: &Element) -> Response {
-    let uid = caller.user.uid.as_str();
+fn multiget(world: &World, caller: &Caller<'_>, root: &Element) -> Result<Response, DavError> {
     let properties = crate::caldav::report_properties(root);
     let reduce_to = root
         .child(xml::DAV, "prop")
         .and_then(|prop| prop.child(xml::CARDDAV, "address-data"))
         .map(address_data_properties)
         .unwrap_or_default();
-    let mut responses = Vec::new();
-    for href_element in root.children_named(xml::DAV, "href") {
-        let href = href_element.text().trim().to_string();
-        let found = super::resolve_card_href(&href, uid).and_then(|(book_uri, card_uri)| {
-            let card = world.address_books.get(uid, &book_uri)?.cards.get(&card_uri)?;
-            Some((book_uri, card))
-        });
-        match found {
-            Some((book_uri, card)) => {
-                responses.push(card_response(
-                    caller,
-                    card,
-                    &card_href(uid, &book_uri, &card.uri),
-                    &properties,
-                    &reduce_to,
-                ));
-            }
-            None => responses.push(webdav::status_response(&href, "HTTP/1.1 404 Not Found")),
-        }
-    }
-    webdav::multistatus(&responses, None)
-}
-
-fn sync_collection(
-    caller: &Caller<'_>,
-    book: &AddressBook,
-    root: &Element,
-) -> Result<Response, Response> {
-    let uid = caller.user.uid.as_str();
-    let report = webdav::parse_sync_collection(root)?;
-    let plan = webdav::plan_sync(&report, &book.changes, || book.cards.keys().cloned().collect())?;
-    let member_response = |uri: &str| -> Option<String> {
-        if uri.is_empty() {
-            return Some(super::book_properties(caller, book).response(
-                &book_href(uid, &book.uri),
-                &report.properties,
-                caller.minimal,
-            ));
-        }
-        let card = book.cards.get(uri)?;
-        Some(card_response(caller, card, &card_href(uid, &book.uri, uri), &report.properties, &[]))
-    };
-    let mut responses = Vec::new();
-    match plan {
-        SyncPlan::Initial { members } => {
-            responses.extend(members.iter().filter_map(|uri| member_response(uri)))
-        }
-        SyncPlan::Incremental(changes) => {
-            for uri in changes.added.iter().chain(changes.modified.iter()) {
-                responses.push(member_response(uri).unwrap_or_else(|| {
-                    webdav::status_response(
-                        &card_href(uid, &book.uri, uri),
-                        "HTTP/1.1 404 Not Found",
-                    )
-                }));
-            }
-            for uri in &changes.deleted {
-                responses.push(webdav::status_response(
-                    &card_href(uid, &book.uri, uri),
-                    "HTTP/1.1 404 Not Found",
-                ));
-            }
-        }
-    }
-    Ok(webdav::multistatus(&responses, Some(&book.changes.sync_token_uri())))
+    let responses = collection::multiget::<CardDav>(world, caller, root, |card, href| {
+        card_response(caller, card, href, &properties, &reduce_to)
+    });
+    Ok(webdav::multistatus(&responses, None))
 }
 
 #[cfg(test)]

@@ -7,32 +7,36 @@
 //! the whole request (403 for it, 424 for the rest, nothing applied).
 
 use super::properties::{self, Context, Selection};
-use super::{Target, bad_request, insert, storage_error};
+use super::{Target, insert, storage_error};
 use crate::Shared;
-use crate::dav::{self, DavRequest, Depth};
+use crate::dav::{DavError, DavRequest, Depth};
 use crate::storage::{PropertyName, permission};
 use crate::xml::{self, DAV, NC, OC};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 
-pub(super) fn propfind(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+pub(super) fn propfind(
+    shared: &Shared,
+    request: &DavRequest,
+    target: &Target,
+) -> Result<Response, DavError> {
     let selection = if request.body.is_empty() {
         Selection::All { include: Vec::new() }
     } else {
         match parse_propfind(&request.body) {
             Ok(selection) => selection,
-            Err(message) => return bad_request(&message),
+            Err(message) => return Err(DavError::BadRequest(message)),
         }
     };
     let depth = request.depth(Depth::One);
     let minimal = prefers_minimal(request);
     let body = {
         let world = shared.world();
-        let Some(user) = world.user(&target.uid) else { return dav::not_found() };
+        let user = world.user(&target.uid).ok_or_else(DavError::not_found)?;
         let viewer = user.viewer();
         let root = match world.storage.resolve(viewer, &target.path) {
             Ok(root) => root,
-            Err(error) => return storage_error(error, &target.path),
+            Err(error) => return Err(storage_error(error, &target.path)),
         };
         let entries = match depth {
             Depth::Zero => vec![root],
@@ -56,7 +60,7 @@ pub(super) fn propfind(shared: &Shared, request: &DavRequest, target: &Target) -
     insert(&mut headers, "content-type", "application/xml; charset=utf-8");
     insert(&mut headers, "vary", "Brief,Prefer");
     insert(&mut headers, "dav", super::DAV_FEATURES);
-    (StatusCode::MULTI_STATUS, headers, body).into_response()
+    Ok((StatusCode::MULTI_STATUS, headers, body).into_response())
 }
 
 /// `Prefer: return=minimal` or the older `Brief: t`.
@@ -149,19 +153,23 @@ enum Plan {
     Dead,
 }
 
-pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+pub(super) fn proppatch(
+    shared: &Shared,
+    request: &DavRequest,
+    target: &Target,
+) -> Result<Response, DavError> {
     let mutations = match parse_propertyupdate(&request.body) {
         Ok(mutations) => mutations,
-        Err(message) => return bad_request(&message),
+        Err(message) => return Err(DavError::BadRequest(message)),
     };
     let minimal = prefers_minimal(request);
     let mut guard = shared.world();
     let world = &mut *guard;
-    let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
+    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
     let viewer = user.viewer();
     let entry = match world.storage.resolve(viewer, &target.path) {
         Ok(entry) => entry,
-        Err(error) => return storage_error(error, &target.path),
+        Err(error) => return Err(storage_error(error, &target.path)),
     };
     let can_update = entry.can(permission::UPDATE);
     // The storage's rule for dead properties: one's own nodes and mount
@@ -223,7 +231,7 @@ pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) 
         {
             // Checked by `can_write_dead`; a refusal here is a model bug.
             debug_assert!(false, "patch_properties refused after the check: {error:?}");
-            return storage_error(error, &target.path);
+            return Err(storage_error(error, &target.path));
         }
     }
     let is_folder = entry_is_folder(world, viewer, &target.path);
@@ -232,7 +240,7 @@ pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) 
     if minimal && statuses.iter().all(|(_, status)| *status < 300) {
         let mut headers = HeaderMap::new();
         insert(&mut headers, "vary", "Brief,Prefer");
-        return (StatusCode::NO_CONTENT, headers).into_response();
+        return Ok((StatusCode::NO_CONTENT, headers).into_response());
     }
     let mut out = String::new();
     out.push_str("<d:response><d:href>");
@@ -256,7 +264,7 @@ pub(super) fn proppatch(shared: &Shared, request: &DavRequest, target: &Target) 
     let mut headers = HeaderMap::new();
     insert(&mut headers, "content-type", "application/xml; charset=utf-8");
     insert(&mut headers, "vary", "Brief,Prefer");
-    (StatusCode::MULTI_STATUS, headers, properties::multistatus(&out)).into_response()
+    Ok((StatusCode::MULTI_STATUS, headers, properties::multistatus(&out)).into_response())
 }
 
 fn entry_is_folder(world: &crate::World, viewer: crate::storage::Viewer<'_>, path: &str) -> bool {

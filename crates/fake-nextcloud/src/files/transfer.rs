@@ -3,11 +3,9 @@
 //! ranges, and the headers Nextcloud adds (OC-FileId, OC-ETag,
 //! X-OC-MTime, Content-Disposition).
 
-use super::{
-    Target, bad_request, insert, padded_file_id, precondition_failed, quoted, storage_error,
-};
+use super::{Target, insert, padded_file_id, precondition_failed, quoted, storage_error};
 use crate::Shared;
-use crate::dav::{self, DavRequest};
+use crate::dav::{DavError, DavRequest};
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -37,29 +35,27 @@ pub(super) fn get(
     request: &DavRequest,
     target: &Target,
     head_only: bool,
-) -> Response {
+) -> Result<Response, DavError> {
     let snapshot = {
         let world = shared.world();
-        let Some(user) = world.user(&target.uid) else { return dav::not_found() };
+        let user = world.user(&target.uid).ok_or_else(DavError::not_found)?;
         let viewer = user.viewer();
         let entry = match world.storage.resolve(viewer, &target.path) {
             Ok(entry) => entry,
-            Err(error) => return storage_error(error, &target.path),
+            Err(error) => return Err(storage_error(error, &target.path)),
         };
         let summary = world.storage.summary(viewer, &entry);
         let current = Current { etag: quoted(&summary.etag), mtime: summary.mtime };
         match entry.node.content() {
             None => {
-                if let Err(response) = check_preconditions(request, Some(&current)) {
-                    return response;
-                }
+                check_preconditions(request, Some(&current))?;
                 let body = if head_only { "" } else { FOLDER_GET_TEXT };
-                return (
+                return Ok((
                     StatusCode::OK,
                     [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")],
                     body,
                 )
-                    .into_response();
+                    .into_response());
             }
             Some(content) => Snapshot {
                 content: content.clone(),
@@ -69,9 +65,7 @@ pub(super) fn get(
             },
         }
     };
-    if let Err(response) = check_preconditions(request, Some(&snapshot.current)) {
-        return response;
-    }
+    check_preconditions(request, Some(&snapshot.current))?;
     let size = snapshot.content.len() as u64;
     let mut headers = HeaderMap::new();
     insert(&mut headers, "content-type", secure_mime(&snapshot.mime));
@@ -90,11 +84,7 @@ pub(super) fn get(
     let (status, body) = match range {
         RangeRequest::Whole => (StatusCode::OK, snapshot.content),
         RangeRequest::Unsatisfiable(message) => {
-            return dav::xml_error(
-                StatusCode::RANGE_NOT_SATISFIABLE,
-                "Sabre\\DAV\\Exception\\RequestedRangeNotSatisfiable",
-                &message,
-            );
+            return Err(DavError::RangeNotSatisfiable(message));
         }
         RangeRequest::Part { start, end } => {
             insert(&mut headers, "content-range", &format!("bytes {start}-{end}/{size}"));
@@ -103,7 +93,7 @@ pub(super) fn get(
     };
     insert(&mut headers, "content-length", &body.len().to_string());
     let body = if head_only { Body::empty() } else { Body::from(body) };
-    (status, headers, body).into_response()
+    Ok((status, headers, body).into_response())
 }
 
 enum RangeRequest {
@@ -221,7 +211,7 @@ fn raw_url_encode(text: &str) -> String {
 pub(super) fn check_preconditions(
     request: &DavRequest,
     current: Option<&Current>,
-) -> Result<(), Response> {
+) -> Result<(), DavError> {
     let is_read = matches!(request.method.as_str(), "GET" | "HEAD");
     if let Some(if_match) = request.header("if-match") {
         let Some(current) = current else {
@@ -274,15 +264,17 @@ fn http_date_seconds(text: &str) -> Option<i64> {
     date.duration_since(std::time::UNIX_EPOCH).ok().map(|duration| duration.as_secs() as i64)
 }
 
-fn not_modified(current: &Current) -> Response {
-    let mut headers = HeaderMap::new();
-    insert(&mut headers, "etag", &current.etag);
-    (StatusCode::NOT_MODIFIED, headers).into_response()
+fn not_modified(current: &Current) -> DavError {
+    DavError::NotModified { etag: current.etag.clone() }
 }
 
-pub(super) fn put(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+pub(super) fn put(
+    shared: &Shared,
+    request: &DavRequest,
+    target: &Target,
+) -> Result<Response, DavError> {
     if request.header("content-range").is_some() {
-        return bad_request("Content-Range on PUT requests are forbidden.");
+        return Err(DavError::bad_request("Content-Range on PUT requests are forbidden."));
     }
     // MtimeSanitizer: a number (Unix seconds), nothing else.
     let requested_mtime = match request.header("x-oc-mtime") {
@@ -291,39 +283,39 @@ pub(super) fn put(shared: &Shared, request: &DavRequest, target: &Target) -> Res
             Ok(seconds) if seconds.is_finite() && !text.trim().starts_with("0x") => {
                 Some(seconds as i64)
             }
-            _ => return bad_request("X-OC-MTime header must be an integer (unix timestamp)."),
+            _ => {
+                return Err(DavError::bad_request(
+                    "X-OC-MTime header must be an integer (unix timestamp).",
+                ));
+            }
         },
     };
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
-    let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
+    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
     let viewer = user.viewer();
     let existing = world.storage.resolve(viewer, &target.path).ok().map(|entry| {
         let summary = world.storage.summary(viewer, &entry);
         (entry.node.is_folder(), Current { etag: quoted(&summary.etag), mtime: summary.mtime })
     });
-    if let Err(response) =
-        check_preconditions(request, existing.as_ref().map(|(_, current)| current))
-    {
-        return response;
-    }
+    check_preconditions(request, existing.as_ref().map(|(_, current)| current))?;
     if let Some((true, _)) = existing {
-        return super::conflict("PUT is not allowed on non-files.");
+        return Err(DavError::conflict("PUT is not allowed on non-files."));
     }
     let (fileid, created) =
         match world.storage.put(viewer, &target.path, request.body.to_vec(), now) {
             Ok(result) => result,
-            Err(error) => return storage_error(error, &target.path),
+            Err(error) => return Err(storage_error(error, &target.path)),
         };
     if let Some(mtime) = requested_mtime
         && let Err(error) = world.storage.set_mtime(viewer, &target.path, mtime)
     {
-        return storage_error(error, &target.path);
+        return Err(storage_error(error, &target.path));
     }
     let etag = match world.storage.resolve(viewer, &target.path) {
         Ok(entry) => quoted(&world.storage.summary(viewer, &entry).etag),
-        Err(error) => return storage_error(error, &target.path),
+        Err(error) => return Err(storage_error(error, &target.path)),
     };
     let fileid = padded_file_id(fileid, &world.server.instance_id);
     drop(guard);
@@ -337,7 +329,7 @@ pub(super) fn put(shared: &Shared, request: &DavRequest, target: &Target) -> Res
         insert(&mut headers, "x-oc-mtime", "accepted");
     }
     let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
-    (status, headers).into_response()
+    Ok((status, headers).into_response())
 }
 
 #[cfg(test)]

@@ -8,11 +8,9 @@
 //! outside its base.
 
 use super::transfer::{Current, check_preconditions};
-use super::{
-    Target, bad_request, conflict, forbidden, insert, padded_file_id, quoted, storage_error,
-};
+use super::{Target, insert, padded_file_id, quoted, storage_error};
 use crate::Shared;
-use crate::dav::{self, DavRequest, Depth};
+use crate::dav::{DavError, DavRequest, Depth};
 use crate::storage::{self, StorageError};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
@@ -23,21 +21,25 @@ pub(super) enum Operation {
     Copy,
 }
 
-pub(super) fn mkcol(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+pub(super) fn mkcol(
+    shared: &Shared,
+    request: &DavRequest,
+    target: &Target,
+) -> Result<Response, DavError> {
     if !request.body.is_empty() {
         let content_type = request.header("content-type").unwrap_or("");
         if !content_type.starts_with("application/xml") && !content_type.starts_with("text/xml") {
-            return dav::xml_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Sabre\\DAV\\Exception\\UnsupportedMediaType",
+            return Err(DavError::unsupported_media_type(
                 "The request body for the MKCOL request must have an xml Content-Type",
-            );
+            ));
         }
         // Extended MKCOL (RFC 5689): only a plain collection can be made here.
         match crate::xml::parse(&request.body) {
-            Err(error) => return bad_request(&error.to_string()),
+            Err(error) => return Err(DavError::bad_request(error.to_string())),
             Ok(root) if !root.is(crate::xml::DAV, "mkcol") => {
-                return bad_request("The request body must be a {DAV:}mkcol document");
+                return Err(DavError::bad_request(
+                    "The request body must be a {DAV:}mkcol document",
+                ));
             }
             Ok(root) => {
                 let is_collection = root
@@ -48,9 +50,9 @@ pub(super) fn mkcol(shared: &Shared, request: &DavRequest, target: &Target) -> R
                         resourcetype.child(crate::xml::DAV, "collection").is_some()
                     });
                 if !is_collection {
-                    return bad_request(
+                    return Err(DavError::bad_request(
                         "The mkcol request must include a {DAV:}resourcetype property",
-                    );
+                    ));
                 }
             }
         }
@@ -58,44 +60,46 @@ pub(super) fn mkcol(shared: &Shared, request: &DavRequest, target: &Target) -> R
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
-    let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
+    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
     let viewer = user.viewer();
     let fileid = match world.storage.mkcol(viewer, &target.path, now) {
         Ok(fileid) => fileid,
-        Err(error) => return storage_error(error, &target.path),
+        Err(error) => return Err(storage_error(error, &target.path)),
     };
     let fileid = padded_file_id(fileid, &world.server.instance_id);
     drop(guard);
     let mut headers = HeaderMap::new();
     insert(&mut headers, "content-length", "0");
     insert(&mut headers, "oc-fileid", &fileid);
-    (StatusCode::CREATED, headers).into_response()
+    Ok((StatusCode::CREATED, headers).into_response())
 }
 
-pub(super) fn delete(shared: &Shared, request: &DavRequest, target: &Target) -> Response {
+pub(super) fn delete(
+    shared: &Shared,
+    request: &DavRequest,
+    target: &Target,
+) -> Result<Response, DavError> {
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
-    let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
+    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
     let viewer = user.viewer();
     let current = match world.storage.resolve(viewer, &target.path) {
         Ok(entry) => Current {
             etag: quoted(&world.storage.summary(viewer, &entry).etag),
             mtime: entry.node.mtime,
         },
-        Err(error) => return storage_error(error, &target.path),
+        Err(error) => return Err(storage_error(error, &target.path)),
     };
-    if let Err(response) = check_preconditions(request, Some(&current)) {
-        return response;
-    }
+    check_preconditions(request, Some(&current))?;
     if target.path.is_empty() {
-        return forbidden("The files root cannot be deleted");
+        return Err(DavError::forbidden("The files root cannot be deleted"));
     }
     if let Err(error) = world.storage.delete(viewer, &target.path, now) {
-        return storage_error(error, &target.path);
+        return Err(storage_error(error, &target.path));
     }
     drop(guard);
-    (StatusCode::NO_CONTENT, [(http::header::CONTENT_LENGTH, "0")]).into_response()
+    Ok((StatusCode::NO_CONTENT, [(http::header::CONTENT_LENGTH, "0")]).into_response())
 }
 
 pub(super) fn move_or_copy(
@@ -103,19 +107,18 @@ pub(super) fn move_or_copy(
     request: &DavRequest,
     target: &Target,
     operation: Operation,
-) -> Response {
+) -> Result<Response, DavError> {
     let Some(destination_header) = request.header("destination") else {
-        return bad_request("The destination header was not supplied");
+        return Err(DavError::bad_request("The destination header was not supplied"));
     };
-    let destination = match destination_path(destination_header, target) {
-        Ok(destination) => destination,
-        Err(response) => return response,
-    };
+    let destination = destination_path(destination_header, target)?;
     let overwrite = match request.header("overwrite").map(str::trim) {
         None | Some("") => true,
         Some(value) if value.eq_ignore_ascii_case("t") => true,
         Some(value) if value.eq_ignore_ascii_case("f") => false,
-        Some(_) => return bad_request("The HTTP Overwrite header should be either T or F"),
+        Some(_) => {
+            return Err(DavError::bad_request("The HTTP Overwrite header should be either T or F"));
+        }
     };
     // COPY of a collection with Depth 0 copies the collection alone.
     let recursive = request.depth(Depth::Infinity) != Depth::Zero;
@@ -123,39 +126,35 @@ pub(super) fn move_or_copy(
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
-    let Some(user) = world.users.get(&target.uid) else { return dav::not_found() };
+    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
     let viewer = user.viewer();
     let current = match world.storage.resolve(viewer, &target.path) {
         Ok(entry) => Current {
             etag: quoted(&world.storage.summary(viewer, &entry).etag),
             mtime: entry.node.mtime,
         },
-        Err(error) => return storage_error(error, &target.path),
+        Err(error) => return Err(storage_error(error, &target.path)),
     };
-    if let Err(response) = check_preconditions(request, Some(&current)) {
-        return response;
-    }
+    check_preconditions(request, Some(&current))?;
     let (destination_parent, _) = storage::parent_and_name(&destination);
     match world.storage.resolve(viewer, destination_parent) {
-        Err(_) => return conflict("The destination node is not found"),
+        Err(_) => return Err(DavError::conflict("The destination node is not found")),
         Ok(parent) if !parent.node.is_folder() => {
-            return dav::xml_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Sabre\\DAV\\Exception\\UnsupportedMediaType",
+            return Err(DavError::unsupported_media_type(
                 "The destination node is not a collection",
-            );
+            ));
         }
         Ok(_) => {}
     }
     let destination_exists = world.storage.resolve(viewer, &destination).is_ok();
     if destination_exists && !overwrite {
-        return storage_error(StorageError::DestinationExists, &destination);
+        return Err(storage_error(StorageError::DestinationExists, &destination));
     }
     if destination == target.path {
-        return storage_error(StorageError::SameSourceAndDestination, &destination);
+        return Err(storage_error(StorageError::SameSourceAndDestination, &destination));
     }
     if destination.starts_with(&format!("{}/", target.path)) || target.path.is_empty() {
-        return storage_error(StorageError::IntoItself, &destination);
+        return Err(storage_error(StorageError::IntoItself, &destination));
     }
     let result = match operation {
         Operation::Move => world.storage.rename(viewer, &target.path, &destination, overwrite, now),
@@ -165,7 +164,7 @@ pub(super) fn move_or_copy(
     };
     let (fileid, created) = match result {
         Ok(result) => result,
-        Err(error) => return storage_error(error, &target.path),
+        Err(error) => return Err(storage_error(error, &target.path)),
     };
     let mut headers = HeaderMap::new();
     insert(&mut headers, "content-length", "0");
@@ -181,17 +180,19 @@ pub(super) fn move_or_copy(
     }
     drop(guard);
     let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
-    (status, headers).into_response()
+    Ok((status, headers).into_response())
 }
 
 /// The clean path a `Destination` header names in the caller's files.
 /// sabre ignores the scheme and host of an absolute URL and keeps its path.
-fn destination_path(header: &str, target: &Target) -> Result<String, Response> {
+fn destination_path(header: &str, target: &Target) -> Result<String, DavError> {
     let header = header.trim();
     let raw_path = if !header.starts_with('/') && header.contains("://") {
         match url::Url::parse(header) {
             Ok(url) => url.path().to_string(),
-            Err(_) => return Err(bad_request("The destination header is not a valid URL")),
+            Err(_) => {
+                return Err(DavError::bad_request("The destination header is not a valid URL"));
+            }
         }
     } else {
         header.to_string()
@@ -206,12 +207,15 @@ fn destination_path(header: &str, target: &Target) -> Result<String, Response> {
     }
     let base = target.href_base.trim_end_matches('/');
     let outside = || {
-        forbidden(&format!("Requested uri ({collapsed}) is out of base uri ({})", target.href_base))
+        DavError::Forbidden(format!(
+            "Requested uri ({collapsed}) is out of base uri ({})",
+            target.href_base
+        ))
     };
     let rest = match collapsed.strip_prefix(base) {
         Some("") => "",
         Some(rest) if rest.starts_with('/') => rest,
         _ => return Err(outside()),
     };
-    storage::parse_dav_path(rest).map_err(|_| bad_request("Invalid destination path"))
+    storage::parse_dav_path(rest).map_err(|_| DavError::bad_request("Invalid destination path"))
 }
