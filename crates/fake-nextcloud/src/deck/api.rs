@@ -24,6 +24,14 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
 
+mod boards;
+mod cards;
+mod labels;
+mod stacks;
+
+/// Every user of the world, by uid.
+type Users = BTreeMap<String, crate::world::User>;
+
 /// Which operation a route performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -357,354 +365,40 @@ fn render(
     }
 }
 
+/// Runs one operation; each entity's operations live in a module of their
+/// own, one small function an operation.
 fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
     let World { deck, users, .. } = world;
     match op {
-        Op::ListBoards => {
-            let details = call.flag("details").unwrap_or(false);
-            let boards = deck
-                .boards_of(uid, call.since)
-                .into_iter()
-                .map(|board| deck.board_json(board, uid, users, details))
-                .collect();
-            Ok(Answer::list(boards))
-        }
-        Op::CreateBoard => {
-            let title = call.title(BOARD_TITLE_LENGTH_MAX)?;
-            let color = call.required_text("color")?;
-            let board_id = deck.insert_board(uid, &title, color.trim_start_matches('#'), now);
-            for (label_title, label_color) in DEFAULT_LABELS {
-                deck.insert_label(board_id, label_title, label_color, now);
-            }
-            Ok(Answer::tagged(deck.board_json(&deck.boards[&board_id], uid, users, true)))
-        }
-        Op::GetBoard => {
-            let board = deck.board_for(call.id("board", "Board not found")?, uid, read)?;
-            Ok(Answer::tagged(deck.board_json(board, uid, users, true)))
-        }
-        Op::UpdateBoard => {
-            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
-            let title = call.title(BOARD_TITLE_LENGTH_MAX)?;
-            let color = call.required_text("color")?;
-            let archived = call.flag("archived").unwrap_or(false);
-            let board = deck.boards.get_mut(&board_id).expect("checked");
-            board.title = title;
-            board.color = color.trim_start_matches('#').to_string();
-            board.archived = archived;
-            deck.touch_board(board_id, now);
-            Ok(Answer::tagged(deck.board_json(&deck.boards[&board_id], uid, users, true)))
-        }
-        Op::DeleteBoard => {
-            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
-            deck.touch_board(board_id, now);
-            let board = deck.boards.get_mut(&board_id).expect("checked");
-            board.deleted_at = now;
-            let json = deck.board_json(&deck.boards[&board_id], uid, users, false);
-            Ok(Answer::plain(json))
-        }
+        Op::ListBoards => boards::list(deck, users, call),
+        Op::CreateBoard => boards::create(deck, users, call),
+        Op::GetBoard => boards::get(deck, users, call),
+        Op::UpdateBoard => boards::update(deck, users, call),
+        Op::DeleteBoard => boards::delete(deck, users, call),
         Op::ListStacks | Op::ListArchivedStacks => {
-            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, read)?.id;
-            let (cards, since) = match op {
-                Op::ListStacks => (CardsShown::Active, call.since),
-                // Deck's archived list ignores If-Modified-Since.
-                _ => (CardsShown::Archived, 0),
-            };
-            let stacks = deck
-                .stacks_of(board_id)
-                .into_iter()
-                .filter(|stack| stack.last_modified > since)
-                .map(|stack| deck.stack_json(stack, users, cards, now))
-                .collect();
-            Ok(Answer::list(stacks))
+            stacks::list(deck, users, call, op == Op::ListArchivedStacks)
         }
-        Op::CreateStack => {
-            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
-            let title = call.title(STACK_TITLE_LENGTH_MAX)?;
-            let order = call
-                .integer("order")?
-                .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
-            let stack_id = deck.insert_stack(board_id, &title, order, now);
-            deck.touch_board(board_id, now);
-            Ok(Answer::tagged(deck.stack_json(
-                &deck.stacks[&stack_id],
-                users,
-                CardsShown::None,
-                now,
-            )))
-        }
-        Op::GetStack => {
-            let board_id = call.id("board", "Board not found")?;
-            let stack = deck.stack_for(call.id("stack", "Stack not found")?, uid, read)?;
-            if stack.board_id != board_id {
-                return Err(DeckError::NotFound("Stack not found"));
-            }
-            Ok(Answer::tagged(deck.stack_json(stack, users, CardsShown::Active, now)))
-        }
-        Op::UpdateStack => {
-            let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, manage)?.id;
-            let title = call.title(STACK_TITLE_LENGTH_MAX)?;
-            let order = call
-                .integer("order")?
-                .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
-            let stack = deck.stacks.get_mut(&stack_id).expect("checked");
-            stack.title = title;
-            stack.order = order;
-            deck.touch_stack(stack_id, now);
-            Ok(Answer::tagged(deck.stack_json(
-                &deck.stacks[&stack_id],
-                users,
-                CardsShown::None,
-                now,
-            )))
-        }
-        Op::DeleteStack => {
-            let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, manage)?.id;
-            deck.touch_stack(stack_id, now);
-            deck.stacks.get_mut(&stack_id).expect("checked").deleted_at = now;
-            Ok(Answer::plain(deck.stack_json(
-                &deck.stacks[&stack_id],
-                users,
-                CardsShown::None,
-                now,
-            )))
-        }
-        Op::GetCard => {
-            let card = deck.card_for(call.id("card", "Card not found")?, uid, read)?;
-            Ok(Answer::tagged(deck.card_json(card, users, true, now)))
-        }
-        Op::CreateCard => {
-            let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, edit)?.id;
-            let title = call.title(CARD_TITLE_LENGTH_MAX)?;
-            let card_type =
-                call.text("type").filter(|text| !text.is_empty()).unwrap_or("plain".to_string());
-            let order = call.integer("order")?.unwrap_or(999);
-            let description = call.text("description").unwrap_or_default();
-            let duedate = call.date("duedate")?.flatten();
-            let card_id = deck.insert_card(
-                stack_id,
-                &title,
-                &card_type,
-                order,
-                &description,
-                duedate,
-                uid,
-                now,
-            );
-            deck.touch_card(card_id, uid, now);
-            deck.cards.get_mut(&card_id).expect("inserted").last_editor = None;
-            Ok(Answer::tagged(deck.card_json(&deck.cards[&card_id], users, false, now)))
-        }
-        Op::UpdateCard => {
-            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
-            // Deck's update replaces the card: omitted description, order and
-            // duedate are reset, not kept. Clients must send the whole card.
-            let title = call.title(CARD_TITLE_LENGTH_MAX)?;
-            let card_type = call.required_text("type")?;
-            let owner = call.required_text("owner")?;
-            let description = call.text("description").unwrap_or_default();
-            let order = call.integer("order")?.unwrap_or(0);
-            let duedate = call.date("duedate")?.flatten();
-            let archived = call.flag("archived");
-            let done = call.date("done")?;
-            let target_stack = match call.path.get("stack").and_then(|id| id.parse::<u64>().ok()) {
-                Some(stack_id) => {
-                    let current_board =
-                        deck.stacks.get(&deck.cards[&card_id].stack_id).map(|stack| stack.board_id);
-                    deck.stacks
-                        .get(&stack_id)
-                        .filter(|stack| {
-                            stack.deleted_at == 0 && Some(stack.board_id) == current_board
-                        })
-                        .map(|stack| stack.id)
-                }
-                None => None,
-            };
-            let card = deck.cards.get_mut(&card_id).expect("checked");
-            card.title = title;
-            card.card_type = card_type;
-            card.owner = owner;
-            card.description = description;
-            card.order = order;
-            card.duedate = duedate;
-            if let Some(archived) = archived {
-                card.archived = archived;
-            }
-            if let Some(done) = done {
-                card.done = done;
-            }
-            if let Some(stack_id) = target_stack {
-                card.stack_id = stack_id;
-            }
-            deck.touch_card(card_id, uid, now);
-            Ok(Answer::tagged(deck.card_json(&deck.cards[&card_id], users, false, now)))
-        }
-        Op::DeleteCard => {
-            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
-            deck.touch_card(card_id, uid, now);
-            deck.cards.get_mut(&card_id).expect("checked").deleted_at = now;
-            Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))
-        }
-        Op::ReorderCard => {
-            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
-            let target = call
-                .integer("stackId")?
-                .ok_or_else(|| DeckError::BadRequest("stackId must be provided".into()))?;
-            let order = call
-                .integer("order")?
-                .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
-            // Deck's CardService::reorder checks edit on the card and on the
-            // target stack, nothing else: a card may change boards this way.
-            let target_id = deck.stack_for(target as u64, uid, edit)?.id;
-            let source_stack = deck.cards[&card_id].stack_id;
-            if deck.boards[&board_of_card(deck, &deck.cards[&card_id])].archived {
-                return Err(DeckError::Status("Operation not allowed. This board is archived."));
-            }
-            if deck.cards[&card_id].archived {
-                return Err(DeckError::Status("Operation not allowed. This card is archived."));
-            }
-            let mut ordered: Vec<u64> = deck
-                .cards_of(target_id)
-                .into_iter()
-                .filter(|card| !card.archived)
-                .map(|card| card.id)
-                .filter(|id| *id != card_id)
-                .collect();
-            let position = (order.max(0) as usize).min(ordered.len());
-            ordered.insert(position, card_id);
-            deck.cards.get_mut(&card_id).expect("checked").stack_id = target_id;
-            for (index, id) in ordered.iter().enumerate() {
-                let card = deck.cards.get_mut(id).expect("listed");
-                if card.order != index as i64 || *id == card_id {
-                    card.order = index as i64;
-                    deck.touch_card(*id, uid, now);
-                }
-            }
-            deck.touch_stack(source_stack, now);
-            let cards = ordered
-                .iter()
-                .map(|id| deck.card_json(&deck.cards[id], users, false, now))
-                .collect();
-            Ok(Answer::plain(Value::Array(cards)))
-        }
+        Op::CreateStack => stacks::create(deck, users, call),
+        Op::GetStack => stacks::get(deck, users, call),
+        Op::UpdateStack => stacks::update(deck, users, call),
+        Op::DeleteStack => stacks::delete(deck, users, call),
+        Op::GetCard => cards::get(deck, users, call),
+        Op::CreateCard => cards::create(deck, users, call),
+        Op::UpdateCard => cards::update(deck, users, call),
+        Op::DeleteCard => cards::delete(deck, users, call),
+        Op::ReorderCard => cards::reorder(deck, users, call),
         Op::AssignLabel | Op::RemoveLabel => {
-            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
-            let label_id = call
-                .integer("labelId")?
-                .ok_or_else(|| DeckError::BadRequest("labelId must be provided".into()))?;
-            let board_id = board_of_card(deck, &deck.cards[&card_id]);
-            let label_ok =
-                deck.labels.get(&(label_id as u64)).is_some_and(|label| label.board_id == board_id);
-            if !label_ok {
-                return Err(DeckError::BadRequest(
-                    "Operation not allowed. Label does not exist.".into(),
-                ));
-            }
-            let card = deck.cards.get_mut(&card_id).expect("checked");
-            let label_id = label_id as u64;
-            if op == Op::AssignLabel {
-                if !card.labels.contains(&label_id) {
-                    card.labels.push(label_id);
-                }
-            } else {
-                card.labels.retain(|id| *id != label_id);
-            }
-            deck.touch_card(card_id, uid, now);
-            Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, true, now)))
+            cards::set_label(deck, users, call, op == Op::AssignLabel)
         }
-        Op::AssignUser => {
-            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
-            let assignee = call.required_text("userId")?;
-            let board_id = board_of_card(deck, &deck.cards[&card_id]);
-            let can_see = users.contains_key(&assignee)
-                && deck.permissions(&deck.boards[&board_id], &assignee).read;
-            if !can_see {
-                return Err(DeckError::BadRequest("The user is not part of the board".into()));
-            }
-            if deck.cards[&card_id].assigned.iter().any(|(_, assigned)| assigned == &assignee) {
-                return Err(DeckError::BadRequest(
-                    "The user is already assigned to the card".into(),
-                ));
-            }
-            let assignment_id = deck.next_id();
-            deck.cards
-                .get_mut(&card_id)
-                .expect("checked")
-                .assigned
-                .push((assignment_id, assignee.clone()));
-            deck.touch_card(card_id, uid, now);
-            Ok(Answer::plain(json!({
-                "id": assignment_id,
-                "participant": user_json(&assignee, users),
-                "cardId": card_id,
-                "type": 0,
-            })))
-        }
-        Op::UnassignUser => {
-            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
-            let assignee = call.required_text("userId")?;
-            let card = deck.cards.get_mut(&card_id).expect("checked");
-            let Some(position) =
-                card.assigned.iter().position(|(_, assigned)| assigned == &assignee)
-            else {
-                return Err(DeckError::NotFound("No assignment for this user found."));
-            };
-            let (assignment_id, _) = card.assigned.remove(position);
-            deck.touch_card(card_id, uid, now);
-            Ok(Answer::plain(json!({
-                "id": assignment_id,
-                "participant": user_json(&assignee, users),
-                "cardId": card_id,
-                "type": 0,
-            })))
-        }
+        Op::AssignUser => cards::assign_user(deck, users, call),
+        Op::UnassignUser => cards::unassign_user(deck, users, call),
         Op::ArchiveCard | Op::UnarchiveCard => {
-            let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
-            deck.cards.get_mut(&card_id).expect("checked").archived = op == Op::ArchiveCard;
-            deck.touch_card(card_id, uid, now);
-            Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))
+            cards::set_archived(deck, users, call, op == Op::ArchiveCard)
         }
-        Op::GetLabel => {
-            let label = deck.label_for(call.id("label", "Label not found")?, uid, read)?;
-            Ok(Answer::plain(super::label_json(label, true)))
-        }
-        Op::CreateLabel => {
-            let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
-            let title = call.required_text("title")?;
-            let color = call.required_text("color")?;
-            let label_id = deck.insert_label(board_id, &title, color.trim_start_matches('#'), now);
-            deck.touch_board(board_id, now);
-            Ok(Answer::plain(super::label_json(&deck.labels[&label_id], false)))
-        }
-        Op::UpdateLabel => {
-            let label_id = deck.label_for(call.id("label", "Label not found")?, uid, manage)?.id;
-            let title = call.required_text("title")?;
-            let color = call.required_text("color")?;
-            let label = deck.labels.get_mut(&label_id).expect("checked");
-            label.title = title;
-            label.color = color.trim_start_matches('#').to_string();
-            label.last_modified = now;
-            let board_id = label.board_id;
-            deck.touch_board(board_id, now);
-            Ok(Answer::plain(super::label_json(&deck.labels[&label_id], false)))
-        }
-        Op::DeleteLabel => {
-            let label_id = deck.label_for(call.id("label", "Label not found")?, uid, manage)?.id;
-            let label = deck.labels.remove(&label_id).expect("checked");
-            let touched: Vec<u64> = deck
-                .cards
-                .values()
-                .filter(|card| card.labels.contains(&label_id))
-                .map(|card| card.id)
-                .collect();
-            for card_id in touched {
-                deck.cards.get_mut(&card_id).expect("listed").labels.retain(|id| *id != label_id);
-                deck.touch_card(card_id, uid, now);
-            }
-            deck.touch_board(label.board_id, now);
-            Ok(Answer::plain(super::label_json(&label, false)))
-        }
+        Op::GetLabel => labels::get(deck, users, call),
+        Op::CreateLabel => labels::create(deck, users, call),
+        Op::UpdateLabel => labels::update(deck, users, call),
+        Op::DeleteLabel => labels::delete(deck, users, call),
     }
 }
 
