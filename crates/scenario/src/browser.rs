@@ -3,6 +3,10 @@
 //! sets, and the request token the chat page carries in `<head
 //! data-requesttoken>` (docs/app-contract.md). The scenario runner, `tamebi
 //! ask`, the end-to-end tests and the load benchmark all sign in with it.
+//! A [`Browser`] is such a session bound to its Nextcloud, posting to the
+//! chat route what the page posts ([`question`], [`decision`]).
+
+use serde_json::{Value, json};
 
 /// A signed-in browser: what every app route needs.
 #[derive(Debug, Clone)]
@@ -64,6 +68,93 @@ pub async fn login(
         .map_err(LoginError::Page)?;
     let request_token = request_token(&page).ok_or(LoginError::NoRequestToken)?;
     Ok(Session { cookies, request_token })
+}
+
+/// A signed-in browser at its Nextcloud: requests carry the session's
+/// cookies and request token.
+#[derive(Debug, Clone)]
+pub struct Browser {
+    pub session: Session,
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Browser {
+    /// Signs in as [`login`] does; `http` must not follow redirects.
+    pub async fn login(
+        http: &reqwest::Client,
+        base: &str,
+        user: &str,
+        password: &str,
+    ) -> Result<Browser, LoginError> {
+        let session = login(http, base, user, password).await?;
+        Ok(Browser { session, base: base.to_string(), http: http.clone() })
+    }
+
+    /// A request to `path` on the Nextcloud, as this browser.
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .header("Cookie", self.session.cookies.clone())
+            .header("requesttoken", self.session.request_token.clone())
+    }
+
+    /// Posts a chat body to the app; the status and the stream's chunks,
+    /// every one JSON (or the error envelope, alone).
+    pub async fn chat(&self, body: &Value) -> Result<(u16, Vec<Value>), String> {
+        let response = self
+            .request(reqwest::Method::POST, "/apps/tamebi/api/chat")
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .map_err(|error| format!("the chat post failed: {error}"))?;
+        let status = response.status().as_u16();
+        let text = response.text().await.map_err(|error| format!("the stream broke: {error}"))?;
+        if status != 200 {
+            return Ok((status, vec![serde_json::from_str(&text).unwrap_or(Value::String(text))]));
+        }
+        Ok((status, crate::sse::json_chunks(&text)?))
+    }
+
+    /// Asks a question; the answer's chunks, or what answered instead of
+    /// a stream.
+    pub async fn ask(&self, conversation: &str, text: &str) -> Result<Vec<Value>, String> {
+        match self.chat(&question(conversation, text)).await? {
+            (200, chunks) => Ok(chunks),
+            (status, answer) => Err(format!("the chat answered {status}: {answer:?}")),
+        }
+    }
+}
+
+/// A question as the page posts it: the new message only.
+pub fn question(conversation: &str, text: &str) -> Value {
+    json!({
+        "id": conversation,
+        "trigger": "submit-message",
+        "message": {"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]},
+    })
+}
+
+/// Decisions on approval requests (`tool-approval-request` chunks) as the
+/// page posts them: the last message only, trimmed to the decisions.
+pub fn decision(conversation: &str, decisions: &[(&Value, bool)]) -> Value {
+    let parts: Vec<Value> = decisions
+        .iter()
+        .map(|(request, approved)| {
+            json!({
+                "type": "dynamic-tool",
+                "toolCallId": request["toolCallId"],
+                "state": "approval-responded",
+                "approval": {"id": request["approvalId"], "approved": approved},
+            })
+        })
+        .collect();
+    json!({
+        "id": conversation,
+        "trigger": "submit-message",
+        "message": {"id": "a", "role": "assistant", "parts": parts},
+    })
 }
 
 /// The request token of a Nextcloud page, unescaped (Nextcloud writes it

@@ -9,15 +9,20 @@
 //! generic expression language for expectations (a small fixed set of
 //! checks reads better and fails with a precise message).
 //!
+//! [`harness`] is the one way to stand the system up in this process; the
+//! runner, the end-to-end tests and the benchmarks all start from it.
+//!
 //! [`load`] reads and checks a file (every problem with its line), [`run`]
 //! runs it on fresh services and returns its failures and its normalised
 //! transcript, [`discover`] lists a folder's files.
 
 pub mod browser;
 pub mod format;
+pub mod harness;
 pub mod mcp_client;
 pub mod normalise;
 pub mod runner;
+pub mod sse;
 
 pub use format::{Diagnostic, LoadError, Scenario, discover, load, parse};
 pub use runner::{Outcome, run};

@@ -1,32 +1,22 @@
-//! The runner: starts the whole stack for one scenario on ephemeral loopback
-//! ports (the fake Nextcloud with its Tamebi app, mcp-nextcloud, mcp-mail,
-//! the scripted fake model, the orchestrator on a fresh data directory),
-//! drives the steps through the app's routes like a browser, checks every
-//! expectation and writes the normalised transcript.
+//! The runner: stands the whole system up for one scenario with
+//! [`crate::harness`] (the fake Nextcloud with its Tamebi app,
+//! mcp-nextcloud, mcp-mail, the scripted fake model, the orchestrator on a
+//! fresh data directory), drives the steps through the app's routes like a
+//! browser, checks every expectation and writes the normalised transcript.
+//! What belongs to one scenario stays here: the pending approval requests,
+//! the latest preview id, the transcript.
 //!
 //! A failed expectation does not stop the scenario: every failure is
 //! collected, so one run shows all that is wrong.
 
-use crate::format::{
-    Action, Approve, AuditRow, ConverterSetting, Expect, ModelShown, Scenario, UpstreamSetting,
-};
+use crate::format::{Action, Approve, AuditRow, Expect, ModelShown, Scenario};
+use crate::harness::{Stack, WEBHOOK_SECRET};
 use crate::normalise::Normaliser;
-use fake_model::{FakeModel, Script};
-use fake_nextcloud::{AppConfig, FakeNextcloud};
-use orchestrator::mcp::ServerConfig;
-use orchestrator::service::{self, Orchestrator};
+use crate::sse::{of_type, text_of};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-const SECRET: &str = "scenario-runner-shared-secret-0123456789";
-const WEBHOOK_SECRET: &str = "scenario-runner-webhook-secret";
-const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
-const MCP_MAIL_AUDIENCE: &str = "http://127.0.0.1:9102/mcp";
-/// No single HTTP request of a scenario may take longer.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What one run of a scenario produced.
 #[derive(Debug)]
@@ -50,26 +40,26 @@ pub async fn run(scenario: &Scenario) -> Outcome {
     let mut transcript = Transcript::default();
     let _ = writeln!(transcript.text, "# {}\n# {}", scenario.name, scenario.description);
     let mut failures = Vec::new();
-    match Stack::start(scenario).await {
+    match Runner::start(scenario).await {
         Err(error) => failures.push(format!("the stack did not start: {error}")),
-        Ok(mut stack) => {
+        Ok(mut runner) => {
             for (index, step) in scenario.steps.iter().enumerate() {
                 let label =
                     format!("step {} ({}, line {})", index + 1, step.action.kind(), step.line);
                 let _ = writeln!(transcript.text, "\n## {label}");
                 let mut problems = Vec::new();
-                match stack.act(&step.action, &mut transcript).await {
+                match runner.act(&step.action, &mut transcript).await {
                     Err(error) => problems.push(format!("could not run: {error}")),
                     Ok(result) => {
-                        if let Err(error) = stack.settle().await {
+                        if let Err(error) = runner.settle().await {
                             problems.push(error);
                         }
-                        stack.check(&step.action, &step.expect, &result, &mut problems)
+                        runner.check(&step.action, &step.expect, &result, &mut problems)
                     }
                 }
                 failures.extend(problems.into_iter().map(|problem| format!("{label}: {problem}")));
             }
-            stack.shutdown().await;
+            runner.stack.shutdown().await;
         }
     }
     Outcome { failures, transcript: transcript.text, elapsed: started.elapsed() }
@@ -134,348 +124,85 @@ struct StepResult {
     tool_text: Option<String>,
 }
 
-type Browser = crate::browser::Session;
-
-struct Stack {
-    fake: FakeNextcloud,
-    mcp: Option<mcp_nextcloud::McpNextcloud>,
-    /// mcp-nextcloud's configuration, for restarts (same port, same index).
-    mcp_config: mcp_nextcloud::Config,
+/// One scenario's run: its stack and what its steps carry over.
+struct Runner {
+    stack: Stack,
+    /// Whether webhooks are registered (and delivered when a step settles).
     webhooks: bool,
-    mail: Option<mcp_mail::McpMail>,
-    model: FakeModel,
-    orchestrator: Option<Orchestrator>,
-    http: reqwest::Client,
-    browsers: HashMap<String, Browser>,
-    passwords: HashMap<String, String>,
     /// The latest approval requests per conversation.
     pending: HashMap<String, Vec<Value>>,
     preview_id: Option<String>,
-    window_tokens: usize,
-    servers: Vec<ServerConfig>,
-    data_dir: PathBuf,
 }
 
-impl Stack {
-    async fn start(scenario: &Scenario) -> Result<Stack, String> {
-        let app = AppConfig {
-            shared_secret: Some(SECRET.as_bytes().to_vec()),
-            renew_margin_s: scenario.options.renew_margin_s,
-            ..AppConfig::default()
-        };
+impl Runner {
+    async fn start(scenario: &Scenario) -> Result<Runner, String> {
+        let options = &scenario.options;
         let mut fixture = scenario.fixture.clone();
-        if scenario.options.webhooks {
+        let mut builder = Stack::builder();
+        if options.webhooks {
             // Delivered when the runner flushes them after each step, so a
             // step's uploads have reached the index before its checks.
             fixture.webhooks.delivery = fake_nextcloud::webhooks::Delivery::OnDemand;
+            builder = builder.webhooks();
         }
-        let fake = FakeNextcloud::start_with_app(&fixture, fake_nextcloud::Config::default(), app)
-            .await
-            .map_err(|error| format!("fake Nextcloud: {error}"))?;
-        seed_corpus(&fake, &scenario.corpus);
-        let base = fake.base_url().to_string();
-        let data_dir = std::env::temp_dir().join(format!(
-            "tamebi-scenario-{}-{}-{}",
-            scenario.name,
-            std::process::id(),
-            unique()
-        ));
-        std::fs::create_dir_all(&data_dir)
-            .map_err(|error| format!("cannot create {}: {error}", data_dir.display()))?;
-        let mut index = mcp_nextcloud::index::IndexConfig {
-            path: Some(data_dir.join("index.db")),
-            webhook_secret: Some(WEBHOOK_SECRET.into()),
-            limits: Default::default(),
-        };
-        let limits = scenario.options.index_limits;
-        let defaults = index.limits;
-        index.limits.pass_documents = limits.pass_documents.unwrap_or(defaults.pass_documents);
-        index.limits.discovery_page = limits.discovery_page.unwrap_or(defaults.discovery_page);
-        index.limits.discovery_pages = limits.discovery_pages.unwrap_or(defaults.discovery_pages);
-        let mut mcp_config = mcp_nextcloud::Config {
-            listen: "127.0.0.1:0".parse().expect("address"),
-            canonical_url: MCP_NEXTCLOUD_AUDIENCE.into(),
-            issuer: base.clone(),
-            jwks_url: None,
-            nextcloud_url: base.clone(),
-            upstream: upstream_auth(scenario.options.upstream),
-            allowed_hosts: vec!["127.0.0.1".into()],
-            clock: fake_clock(&fake),
-            index,
-            converter: converter_config(&fake, scenario.options.converter),
-        };
-        let mcp = mcp_nextcloud::McpNextcloud::start(mcp_config.clone())
-            .await
-            .map_err(|error| format!("mcp-nextcloud: {error}"))?;
-        // Restarts listen on the same port: the orchestrator and the
-        // registered webhooks keep their URLs.
-        mcp_config.listen = mcp.url().trim_start_matches("http://").parse().expect("address");
-        if scenario.options.webhooks {
-            register_webhooks(
-                &fake,
-                &scenario.fixture,
-                &format!("{}/webhooks/nextcloud", mcp.url()),
-            )
+        let servers: Vec<&str> = options.mcp_servers.iter().map(String::as_str).collect();
+        let stack = builder
+            .fixture(fixture)
+            .corpus(scenario.corpus.clone())
+            .app(fake_nextcloud::AppConfig {
+                renew_margin_s: options.renew_margin_s,
+                ..fake_nextcloud::AppConfig::default()
+            })
+            .model_script(&scenario.model_script)
+            .upstream(options.upstream)
+            .converter(options.converter)
+            .index_limits(options.index_limits)
+            .orchestrator_servers(&servers)
+            .window_tokens(options.window_tokens)
+            .temp_data_dir(&scenario.name)
+            .start()
             .await?;
-        }
-        let mail = mcp_mail::McpMail::start(mcp_mail::Config {
-            listen: "127.0.0.1:0".parse().expect("address"),
-            canonical_url: MCP_MAIL_AUDIENCE.into(),
-            issuer: base.clone(),
-            jwks_url: None,
-            app_url: base.clone(),
-            nextcloud_audience: "nextcloud".into(),
-            allowed_hosts: vec!["127.0.0.1".into()],
-            clock: fake_clock(&fake),
-        })
-        .await
-        .map_err(|error| format!("mcp-mail: {error}"))?;
-        let script = Script::from_toml(&scenario.model_script)
-            .map_err(|error| format!("the model script: {error}"))?;
-        let model = FakeModel::start(fake_model::Config {
-            listen: "127.0.0.1:0".parse().expect("address"),
-            script,
-            ..fake_model::Config::default()
-        })
-        .await
-        .map_err(|error| format!("fake model: {error}"))?;
-        let servers = [
-            ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", mcp.url()) },
-            ServerConfig { name: "mail".into(), url: format!("{}/mcp", mail.url()) },
-        ]
-        .into_iter()
-        .filter(|server| scenario.options.mcp_servers.contains(&server.name))
-        .collect();
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            .expect("HTTP client");
-        let passwords = scenario
-            .fixture
-            .users
-            .iter()
-            .map(|user| (user.uid.clone(), user.password.clone()))
-            .collect();
-        let mut stack = Stack {
-            fake,
-            mcp: Some(mcp),
-            mcp_config,
-            webhooks: scenario.options.webhooks,
-            mail: Some(mail),
-            model,
-            orchestrator: None,
-            http,
-            browsers: HashMap::new(),
-            passwords,
-            pending: HashMap::new(),
-            preview_id: None,
-            window_tokens: scenario.options.window_tokens,
-            servers,
-            data_dir,
-        };
-        stack.start_orchestrator().await?;
-        Ok(stack)
+        Ok(Runner { stack, webhooks: options.webhooks, pending: HashMap::new(), preview_id: None })
     }
 
-    async fn start_orchestrator(&mut self) -> Result<(), String> {
-        let mut model = orchestrator::model::ModelConfig::new(self.model.api_base(), "fake-model");
-        model.retry.backoff_first_ms = 10;
-        let orchestrator = Orchestrator::start(service::Config {
-            listen: "127.0.0.1:0".parse().expect("address"),
-            secret: SECRET.as_bytes().to_vec(),
-            model,
-            window_tokens: self.window_tokens,
-            servers: self.servers.clone(),
-            // As an app-password deployment sets it; nothing is sent until
-            // a user saves an app password in the app.
-            app_password_servers: vec!["nextcloud".into()],
-            data_dir: Some(self.data_dir.clone()),
-        })
-        .await
-        .map_err(|error| format!("orchestrator: {error}"))?;
-        let set = self
-            .nextcloud_admin(reqwest::Method::POST, "/__fake/app")
-            .json(&json!({ "orchestrator_url": orchestrator.url() }))
-            .send()
-            .await
-            .map_err(|error| format!("POST /__fake/app: {error}"))?;
-        if !set.status().is_success() {
-            return Err(format!("POST /__fake/app answered {}", set.status()));
-        }
-        self.orchestrator = Some(orchestrator);
-        Ok(())
-    }
-
-    async fn shutdown(mut self) {
-        if let Some(orchestrator) = self.orchestrator.take() {
-            orchestrator.shutdown().await;
-        }
-        self.mcp.take();
-        self.mail.take();
-        self.model.shutdown().await;
-        self.fake.shutdown().await;
-        let _ = std::fs::remove_dir_all(&self.data_dir);
-    }
-
-    fn orchestrator(&self) -> &Orchestrator {
-        self.orchestrator.as_ref().expect("the orchestrator runs between steps")
-    }
-
-    async fn browser(&mut self, uid: &str) -> Result<&Browser, String> {
-        if !self.browsers.contains_key(uid) {
-            let password = self.passwords.get(uid).cloned().unwrap_or_default();
-            let session = crate::browser::login(&self.http, self.fake.base_url(), uid, &password)
-                .await
-                .map_err(|error| {
-                    format!("login of {uid}: {error} (is {uid} a user of the fixture?)")
-                })?;
-            self.browsers.insert(uid.to_string(), session);
-        }
-        Ok(&self.browsers[uid])
-    }
-
+    /// Runs one step: what it sends, written to the transcript, and what
+    /// came back.
     async fn act(
         &mut self,
         action: &Action,
         transcript: &mut Transcript,
     ) -> Result<StepResult, String> {
-        let mut result =
-            StepResult { model_requests_before: self.model.requests().len(), ..Default::default() };
+        let mut result = StepResult {
+            model_requests_before: self.stack.model().requests().len(),
+            ..Default::default()
+        };
         match action {
             Action::Ask { user, conversation, text, metadata, .. } => {
                 transcript.line(&format!("{user} asks in {conversation}: {text}"));
-                let mut message =
-                    json!({"id": "u", "role": "user", "parts": [{"type": "text", "text": text}]});
+                let mut body = crate::browser::question(conversation, text);
                 if let Some(metadata) = metadata {
-                    message["metadata"] = metadata.clone();
+                    body["message"]["metadata"] = metadata.clone();
                 }
-                let body =
-                    json!({"id": conversation, "trigger": "submit-message", "message": message});
                 self.chat(user, conversation, &body, &mut result, transcript).await?;
             }
             Action::Decide { user, conversation, approve, .. } => {
-                let requests = self.pending.get(conversation).cloned().unwrap_or_default();
-                let decisions: Vec<bool> = match approve {
-                    Approve::All(approved) => vec![*approved; requests.len()],
-                    Approve::Each(each) => each.clone(),
-                };
-                if decisions.len() != requests.len() {
-                    return Err(format!(
-                        "{} decisions for {} pending approval requests",
-                        decisions.len(),
-                        requests.len()
-                    ));
-                }
-                transcript.line(&format!("{user} decides in {conversation}: {decisions:?}"));
-                let parts: Vec<Value> = requests
-                    .iter()
-                    .zip(&decisions)
-                    .map(|(request, approved)| {
-                        json!({
-                            "type": "dynamic-tool", "toolCallId": request["toolCallId"],
-                            "state": "approval-responded",
-                            "approval": {"id": request["approvalId"], "approved": approved},
-                        })
-                    })
-                    .collect();
-                let body = json!({
-                    "id": conversation, "trigger": "submit-message",
-                    "message": {"id": "a", "role": "assistant", "parts": parts},
-                });
-                self.chat(user, conversation, &body, &mut result, transcript).await?;
+                self.decide(user, conversation, approve, &mut result, transcript).await?
             }
             Action::Http { method, path, auth, user, headers, body, .. } => {
-                // The template goes to the transcript: the id changes every run.
-                transcript.line(&format!("{method} {path} as {auth} {user}"));
-                let path = match &self.preview_id {
-                    Some(id) => path.replace("{previewId}", id),
-                    None => path.clone(),
-                };
-                let method = reqwest::Method::from_bytes(method.as_bytes())
-                    .map_err(|_| format!("{method:?} is not an HTTP method"))?;
-                let url = format!("{}{path}", self.fake.base_url());
-                let mut request = self.http.request(method, url);
-                match auth.as_str() {
-                    "browser" => {
-                        let browser = self.browser(user).await?;
-                        request = request
-                            .header("Cookie", browser.cookies.clone())
-                            .header("requesttoken", browser.request_token.clone());
-                    }
-                    "basic" => {
-                        let password = self.passwords.get(user).cloned().unwrap_or_default();
-                        request = request.basic_auth(user, Some(password));
-                    }
-                    "bearer" => {
-                        let token = self.fake.shared.mint_access_token(user, "nextcloud");
-                        request = request.bearer_auth(token);
-                    }
-                    "admin" => {
-                        let token = self
-                            .fake
-                            .admin_token()
-                            .expect("the runner's fake has its admin routes on");
-                        request = request.header(fake_nextcloud::admin::TOKEN_HEADER, token);
-                    }
-                    _ => {}
-                }
-                for (name, value) in headers {
-                    request = request.header(name.as_str(), value.as_str());
-                }
-                request = match body {
-                    Some(Value::String(text)) => request.body(text.clone()),
-                    Some(value) => request.json(value),
-                    None => request,
-                };
-                let response = request.send().await.map_err(|error| error.to_string())?;
-                result.status = Some(response.status().as_u16());
-                let text = response.text().await.map_err(|error| error.to_string())?;
-                let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-                transcript.line(&format!("status {}", result.status.unwrap_or_default()));
-                if body != Value::String(String::new()) {
-                    transcript.value(&body);
-                }
-                result.body = Some(body);
-                result.user = user.clone();
+                let request = HttpStep { method, path, auth, user, headers, body: body.as_ref() };
+                self.http(request, &mut result, transcript).await?
             }
             Action::NextcloudFaults { faults, .. } => {
                 transcript.line(&format!("nextcloud faults: {faults}"));
-                let set = self
-                    .nextcloud_admin(reqwest::Method::PUT, "/__fake/faults")
-                    .json(faults)
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if !set.status().is_success() {
-                    let text = set.text().await.unwrap_or_default();
-                    return Err(format!("PUT /__fake/faults refused them: {text}"));
-                }
+                self.stack.nextcloud_faults(faults).await?;
             }
             Action::ModelFaults { faults, .. } => {
                 transcript.line(&format!("model faults: {faults}"));
-                let set = self
-                    .model_admin(reqwest::Method::PUT, "/__fake/faults")
-                    .json(faults)
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if !set.status().is_success() {
-                    let text = set.text().await.unwrap_or_default();
-                    return Err(format!("the fake model refused the faults: {text}"));
-                }
+                self.stack.model_faults(faults).await?;
             }
             Action::AdvanceClock { seconds, .. } => {
                 transcript.line(&format!("clock +{seconds} s"));
-                let set = self
-                    .nextcloud_admin(reqwest::Method::POST, "/__fake/clock/advance")
-                    .json(&json!({"seconds": seconds}))
-                    .send()
-                    .await
-                    .map_err(|error| error.to_string())?;
-                if !set.status().is_success() {
-                    return Err(format!("the clock did not move: {}", set.status()));
-                }
+                self.stack.advance_clock(*seconds).await?;
             }
             Action::Wait { ms, .. } => {
                 transcript.line(&format!("wait {ms} ms"));
@@ -483,107 +210,34 @@ impl Stack {
             }
             Action::EndSession { user, .. } => {
                 transcript.line(&format!("{user}'s session ends"));
-                let path = format!("/__fake/sessions/{user}/end");
-                let end = self
-                    .nextcloud_admin(reqwest::Method::POST, &path)
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if !end.status().is_success() {
-                    return Err(format!("ending the session answered {}", end.status()));
-                }
+                self.stack.end_session(user).await?;
             }
             Action::RestartOrchestrator { .. } => {
                 transcript.line("the orchestrator restarts");
-                if let Some(orchestrator) = self.orchestrator.take() {
-                    orchestrator.shutdown().await;
-                }
-                self.start_orchestrator().await?;
+                self.stack.restart_orchestrator().await?;
             }
             Action::Tool { server, name, arguments, user, .. } => {
                 transcript.line(&format!("{user} calls {server} {name} {arguments}"));
-                let (status, body) = self.call_tool(server, user, name, arguments).await?;
-                result.status = Some(status);
-                transcript.line(&format!("status {status}"));
-                transcript.value(&settled_view(&body));
-                let texts = body["content"].as_array().into_iter().flatten();
-                result.tool_text =
-                    Some(texts.filter_map(|content| content["text"].as_str()).collect());
-                result.body = Some(body);
-                result.user = user.clone();
+                self.tool(server, user, name, arguments, &mut result, transcript).await?
             }
             Action::Webhook { event, user, path, to, fileid, secret, .. } => {
-                transcript.line(&format!(
-                    "webhook {event} {user}/{path}{}",
-                    to.as_deref().map(|to| format!(" -> {to}")).unwrap_or_default()
-                ));
-                let fileid = match fileid {
-                    Some(fileid) => *fileid,
-                    None => {
-                        let world = self.fake.shared.world();
-                        let node = world.storage.node_at(user, to.as_deref().unwrap_or(path));
-                        node.map(|node| node.id).ok_or_else(|| {
-                            format!("{user} has no file {path:?}: give its `fileid`")
-                        })?
-                    }
+                let webhook = WebhookStep {
+                    event,
+                    user,
+                    path,
+                    to: to.as_deref(),
+                    fileid: *fileid,
+                    secret: secret.as_deref(),
                 };
-                let class = match event.as_str() {
-                    "written" => mcp_nextcloud::index::webhook::NODE_WRITTEN,
-                    "created" => mcp_nextcloud::index::webhook::NODE_CREATED,
-                    "deleted" => mcp_nextcloud::index::webhook::NODE_DELETED,
-                    _ => mcp_nextcloud::index::webhook::NODE_RENAMED,
-                };
-                let node =
-                    |path: &str| json!({"id": fileid, "path": format!("/{user}/files/{path}")});
-                let mut event = json!({"class": class});
-                match to {
-                    Some(to) => {
-                        event["source"] = node(path);
-                        event["target"] = node(to);
-                    }
-                    None => event["node"] = node(path),
-                }
-                let url = format!("{}/webhooks/nextcloud", self.mcp_config_url());
-                let mut request = self.http.post(url).json(&json!({
-                    "event": event, "user": {"uid": user, "displayName": user},
-                }));
-                match secret.as_deref() {
-                    Some("") => {}
-                    given => {
-                        request = request.header(
-                            mcp_nextcloud::index::webhook::SECRET_HEADER,
-                            given.unwrap_or(WEBHOOK_SECRET),
-                        )
-                    }
-                }
-                let response = request.send().await.map_err(|error| error.to_string())?;
-                let status = response.status().as_u16();
-                result.status = Some(status);
-                transcript.line(&format!("status {status}"));
+                self.webhook(webhook, &mut result, transcript).await?
             }
             Action::StopMcpNextcloud { .. } => {
                 transcript.line("mcp-nextcloud stops");
-                if let Some(mcp) = self.mcp.take() {
-                    mcp.index().idle().await;
-                    mcp.shutdown().await;
-                }
+                self.stack.stop_mcp_nextcloud().await;
             }
             Action::RestartMcpNextcloud { converter, upstream, .. } => {
                 transcript.line("mcp-nextcloud restarts");
-                if let Some(mcp) = self.mcp.take() {
-                    mcp.index().idle().await;
-                    mcp.shutdown().await;
-                }
-                if let Some(converter) = converter {
-                    self.mcp_config.converter = converter_config(&self.fake, *converter);
-                }
-                if let Some(upstream) = upstream {
-                    self.mcp_config.upstream = upstream_auth(*upstream);
-                }
-                let mcp = mcp_nextcloud::McpNextcloud::start(self.mcp_config.clone())
-                    .await
-                    .map_err(|error| format!("mcp-nextcloud did not start again: {error}"))?;
-                self.mcp = Some(mcp);
+                self.stack.restart_mcp_nextcloud(*converter, *upstream).await?;
             }
             Action::Erase { user, agent_facts, .. } => {
                 transcript.line(&format!(
@@ -599,10 +253,175 @@ impl Stack {
         Ok(result)
     }
 
+    /// Answers the pending approval requests of the conversation as the page
+    /// does: the last message only, trimmed to the decisions.
+    async fn decide(
+        &mut self,
+        user: &str,
+        conversation: &str,
+        approve: &Approve,
+        result: &mut StepResult,
+        transcript: &mut Transcript,
+    ) -> Result<(), String> {
+        let requests = self.pending.get(conversation).cloned().unwrap_or_default();
+        let decisions: Vec<bool> = match approve {
+            Approve::All(approved) => vec![*approved; requests.len()],
+            Approve::Each(each) => each.clone(),
+        };
+        if decisions.len() != requests.len() {
+            return Err(format!(
+                "{} decisions for {} pending approval requests",
+                decisions.len(),
+                requests.len()
+            ));
+        }
+        transcript.line(&format!("{user} decides in {conversation}: {decisions:?}"));
+        let decided: Vec<(&Value, bool)> = requests.iter().zip(decisions).collect();
+        let body = crate::browser::decision(conversation, &decided);
+        self.chat(user, conversation, &body, result, transcript).await
+    }
+
+    /// A plain HTTP request to the fake Nextcloud, signed in as the step says.
+    async fn http(
+        &mut self,
+        step: HttpStep<'_>,
+        result: &mut StepResult,
+        transcript: &mut Transcript,
+    ) -> Result<(), String> {
+        let HttpStep { method, path, auth, user, headers, body } = step;
+        // The template goes to the transcript: the id changes every run.
+        transcript.line(&format!("{method} {path} as {auth} {user}"));
+        let path = match &self.preview_id {
+            Some(id) => path.replace("{previewId}", id),
+            None => path.to_string(),
+        };
+        let method = reqwest::Method::from_bytes(method.as_bytes())
+            .map_err(|_| format!("{method:?} is not an HTTP method"))?;
+        let url = format!("{}{path}", self.stack.fake.base_url());
+        let mut request = self.stack.http.request(method, url);
+        match auth {
+            "browser" => {
+                let session = self.stack.browser(user).await?.session;
+                request = request
+                    .header("Cookie", session.cookies)
+                    .header("requesttoken", session.request_token);
+            }
+            "basic" => request = request.basic_auth(user, Some(self.stack.password(user))),
+            "bearer" => request = request.bearer_auth(self.stack.token(user, "nextcloud")),
+            "admin" => {
+                let token = self
+                    .stack
+                    .fake
+                    .admin_token()
+                    .expect("the runner's fake has its admin routes on");
+                request = request.header(fake_nextcloud::admin::TOKEN_HEADER, token);
+            }
+            _ => {}
+        }
+        for (name, value) in headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        request = match body {
+            Some(Value::String(text)) => request.body(text.clone()),
+            Some(value) => request.json(value),
+            None => request,
+        };
+        let response = request.send().await.map_err(|error| error.to_string())?;
+        result.status = Some(response.status().as_u16());
+        let text = response.text().await.map_err(|error| error.to_string())?;
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        transcript.line(&format!("status {}", result.status.unwrap_or_default()));
+        if body != Value::String(String::new()) {
+            transcript.value(&body);
+        }
+        result.body = Some(body);
+        result.user = user.to_string();
+        Ok(())
+    }
+
+    /// One MCP tool call as the user.
+    async fn tool(
+        &mut self,
+        server: &str,
+        user: &str,
+        name: &str,
+        arguments: &Value,
+        result: &mut StepResult,
+        transcript: &mut Transcript,
+    ) -> Result<(), String> {
+        let (status, body) = self.stack.call_tool(server, user, name, arguments).await?;
+        result.status = Some(status);
+        transcript.line(&format!("status {status}"));
+        transcript.value(&settled_view(&body));
+        let texts = body["content"].as_array().into_iter().flatten();
+        result.tool_text = Some(texts.filter_map(|content| content["text"].as_str()).collect());
+        result.body = Some(body);
+        result.user = user.to_string();
+        Ok(())
+    }
+
+    /// A webhook call to mcp-nextcloud as Nextcloud's webhook_listeners
+    /// makes it.
+    async fn webhook(
+        &mut self,
+        step: WebhookStep<'_>,
+        result: &mut StepResult,
+        transcript: &mut Transcript,
+    ) -> Result<(), String> {
+        let WebhookStep { event, user, path, to, fileid, secret } = step;
+        transcript.line(&format!(
+            "webhook {event} {user}/{path}{}",
+            to.map(|to| format!(" -> {to}")).unwrap_or_default()
+        ));
+        let fileid = match fileid {
+            Some(fileid) => fileid,
+            None => {
+                let world = self.stack.fake.shared.world();
+                let node = world.storage.node_at(user, to.unwrap_or(path));
+                node.map(|node| node.id)
+                    .ok_or_else(|| format!("{user} has no file {path:?}: give its `fileid`"))?
+            }
+        };
+        let class = match event {
+            "written" => mcp_nextcloud::index::webhook::NODE_WRITTEN,
+            "created" => mcp_nextcloud::index::webhook::NODE_CREATED,
+            "deleted" => mcp_nextcloud::index::webhook::NODE_DELETED,
+            _ => mcp_nextcloud::index::webhook::NODE_RENAMED,
+        };
+        let node = |path: &str| json!({"id": fileid, "path": format!("/{user}/files/{path}")});
+        let mut event = json!({"class": class});
+        match to {
+            Some(to) => {
+                event["source"] = node(path);
+                event["target"] = node(to);
+            }
+            None => event["node"] = node(path),
+        }
+        let base = self.stack.mcp_nextcloud_url().ok_or("this stack runs no mcp-nextcloud")?;
+        let mut request = self.stack.http.post(format!("{base}/webhooks/nextcloud")).json(&json!({
+            "event": event, "user": {"uid": user, "displayName": user},
+        }));
+        match secret {
+            Some("") => {}
+            given => {
+                request = request.header(
+                    mcp_nextcloud::index::webhook::SECRET_HEADER,
+                    given.unwrap_or(WEBHOOK_SECRET),
+                )
+            }
+        }
+        let response = request.send().await.map_err(|error| error.to_string())?;
+        let status = response.status().as_u16();
+        result.status = Some(status);
+        transcript.line(&format!("status {status}"));
+        Ok(())
+    }
+
     /// Erases as `tamebi erase` does: its own connections to the files.
     async fn erase(&self, uid: &str, agent_facts: bool) -> Result<String, String> {
         use orchestrator::store::{chat, memory};
-        let memory_db = memory::open(Some(&self.data_dir.join("memory.db")))
+        let data_dir = self.stack.data_dir().ok_or("the orchestrator keeps no files")?;
+        let memory_db = memory::open(Some(&data_dir.join("memory.db")))
             .map_err(|error| format!("memory.db: {error}"))?;
         let who = uid.to_string();
         if agent_facts {
@@ -612,7 +431,7 @@ impl Stack {
                 .map_err(|error| error.to_string())?;
             return Ok(format!("{purged} agent fact(s) removed"));
         }
-        let chat_db = chat::open(Some(&self.data_dir.join("chat.db")))
+        let chat_db = chat::open(Some(&data_dir.join("chat.db")))
             .map_err(|error| format!("chat.db: {error}"))?;
         let conversations =
             chat_db.run(move |c| chat::erase_user(c, &who)).await.map_err(|e| e.to_string())?;
@@ -622,84 +441,17 @@ impl Stack {
         Ok(format!("{conversations} conversation(s) and {facts} fact(s) erased"))
     }
 
-    fn mcp_config_url(&self) -> String {
-        format!("http://{}", self.mcp_config.listen)
-    }
-
     /// Lets what a step started finish before its checks: queued webhook
     /// calls are delivered, and the index passes they and the searches
     /// started have ended.
     async fn settle(&self) -> Result<(), String> {
         if self.webhooks {
-            let flushed = self
-                .nextcloud_admin(reqwest::Method::POST, "/__fake/webhooks/flush")
-                .send()
-                .await
-                .map_err(|e| e.to_string())?;
-            if !flushed.status().is_success() {
-                return Err(format!("flushing the webhooks answered {}", flushed.status()));
-            }
+            self.stack.flush_webhooks().await?;
         }
-        if let Some(mcp) = &self.mcp {
+        if let Some(mcp) = self.stack.mcp_running() {
             mcp.index().idle().await;
         }
         Ok(())
-    }
-
-    /// One `tools/call` as the user, with the tokens the app would hand
-    /// the orchestrator for that server; the JSON-RPC result.
-    async fn call_tool(
-        &self,
-        server: &str,
-        user: &str,
-        name: &str,
-        arguments: &Value,
-    ) -> Result<(u16, Value), String> {
-        let (url, audience) = match server {
-            "mail" => (self.mail.as_ref().map(|mail| mail.url().to_string()), MCP_MAIL_AUDIENCE),
-            _ => (Some(self.mcp_config_url()), MCP_NEXTCLOUD_AUDIENCE),
-        };
-        let url = url.ok_or_else(|| format!("the {server} server does not run"))?;
-        let shared = &self.fake.shared;
-        // What the orchestrator adds for mcp-nextcloud once the user has
-        // saved an app password in the app.
-        let app_password = match server {
-            "nextcloud" => shared.world().app.app_passwords.get(user).cloned(),
-            _ => None,
-        };
-        let mut request = self.http.post(format!("{url}/mcp"));
-        if let Some(app_password) = app_password {
-            request = request.header(mcp_nextcloud::config::APP_PASSWORD_HEADER, app_password);
-        }
-        let response = request
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .bearer_auth(shared.mint_access_token(user, audience))
-            .header(
-                mcp_nextcloud::config::NEXTCLOUD_TOKEN_HEADER,
-                shared.mint_access_token(user, "nextcloud"),
-            )
-            .json(&json!({
-                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": name, "arguments": arguments},
-            }))
-            .send()
-            .await
-            .map_err(|error| format!("tools/call {name}: {error}"))?;
-        let status = response.status().as_u16();
-        let text = response.text().await.map_err(|error| error.to_string())?;
-        let json_text = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(str::trim)
-            .find(|line| !line.is_empty())
-            .unwrap_or(text.trim());
-        let message: Value = serde_json::from_str(json_text).unwrap_or(Value::String(text.clone()));
-        let body = match message.get("result") {
-            Some(result) => result.clone(),
-            None => message,
-        };
-        Ok((status, body))
     }
 
     /// Posts to the app's chat route as the user's browser and reads the
@@ -712,32 +464,20 @@ impl Stack {
         result: &mut StepResult,
         transcript: &mut Transcript,
     ) -> Result<(), String> {
-        let url = format!("{}/apps/tamebi/api/chat", self.fake.base_url());
-        let browser = self.browser(user).await?;
-        let (cookies, request_token) = (browser.cookies.clone(), browser.request_token.clone());
+        let browser = self.stack.browser(user).await?;
         let started = Instant::now();
-        let mut response = self
-            .http
-            .post(url)
-            .header("Cookie", cookies)
-            .header("requesttoken", request_token)
+        let response = browser
+            .request(reqwest::Method::POST, "/apps/tamebi/api/chat")
             .header("Content-Type", "application/json")
             .body(body.to_string())
             .send()
             .await
             .map_err(|error| format!("the chat post failed: {error}"))?;
         let status = response.status().as_u16();
-        let mut seen = String::new();
-        let mut first_text = None;
-        while let Some(bytes) =
-            response.chunk().await.map_err(|error| format!("the stream broke: {error}"))?
-        {
-            seen.push_str(&String::from_utf8_lossy(&bytes));
-            if first_text.is_none() && seen.contains("\"text-delta\"") {
-                first_text = Some(started.elapsed());
-            }
-        }
-        let total = started.elapsed();
+        let crate::sse::Timed { text: seen, first: first_text, whole: total } =
+            crate::sse::read_timed(response, started, "\"text-delta\"")
+                .await
+                .map_err(|error| format!("the stream broke: {error}"))?;
         result.status = Some(status);
         result.user = user.to_string();
         result.conversation = Some(conversation.to_string());
@@ -749,7 +489,7 @@ impl Stack {
             return Ok(());
         }
         result.first_text_before_end = first_text.map(|first| total.saturating_sub(first));
-        result.chunks = frames(&seen);
+        result.chunks = crate::sse::chunks(&seen);
         transcript.chunks(&result.chunks);
         // Kept until an answer brings new ones, so a scenario can post the
         // same decisions twice (a replay must be refused).
@@ -857,6 +597,7 @@ impl Stack {
         if let Some(wanted) = expect.memory_facts {
             let uid = result.user.clone();
             let facts = self
+                .stack
                 .orchestrator()
                 .services()
                 .memory
@@ -869,6 +610,7 @@ impl Stack {
         if let Some(wanted) = expect.summary_upto {
             let conversation = result.conversation.clone().unwrap_or_else(|| "c-1".into());
             let got = self
+                .stack
                 .orchestrator()
                 .services()
                 .chat
@@ -880,10 +622,12 @@ impl Stack {
         }
         if let Some(wanted) = expect.index_queries {
             let got =
-                self.mcp.as_ref().expect("mcp-nextcloud runs").index().store().run_blocking(|c| {
-                    c.query_row("SELECT count(*) FROM queries", [], |row| row.get::<_, i64>(0))
-                        .map_err(Into::into)
-                });
+                self.stack.mcp_running().expect("mcp-nextcloud runs").index().store().run_blocking(
+                    |c| {
+                        c.query_row("SELECT count(*) FROM queries", [], |row| row.get::<_, i64>(0))
+                            .map_err(Into::into)
+                    },
+                );
             if got.as_ref().ok() != Some(&wanted) {
                 problems.push(format!("index.db queries rows: expected {wanted}, got {got:?}"));
             }
@@ -892,7 +636,7 @@ impl Stack {
             self.check_index(expect, problems);
         }
         let requests: Vec<fake_model::RecordedRequest> =
-            self.model.requests().into_iter().skip(result.model_requests_before).collect();
+            self.stack.model().requests().into_iter().skip(result.model_requests_before).collect();
         if let Some(wanted) = expect.model_requests
             && requests.len() != wanted
         {
@@ -914,7 +658,7 @@ impl Stack {
     }
 
     fn check_index(&self, expect: &Expect, problems: &mut Vec<String>) {
-        let Some(mcp) = &self.mcp else {
+        let Some(mcp) = self.stack.mcp_running() else {
             problems.push("index expectations, but mcp-nextcloud does not run".into());
             return;
         };
@@ -977,7 +721,8 @@ impl Stack {
 
     fn audit(&self, uid: &str) -> Vec<AuditRow> {
         let uid = uid.to_string();
-        self.orchestrator()
+        self.stack
+            .orchestrator()
             .services()
             .audit
             .run_blocking(move |c| orchestrator::store::audit::calls_of(c, &uid))
@@ -987,33 +732,10 @@ impl Stack {
             .collect()
     }
 
-    /// A request to the fake Nextcloud's admin routes, with its token.
-    fn nextcloud_admin(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let token = self.fake.admin_token().expect("the runner's fake has its admin routes on");
-        self.http
-            .request(method, format!("{}{path}", self.fake.base_url()))
-            .header(fake_nextcloud::admin::TOKEN_HEADER, token)
-    }
-
-    /// A request to the fake model's admin routes, with its token.
-    fn model_admin(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let token =
-            self.model.admin_token().expect("the runner's fake model has its admin routes on");
-        self.http
-            .request(method, format!("{}{path}", self.model.url()))
-            .header(fake_model::admin::TOKEN_HEADER, token)
-    }
-
     fn fake_state(&self) -> Value {
-        let request = self.nextcloud_admin(reqwest::Method::GET, "/__fake/state");
         // The checks are synchronous; one blocking call in place.
         tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(async move {
-                match request.send().await {
-                    Ok(response) => response.json().await.unwrap_or(Value::Null),
-                    Err(_) => Value::Null,
-                }
-            })
+            tokio::runtime::Handle::current().block_on(self.stack.fake_state())
         })
     }
 }
@@ -1179,28 +901,6 @@ pub fn matches_partially(value: &Value, wanted: &Value) -> bool {
     }
 }
 
-fn frames(text: &str) -> Vec<Value> {
-    text.split("\n\n")
-        .filter_map(|frame| frame.strip_prefix("data: "))
-        .filter(|data| *data != "[DONE]")
-        .map(|data| serde_json::from_str(data).unwrap_or(Value::String(data.to_string())))
-        .collect()
-}
-
-fn of_type<'a>(chunks: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    chunks.iter().filter(|chunk| chunk["type"] == kind).collect()
-}
-
-fn text_of(chunks: &[Value]) -> String {
-    of_type(chunks, "text-delta").iter().filter_map(|c| c["delta"].as_str()).collect()
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
 /// What a tool step writes to the transcript. A files_grep answer says
 /// whether the index was ready when the search ended, which races with the
 /// pass the search itself started; its readiness (the `index` field and
@@ -1217,82 +917,22 @@ fn settled_view(body: &Value) -> Value {
     view
 }
 
-/// Seeds the generated files into the fake Nextcloud.
-fn seed_corpus(fake: &FakeNextcloud, corpus: &[crate::format::Corpus]) {
-    let mut world = fake.shared.world();
-    for series in corpus {
-        for number in 0..series.count {
-            let fill = |template: &str| template.replace("{n}", &format!("{number:03}"));
-            world.storage.seed_file(
-                &series.owner,
-                &fill(&series.path),
-                fill(&series.text).into_bytes(),
-                None,
-                series.first_mtime + number as i64,
-            );
-        }
-    }
+/// An `http` step's request.
+struct HttpStep<'a> {
+    method: &'a str,
+    path: &'a str,
+    auth: &'a str,
+    user: &'a str,
+    headers: &'a std::collections::BTreeMap<String, String>,
+    body: Option<&'a Value>,
 }
 
-/// The MCP servers check tokens against the fake Nextcloud's clock, so an
-/// `advance_clock` step expires them as the same time passing would.
-fn fake_clock(fake: &FakeNextcloud) -> mcp_auth::Clock {
-    let shared = fake.shared.clone();
-    mcp_auth::Clock::from_fn(move || shared.clock.now())
-}
-
-fn upstream_auth(setting: UpstreamSetting) -> mcp_nextcloud::UpstreamAuth {
-    match setting {
-        UpstreamSetting::SecondToken => {
-            mcp_nextcloud::UpstreamAuth::SecondToken { nextcloud_audience: "nextcloud".into() }
-        }
-        UpstreamSetting::AppPassword => mcp_nextcloud::UpstreamAuth::AppPassword,
-    }
-}
-
-/// mcp-nextcloud's converter for a setting: the fake's converter, with or
-/// without the fixture's secret.
-fn converter_config(
-    fake: &FakeNextcloud,
-    setting: ConverterSetting,
-) -> Option<mcp_nextcloud::convert::ConverterConfig> {
-    let secret = match setting {
-        ConverterSetting::None => return None,
-        ConverterSetting::WithSecret => fake.shared.world().server.converter_secret.clone(),
-        ConverterSetting::WithoutSecret | ConverterSetting::Unreachable => None,
-    };
-    let url = match setting {
-        // Port 9 (discard) on loopback: nothing listens there.
-        ConverterSetting::Unreachable => "http://127.0.0.1:9".to_string(),
-        _ => fake.converter_url().to_string(),
-    };
-    Some(mcp_nextcloud::convert::ConverterConfig {
-        url,
-        secret,
-        lend_listen: "127.0.0.1:0".parse().expect("address"),
-        lend_url: None,
-    })
-}
-
-/// Registers mcp-nextcloud's webhook endpoint as `tamebi webhooks register`
-/// does, with the fixture's first administrator.
-async fn register_webhooks(
-    fake: &FakeNextcloud,
-    fixture: &fake_nextcloud::Fixture,
-    endpoint: &str,
-) -> Result<(), String> {
-    let admin =
-        fixture.users.iter().find(|user| user.groups.iter().any(|group| group == "admin")).ok_or(
-            "[options] webhooks needs an administrator (a user in group \"admin\") in the fixture",
-        )?;
-    mcp_nextcloud::index::webhook::register(
-        &reqwest::Client::new(),
-        fake.base_url(),
-        (&admin.uid, &admin.password),
-        endpoint,
-        WEBHOOK_SECRET,
-    )
-    .await
-    .map(drop)
-    .map_err(|error| format!("registering the webhooks: {error}"))
+/// A `webhook` step's call.
+struct WebhookStep<'a> {
+    event: &'a str,
+    user: &'a str,
+    path: &'a str,
+    to: Option<&'a str>,
+    fileid: Option<u64>,
+    secret: Option<&'a str>,
 }
