@@ -423,12 +423,7 @@ async fn creating_in_a_calendar_the_user_cannot_write_is_refused() {
     let stack = start(second_token()).await;
     // Nextcloud answers a PUT into a calendar shared read-only with 403
     // (the fake has no calendar sharing, so the route fault stands in).
-    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
-        prefix: "/remote.php/dav/calendars/alice/personal/".into(),
-        method: Some("PUT".into()),
-        status: Some(403),
-        ..Default::default()
-    });
+    stack.fail_route("/remote.php/dav/calendars/alice/personal/", Some("PUT"), 403, None);
     let result = stack
         .call_tool(
             "alice",
@@ -523,12 +518,7 @@ async fn caldav_refusing_bearer_sign_ins_is_explained_and_app_passwords_work() {
 #[tokio::test]
 async fn nextcloud_down_is_unreachable_not_an_empty_agenda() {
     let stack = start(second_token()).await;
-    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
-        prefix: "/remote.php/dav/calendars".into(),
-        method: Some("REPORT".into()),
-        status: Some(503),
-        ..Default::default()
-    });
+    stack.fail_route("/remote.php/dav/calendars", Some("REPORT"), 503, None);
     let result = alice_events(&stack, json!({"start": MARCH_APRIL.0, "end": MARCH_APRIL.1})).await;
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
     assert!(text_of(&result).contains("do not guess"), "{}", text_of(&result));

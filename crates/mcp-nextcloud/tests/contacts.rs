@@ -151,12 +151,7 @@ async fn bad_arguments_are_the_models_to_fix() {
 #[tokio::test]
 async fn carddav_down_is_unreachable_not_an_empty_address_book() {
     let stack = start(second_token()).await;
-    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
-        prefix: "/remote.php/dav/addressbooks".into(),
-        method: Some("REPORT".into()),
-        status: Some(503),
-        ..Default::default()
-    });
+    stack.fail_route("/remote.php/dav/addressbooks", Some("REPORT"), 503, None);
     let result = stack.call_tool("alice", "contacts_search", json!({"query": "chloé"})).await;
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
     assert!(text_of(&result).contains("do not guess"));

@@ -508,11 +508,7 @@ async fn deck_refusing_token_sign_in_is_explained_and_app_passwords_work() {
 #[tokio::test]
 async fn deck_down_is_unreachable_not_an_empty_board() {
     let stack = start(second_token()).await;
-    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
-        prefix: "/index.php/apps/deck".into(),
-        status: Some(503),
-        ..Default::default()
-    });
+    stack.fail_route("/index.php/apps/deck", None, 503, None);
     let result = stack.call_tool("alice", "deck_cards", json!({})).await;
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
     assert!(text_of(&result).contains("do not guess"));

@@ -187,11 +187,7 @@ async fn read_failures_are_instructions() {
 #[tokio::test]
 async fn nextcloud_down_is_unreachable_not_a_guess() {
     let stack = start(second_token()).await;
-    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
-        prefix: "/remote.php/dav".into(),
-        status: Some(503),
-        ..Default::default()
-    });
+    stack.fail_route("/remote.php/dav", None, 503, None);
     let result = stack.call_tool("alice", "files_search", json!({"name": "notes"})).await;
     assert_eq!(failure_kind(&result), Some("nextcloud_unreachable"));
     assert!(text_of(&result).contains("do not guess"));
@@ -407,37 +403,19 @@ async fn write_into_a_folder_the_user_cannot_see_changes_nothing() {
 #[tokio::test]
 async fn write_when_storage_is_full_nextcloud_is_down_or_old() {
     let stack = start(second_token()).await;
-    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
-        prefix: "/remote.php/dav/files".into(),
-        method: Some("PUT".into()),
-        status: Some(507),
-        remaining: Some(1),
-        ..Default::default()
-    });
+    stack.fail_route("/remote.php/dav/files", Some("PUT"), 507, Some(1));
     let full =
         stack.call_tool("alice", "files_write", json!({"path": "a.md", "content": "x"})).await;
     assert_eq!(failure_kind(&full), Some("refused_by_nextcloud"));
     assert!(text_of(&full).contains("storage is full"));
-    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
-        prefix: "/remote.php/dav/files".into(),
-        method: Some("PUT".into()),
-        status: Some(503),
-        remaining: Some(1),
-        ..Default::default()
-    });
+    stack.fail_route("/remote.php/dav/files", Some("PUT"), 503, Some(1));
     let down =
         stack.call_tool("alice", "files_write", json!({"path": "a.md", "content": "x"})).await;
     assert_eq!(failure_kind(&down), Some("nextcloud_unreachable"));
     assert_eq!(stored(&stack, "alice", "a.md"), None);
     // Nextcloud before sabre/dav 4.1.3 answers a PUT into a missing folder
     // with 404 instead of 409: the same instruction either way.
-    stack.fake.shared.world().faults.routes.push(fake_nextcloud::faults::RouteFault {
-        prefix: "/remote.php/dav/files/alice/Nowhere".into(),
-        method: Some("PUT".into()),
-        status: Some(404),
-        remaining: Some(1),
-        ..Default::default()
-    });
+    stack.fail_route("/remote.php/dav/files/alice/Nowhere", Some("PUT"), 404, Some(1));
     let old_server = stack
         .call_tool("alice", "files_write", json!({"path": "Nowhere/a.md", "content": "x"}))
         .await;

@@ -4,27 +4,14 @@
 
 mod common;
 
-use common::{Stack, client_of, config_for, second_token, start_configured, text_of};
+use common::{
+    Stack, client_of, config_for, grep, node_written, route_fault, second_token, start_configured,
+    text_of, warm,
+};
 use mcp_nextcloud::McpNextcloud;
 use mcp_nextcloud::convert::ConverterConfig;
 use mcp_nextcloud::index::store;
 use serde_json::{Value, json};
-
-async fn grep(stack: &Stack, uid: &str, arguments: Value) -> Value {
-    stack.call_tool(uid, "files_grep", arguments).await
-}
-
-/// Searches until `uid`'s index is ready (each search starts a pass).
-async fn warm(stack: &Stack, uid: &str) {
-    for _ in 0..20 {
-        let result = grep(stack, uid, json!({"query": "warming"})).await;
-        stack.mcp.index().idle().await;
-        if result["structuredContent"]["index"] == "ready" {
-            return;
-        }
-    }
-    panic!("{uid}'s index never became ready");
-}
 
 fn doc(stack: &Stack, fileid: u64) -> Option<store::Doc> {
     stack.mcp.index().store().run_blocking(|connection| store::doc(connection, fileid)).unwrap()
@@ -43,6 +30,28 @@ fn last_query(stack: &Stack) -> store::QueryRow {
         .unwrap()
         .pop()
         .unwrap()
+}
+
+/// Seeds `count` files of carol's, (path, content) for each number, the
+/// numbers' files modified a second apart from `mtime`.
+fn seed(
+    world: &mut fake_nextcloud::World,
+    count: i64,
+    mtime: i64,
+    file: impl Fn(i64) -> (String, String),
+) {
+    for number in 0..count {
+        let (path, content) = file(number);
+        world.storage.seed_file("carol", &path, content.into_bytes(), None, mtime + number);
+    }
+}
+
+/// One search as `uid` and the pass it starts, to its end: the index's
+/// counts after.
+async fn searched(stack: &Stack, uid: &str, arguments: Value) -> store::Status {
+    grep(stack, uid, arguments).await;
+    stack.mcp.index().idle().await;
+    stack.mcp.index().store().run_blocking(|c| store::status(c)).unwrap()
 }
 
 /// Waits up to two seconds for a webhook's effect.
@@ -185,8 +194,7 @@ async fn a_scan_is_parked_as_needs_ocr_once() {
     let parked = doc(&stack, scan).unwrap();
     assert_eq!((parked.status.as_str(), parked.dirty), ("needs_ocr", false), "{parked:?}");
     for _ in 0..3 {
-        grep(&stack, "bob", json!({"query": "facture"})).await;
-        stack.mcp.index().idle().await;
+        searched(&stack, "bob", json!({"query": "facture"})).await;
     }
     assert_eq!(doc(&stack, scan).unwrap(), parked, "never retried");
     stack.mcp.shutdown().await;
@@ -198,21 +206,11 @@ async fn a_file_written_now_is_read_in_the_next_pass_despite_a_backlog() {
         config.index.limits.discovery_pages = 4;
     })
     .await;
-    {
-        let mut world = stack.fake.shared.world();
-        for number in 0..500 {
-            world.storage.seed_file(
-                "carol",
-                &format!("Archive/note-{number:03}.md"),
-                format!("# Note {number}\n\nAncienne note numéro {number}.\n").into_bytes(),
-                None,
-                1_600_000_000 + number,
-            );
-        }
-    }
-    grep(&stack, "carol", json!({"query": "note"})).await;
-    stack.mcp.index().idle().await;
-    let status = stack.mcp.index().store().run_blocking(|c| store::status(c)).unwrap();
+    seed(&mut stack.fake.shared.world(), 500, 1_600_000_000, |number| {
+        let content = format!("# Note {number}\n\nAncienne note numéro {number}.\n");
+        (format!("Archive/note-{number:03}.md"), content)
+    });
+    let status = searched(&stack, "carol", json!({"query": "note"})).await;
     assert!(status.pending >= 470, "{status:?}");
     let fresh = {
         let now = stack.fake.shared.now();
@@ -225,8 +223,7 @@ async fn a_file_written_now_is_read_in_the_next_pass_despite_a_backlog() {
             now,
         )
     };
-    grep(&stack, "carol", json!({"query": "contrat"})).await;
-    stack.mcp.index().idle().await;
+    searched(&stack, "carol", json!({"query": "contrat"})).await;
     assert_eq!(doc(&stack, fresh).unwrap().status, "ok");
     let found = grep(&stack, "carol", json!({"query": "contrat"})).await;
     assert_eq!(found["structuredContent"]["passages"][0]["path"], "Inbox/urgent.md");
@@ -246,48 +243,24 @@ async fn files_nextcloud_refuses_to_hand_over_give_up_and_starve_nothing() {
     .await;
     {
         let mut world = stack.fake.shared.world();
-        for number in 0..5 {
-            world.storage.seed_file(
-                "carol",
-                &format!("Locked/locked-{number}.md"),
-                format!(
-                    "# Locked {number}
-
-Une note verrouillée.
-"
-                )
-                .into_bytes(),
-                None,
-                1_700_000_000 + number,
-            );
-        }
-        for number in 0..10 {
-            world.storage.seed_file(
-                "carol",
-                &format!("Notes/note-{number}.md"),
-                format!(
-                    "# Note {number}
-
-Une note lisible numéro {number}.
-"
-                )
-                .into_bytes(),
-                None,
-                1_600_000_000 + number,
-            );
-        }
-        world.faults.routes.push(fake_nextcloud::faults::RouteFault {
-            prefix: "/remote.php/dav/files/carol/Locked/".into(),
-            method: Some("GET".into()),
-            status: Some(423),
-            ..Default::default()
+        seed(&mut world, 5, 1_700_000_000, |number| {
+            (
+                format!("Locked/locked-{number}.md"),
+                format!("# Locked {number}\n\nUne note verrouillée.\n"),
+            )
         });
+        seed(&mut world, 10, 1_600_000_000, |number| {
+            let content = format!("# Note {number}\n\nUne note lisible numéro {number}.\n");
+            (format!("Notes/note-{number}.md"), content)
+        });
+        world.faults.routes.push(route_fault(
+            "/remote.php/dav/files/carol/Locked/",
+            Some("GET"),
+            423,
+            None,
+        ));
     }
-    let pass = || async {
-        grep(&stack, "carol", json!({"query": "note"})).await;
-        stack.mcp.index().idle().await;
-        stack.mcp.index().store().run_blocking(|c| store::status(c)).unwrap()
-    };
+    let pass = || searched(&stack, "carol", json!({"query": "note"}));
     let locked = fileid(&stack, "carol", "Locked/locked-4.md");
     let first = pass().await;
     assert_eq!((first.read, first.retrying), (0, 5), "{first:?}");
@@ -348,17 +321,10 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
     assert!(refused.is_err());
 
     // Without the secret: refused, nothing recorded.
-    let payload = json!({"event": {"class": "OCP\\Files\\Events\\Node\\NodeWrittenEvent",
-        "node": {"id": 999_999, "path": "/alice/files/x.md"}}});
+    let payload = node_written(999_999, "/alice/files/x.md");
     let answer = http.post(&endpoint).json(&payload).send().await.unwrap();
     assert_eq!(answer.status(), 401);
-    let answer = http
-        .post(&endpoint)
-        .header("x-tamebi-webhook-secret", "wrong")
-        .json(&payload)
-        .send()
-        .await
-        .unwrap();
+    let answer = stack.webhook("wrong").json(&payload).send().await.unwrap();
     assert_eq!(answer.status(), 401);
     assert!(doc(&stack, 999_999).is_none());
 
@@ -378,8 +344,7 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
     assert_eq!(row.path, "Documents/livraison.md");
 
     // alice's next search reads it, as alice.
-    grep(&stack, "alice", json!({"query": "livraison"})).await;
-    stack.mcp.index().idle().await;
+    searched(&stack, "alice", json!({"query": "livraison"})).await;
     let found = grep(&stack, "alice", json!({"query": "livraison prototype"})).await;
     assert_eq!(found["structuredContent"]["passages"][0]["path"], "Documents/livraison.md");
 
@@ -466,8 +431,7 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
     assert!(uploaded.status().is_success());
     let rtf_id = fileid(&stack, "alice", "Documents/pv-comite.rtf");
     for _ in 0..4 {
-        grep(&stack, "alice", json!({"query": "cloture"})).await;
-        stack.mcp.index().idle().await;
+        searched(&stack, "alice", json!({"query": "cloture"})).await;
         // The back-off would skip the converter for a minute; a test has no minute.
         stack.mcp.shutdown().await;
         stack.mcp = McpNextcloud::start(configure(None)).await.unwrap();
@@ -487,8 +451,7 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
     stack.mcp.shutdown().await;
     stack.mcp = McpNextcloud::start(configure(Some("demo-converter-secret"))).await.unwrap();
     stack.client = client_of(&stack.mcp);
-    grep(&stack, "alice", json!({"query": "cloture"})).await;
-    stack.mcp.index().idle().await;
+    searched(&stack, "alice", json!({"query": "cloture"})).await;
     assert_eq!(doc(&stack, rtf_id).unwrap().status, "ok");
     let found = grep(&stack, "alice", json!({"query": "cloture comite"})).await;
     let passage = &found["structuredContent"]["passages"][0];
@@ -526,17 +489,8 @@ async fn a_locked_index_answers_webhooks_503_and_the_next_delivery_lands() {
         config.index.webhook_secret = Some("hook-secret".into());
     })
     .await;
-    let endpoint = format!("{}/webhooks/nextcloud", stack.mcp.url());
-    let payload = json!({"event": {"class": "OCP\\Files\\Events\\Node\\NodeWrittenEvent",
-        "node": {"id": 777_001, "path": "/alice/files/Documents/late.md"}}});
-    let deliver = || {
-        stack
-            .http
-            .post(&endpoint)
-            .header("x-tamebi-webhook-secret", "hook-secret")
-            .json(&payload)
-            .send()
-    };
+    let payload = node_written(777_001, "/alice/files/Documents/late.md");
+    let deliver = || stack.webhook("hook-secret").json(&payload).send();
 
     let locker = rusqlite::Connection::open(&index_path).unwrap();
     locker.execute_batch("BEGIN EXCLUSIVE").unwrap();

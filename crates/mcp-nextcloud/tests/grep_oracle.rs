@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{Stack, demo_fixture, second_token, start_fixture};
+use common::{demo_fixture, grep, second_token, start_fixture, warm};
 use fake_nextcloud::Fixture;
 use fake_nextcloud::fixture::{FileFixture, ShareFixture};
 use proptest::prelude::*;
@@ -122,22 +122,6 @@ fn world(readable: &Readable, hidden: &[(Hidden, Doc)]) -> Fixture {
         fixture.shares.push(share("bob", "ToCarol", "carol"));
     }
     fixture
-}
-
-async fn grep(stack: &Stack, uid: &str, arguments: Value) -> Value {
-    stack.call_tool(uid, "files_grep", arguments).await
-}
-
-/// Searches until `uid`'s index is ready (each search starts a pass).
-async fn warm(stack: &Stack, uid: &str) {
-    for _ in 0..20 {
-        let result = grep(stack, uid, json!({"query": "warming"})).await;
-        stack.mcp.index().idle().await;
-        if result["structuredContent"]["index"] == "ready" {
-            return;
-        }
-    }
-    panic!("{uid}'s index never became ready");
 }
 
 /// What alice is told, with the order of passages set aside: bm25 ranks

@@ -30,17 +30,17 @@ async fn an_oversized_mcp_request_is_413_and_reaches_nothing() {
     assert_eq!(listed.status(), 200, "still serving");
 }
 
+/// A file of alice's of `length` bytes, all `a`.
+fn seed_alice(stack: &Stack, path: &str, length: usize, mime: &str) {
+    let content = vec![b'a'; length];
+    stack.fake.shared.world().storage.seed_file("alice", path, content, Some(mime), 1_767_225_600);
+}
+
 #[tokio::test]
 async fn a_huge_document_is_refused_before_it_is_downloaded() {
     let (stack, recorder) = recorded_stack(|_| {}).await;
     let length = extract::INPUT_LENGTH_MAX + 1;
-    stack.fake.shared.world().storage.seed_file(
-        "alice",
-        "Documents/huge.md",
-        vec![b'a'; length],
-        Some("text/markdown"),
-        1_767_225_600,
-    );
+    seed_alice(&stack, "Documents/huge.md", length, "text/markdown");
     let result = stack.call_tool("alice", "files_read", json!({"path": "Documents/huge.md"})).await;
     assert_eq!(failure_kind(&result), Some("unreadable"), "{result}");
     assert!(text_of(&result).contains("too large"), "{result}");
@@ -55,13 +55,7 @@ async fn a_huge_document_is_refused_before_it_is_downloaded() {
 async fn a_huge_plain_file_is_served_a_bounded_slice_at_a_time() {
     let (stack, recorder) = recorded_stack(|_| {}).await;
     let length = 80 * 1024 * 1024;
-    stack.fake.shared.world().storage.seed_file(
-        "alice",
-        "Documents/huge.csv",
-        vec![b'a'; length],
-        Some("text/csv"),
-        1_767_225_600,
-    );
+    seed_alice(&stack, "Documents/huge.csv", length, "text/csv");
     let result = stack
         .call_tool(
             "alice",
@@ -103,27 +97,17 @@ async fn an_oversized_webhook_body_is_413_and_records_nothing() {
         config.index.webhook_secret = Some("hook-secret".into());
     })
     .await;
-    let endpoint = format!("{}/webhooks/nextcloud", stack.mcp.url());
     let padding = "p".repeat(mcp_nextcloud::index::webhook::BODY_LENGTH_MAX);
-    let payload = json!({"event": {"class": "OCP\\Files\\Events\\Node\\NodeWrittenEvent",
-        "node": {"id": 424_242, "path": "/alice/files/x.md"}}, "padding": padding});
-    let answer = stack
-        .http
-        .post(&endpoint)
-        .header("x-tamebi-webhook-secret", "hook-secret")
-        .json(&payload)
-        .send()
-        .await
-        .unwrap();
+    let mut payload = node_written(424_242, "/alice/files/x.md");
+    payload["padding"] = json!(padding);
+    let answer = stack.webhook("hook-secret").json(&payload).send().await.unwrap();
     assert_eq!(answer.status(), 413);
     let envelope: serde_json::Value = answer.json().await.unwrap();
     assert!(envelope["error"]["message"].as_str().unwrap().contains("too large"), "{envelope}");
     // A body that is not a payload: the envelope, and none of the parser's
     // words (they quote the body back) (issue 14).
     let answer = stack
-        .http
-        .post(&endpoint)
-        .header("x-tamebi-webhook-secret", "hook-secret")
+        .webhook("hook-secret")
         .body(r#"{"event": {"class": "secret-looking-bytes-0xdeadbeef""#)
         .send()
         .await
@@ -147,15 +131,7 @@ async fn an_oversized_webhook_body_is_413_and_records_nothing() {
         .unwrap();
     assert!(recorded.is_none(), "nothing recorded");
     // The same payload without the padding is accepted.
-    let small = json!({"event": {"class": "OCP\\Files\\Events\\Node\\NodeWrittenEvent",
-        "node": {"id": 424_242, "path": "/alice/files/x.md"}}});
-    let answer = stack
-        .http
-        .post(&endpoint)
-        .header("x-tamebi-webhook-secret", "hook-secret")
-        .json(&small)
-        .send()
-        .await
-        .unwrap();
+    let small = node_written(424_242, "/alice/files/x.md");
+    let answer = stack.webhook("hook-secret").json(&small).send().await.unwrap();
     assert_eq!(answer.status(), 204);
 }

@@ -128,18 +128,9 @@ async fn a_webhook_fetches_nothing_and_what_it_names_is_read_only_from_nextcloud
         config.index.webhook_secret = Some("hook-secret".into());
     })
     .await;
-    let endpoint = format!("{}/webhooks/nextcloud", stack.mcp.url());
     let (victim_url, hits) = victim().await;
-    let payload = json!({"event": {"class": "OCP\\Files\\Events\\Node\\NodeWrittenEvent",
-        "node": {"id": 515_151, "path": format!("/alice/files/{victim_url}/latest.md")}}});
-    let answer = stack
-        .http
-        .post(&endpoint)
-        .header("x-tamebi-webhook-secret", "hook-secret")
-        .json(&payload)
-        .send()
-        .await
-        .unwrap();
+    let payload = node_written(515_151, format!("/alice/files/{victim_url}/latest.md"));
+    let answer = stack.webhook("hook-secret").json(&payload).send().await.unwrap();
     assert_eq!(answer.status(), 204);
     assert!(recorder.seen().is_empty(), "a webhook makes no request");
     // alice's next search reads the dirty row the only way it can: from
