@@ -492,6 +492,38 @@ impl Target {
             .as_u16()
     }
 
+    /// A PUT as `account` that only creates (`If-None-Match: *`, as
+    /// mcp-nextcloud creates events and cards).
+    pub async fn put_new(
+        &self,
+        account: &Account,
+        path: &str,
+        content_type: &str,
+        body: impl Into<String>,
+    ) -> reqwest::Response {
+        let request = self.as_account(account, "PUT", path).header("Content-Type", content_type);
+        let sent = request.header("If-None-Match", "*").body(body.into()).send().await;
+        sent.unwrap_or_else(|error| panic!("PUT {path}: {error}"))
+    }
+
+    /// An OCS request as `account` without a body, its status and JSON.
+    pub async fn ocs_call(&self, account: &Account, method: &str, path: &str) -> (u16, Value) {
+        let sent = self.ocs(account, method, path).send().await;
+        ocs_json(sent.unwrap_or_else(|error| panic!("{method} {path}: {error}"))).await
+    }
+
+    /// An OCS POST as `account` with a JSON body.
+    pub async fn ocs_post_json(
+        &self,
+        account: &Account,
+        path: &str,
+        body: &Value,
+    ) -> reqwest::Response {
+        let request = self.ocs(account, "POST", path).header("Content-Type", "application/json");
+        let sent = request.body(body.to_string()).send().await;
+        sent.unwrap_or_else(|error| panic!("POST {path}: {error}"))
+    }
+
     /// Deletes what a test created; failures are ignored (cleanup only).
     pub async fn cleanup(&self, account: &Account, path: &str) {
         let _ = self.as_account(account, "DELETE", &self.files_path(account, path)).send().await;

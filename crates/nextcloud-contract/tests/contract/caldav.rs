@@ -115,24 +115,10 @@ async fn calendar_query_filters_by_time_range_and_put_honours_if_none_match() {
     let uid = target.unique("event");
     let object = format!("{}{calendar}/{uid}.ics", home(&alice));
     let data = event(&uid, "20260317T090000Z", "20260317T100000Z");
-    let put = target
-        .as_account(&alice, "PUT", &object)
-        .header("Content-Type", "text/calendar; charset=utf-8")
-        .header("If-None-Match", "*")
-        .body(data.clone())
-        .send()
-        .await
-        .unwrap();
+    let put = target.put_new(&alice, &object, "text/calendar; charset=utf-8", data.clone()).await;
     assert_eq!(put.status(), 201, "a new calendar object is 201");
 
-    let again = target
-        .as_account(&alice, "PUT", &object)
-        .header("Content-Type", "text/calendar; charset=utf-8")
-        .header("If-None-Match", "*")
-        .body(data)
-        .send()
-        .await
-        .unwrap();
+    let again = target.put_new(&alice, &object, "text/calendar; charset=utf-8", data).await;
     assert_eq!(again.status(), 412, "If-None-Match: * on an existing object");
 
     let found = query(&target, &alice, &calendar, "20260316T000000Z", "20260318T000000Z").await;

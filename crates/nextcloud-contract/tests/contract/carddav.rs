@@ -59,14 +59,7 @@ async fn address_books_are_listed_and_queried_by_text() {
 EMAIL;TYPE=WORK:chloe@example.com\r\nORG:{marker} SARL\r\nEND:VCARD\r\n"
     );
     let card = format!("{}{book}/{uid}.vcf", home(&alice));
-    let put = target
-        .as_account(&alice, "PUT", &card)
-        .header("Content-Type", "text/vcard; charset=utf-8")
-        .header("If-None-Match", "*")
-        .body(vcard)
-        .send()
-        .await
-        .unwrap();
+    let put = target.put_new(&alice, &card, "text/vcard; charset=utf-8", vcard).await;
     assert_eq!(put.status(), 201);
 
     let book_path = format!("{}{book}/", home(&alice));

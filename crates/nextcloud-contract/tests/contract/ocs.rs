@@ -15,10 +15,7 @@ fn meta(value: &Value) -> &Value {
 async fn the_current_user_in_v1_and_v2_envelopes() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let (status, v1) = ocs_json(
-        target.ocs(&alice, "GET", "/ocs/v1.php/cloud/user?format=json").send().await.unwrap(),
-    )
-    .await;
+    let (status, v1) = target.ocs_call(&alice, "GET", "/ocs/v1.php/cloud/user?format=json").await;
     assert_eq!(status, 200);
     assert_eq!(meta(&v1)["status"], "ok");
     assert_eq!(meta(&v1)["statuscode"], 100, "v1 success is statuscode 100");
@@ -29,10 +26,7 @@ async fn the_current_user_in_v1_and_v2_envelopes() {
         assert!(meta(&v1).get(field).is_some(), "v1 meta has {field}: {}", meta(&v1));
     }
 
-    let (status, v2) = ocs_json(
-        target.ocs(&alice, "GET", "/ocs/v2.php/cloud/user?format=json").send().await.unwrap(),
-    )
-    .await;
+    let (status, v2) = target.ocs_call(&alice, "GET", "/ocs/v2.php/cloud/user?format=json").await;
     assert_eq!(status, 200);
     assert_eq!(meta(&v2)["status"], "ok");
     assert_eq!(meta(&v2)["statuscode"], 200, "v2 success is statuscode 200");
@@ -50,18 +44,14 @@ async fn failures_are_in_the_envelope_with_v1_and_v2_status_codes() {
     let target = Target::get().await;
     let alice = target.alice().clone();
     let path = "apps/files_sharing/api/v1/shares/987654321";
-    let (status, v2) = ocs_json(
-        target.ocs(&alice, "GET", &format!("/ocs/v2.php/{path}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (status, v2) =
+        target.ocs_call(&alice, "GET", &format!("/ocs/v2.php/{path}?format=json")).await;
     assert_eq!(status, 404, "v2: the HTTP status is the OCS status");
     assert_eq!(meta(&v2)["status"], "failure");
     assert_eq!(meta(&v2)["statuscode"], 404);
 
-    let (status, v1) = ocs_json(
-        target.ocs(&alice, "GET", &format!("/ocs/v1.php/{path}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (status, v1) =
+        target.ocs_call(&alice, "GET", &format!("/ocs/v1.php/{path}?format=json")).await;
     assert_eq!(status, 200, "v1: failures travel with HTTP 200");
     assert_eq!(meta(&v1)["status"], "failure");
     assert_eq!(meta(&v1)["statuscode"], 404);
@@ -84,14 +74,8 @@ async fn failures_are_in_the_envelope_with_v1_and_v2_status_codes() {
 async fn capabilities_carry_what_nc_py_api_reads() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let (status, body) = ocs_json(
-        target
-            .ocs(&alice, "GET", "/ocs/v1.php/cloud/capabilities?format=json")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        target.ocs_call(&alice, "GET", "/ocs/v1.php/cloud/capabilities?format=json").await;
     assert_eq!(status, 200);
     assert_eq!(meta(&body)["status"], "ok");
     let version = &body["ocs"]["data"]["version"];
@@ -142,14 +126,9 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     assert_eq!(share["item_type"], "folder");
     assert_eq!(share["permissions"], 1);
 
-    let (status, listed) = ocs_json(
-        target
-            .ocs(&alice, "GET", &format!("{shares}?format=json&path=/{folder}&reshares=false"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, listed) = target
+        .ocs_call(&alice, "GET", &format!("{shares}?format=json&path=/{folder}&reshares=false"))
+        .await;
     assert_eq!(status, 200);
     let ids: Vec<String> = listed["ocs"]["data"]
         .as_array()
@@ -159,14 +138,8 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
         .collect();
     assert_eq!(ids, std::slice::from_ref(&id), "the folder's shares");
 
-    let (_, with_me) = ocs_json(
-        target
-            .ocs(&bob, "GET", &format!("{shares}?format=json&shared_with_me=true"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, with_me) =
+        target.ocs_call(&bob, "GET", &format!("{shares}?format=json&shared_with_me=true")).await;
     assert!(
         with_me["ocs"]["data"]
             .as_array()
@@ -193,10 +166,8 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     let write = target.put_file(&bob, &format!("{folder}/inside.txt"), "bob was here").await;
     assert_eq!(write.status(), 403, "read-only share: no update");
 
-    let (status, deleted) = ocs_json(
-        target.ocs(&alice, "DELETE", &format!("{shares}/{id}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (status, deleted) =
+        target.ocs_call(&alice, "DELETE", &format!("{shares}/{id}?format=json")).await;
     assert_eq!(status, 200, "{deleted}");
     let got = target.as_account(&bob, "GET", &in_bobs_files).send().await.unwrap();
     assert_eq!(got.status(), 404, "unshared: gone from bob's files");

@@ -61,24 +61,12 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
         "authMethod": "header",
         "authData": {SECRET_HEADER: secret},
     });
-    let response = target
-        .ocs(&alice, "POST", &format!("{ROUTE}?format=json"))
-        .header("Content-Type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_post_json(&alice, &format!("{ROUTE}?format=json"), &body).await;
     let status = response.status().as_u16();
     require_app(status, "webhook_listeners", ROUTE);
     assert_eq!(status, 403, "registration needs an administrator");
 
-    let response = target
-        .ocs(&admin, "POST", &format!("{ROUTE}?format=json"))
-        .header("Content-Type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_post_json(&admin, &format!("{ROUTE}?format=json"), &body).await;
     let (status, registered) = ocs_json(response).await;
     assert_eq!(status, 200, "{registered}");
     let registration = &registered["ocs"]["data"];
@@ -87,9 +75,7 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
     assert_eq!(registration["event"], NODE_WRITTEN);
     assert_eq!(registration["httpMethod"], "POST");
 
-    let (status, listed) =
-        ocs_json(target.ocs(&admin, "GET", &format!("{ROUTE}?format=json")).send().await.unwrap())
-            .await;
+    let (status, listed) = target.ocs_call(&admin, "GET", &format!("{ROUTE}?format=json")).await;
     assert_eq!(status, 200);
     assert!(
         listed["ocs"]["data"]
@@ -101,14 +87,8 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
     );
     // Listing by uri, as `tamebi webhooks register` does before updating.
     let by_uri = url::form_urlencoded::byte_serialize(uri.as_bytes()).collect::<String>();
-    let (status, listed) = ocs_json(
-        target
-            .ocs(&admin, "GET", &format!("{ROUTE}?format=json&uri={by_uri}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, listed) =
+        target.ocs_call(&admin, "GET", &format!("{ROUTE}?format=json&uri={by_uri}")).await;
     assert_eq!(status, 200);
     let ids: Vec<u64> = listed["ocs"]["data"]
         .as_array()
@@ -118,13 +98,7 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
         .collect();
     assert_eq!(ids, [id], "only the registrations for that uri");
     // Updating is a POST to the registration (WebhooksController::update).
-    let response = target
-        .ocs(&admin, "POST", &format!("{ROUTE}/{id}?format=json"))
-        .header("Content-Type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_post_json(&admin, &format!("{ROUTE}/{id}?format=json"), &body).await;
     let (status, updated) = ocs_json(response).await;
     assert_eq!(status, 200, "{updated}");
     assert_eq!(updated["ocs"]["data"]["id"].as_u64(), Some(id), "an update keeps the id");
@@ -179,10 +153,8 @@ async fn registration_is_admin_only_and_a_file_write_is_delivered() {
     assert!(!text.contains(alice.basic_secret()), "no credential in the payload");
     assert!(!text.contains(&secret), "the secret travels as a header only");
 
-    let (status, deleted) = ocs_json(
-        target.ocs(&admin, "DELETE", &format!("{ROUTE}/{id}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (status, deleted) =
+        target.ocs_call(&admin, "DELETE", &format!("{ROUTE}/{id}?format=json")).await;
     assert_eq!(status, 200, "{deleted}");
     assert_eq!(deleted["ocs"]["data"], true);
     target.cleanup(&alice, &folder).await;
