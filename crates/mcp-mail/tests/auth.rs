@@ -99,18 +99,7 @@ async fn the_app_receives_exactly_the_nextcloud_token_and_never_ours() {
 #[tokio::test]
 async fn protected_resource_metadata_names_this_server_and_the_issuer() {
     let stack = start().await;
-    for path in
-        ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]
-    {
-        let metadata: serde_json::Value = stack
-            .http
-            .get(format!("{}{path}", stack.mcp.url()))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+    for (path, metadata) in stack.resource_metadata().await {
         assert_eq!(metadata["resource"], MCP_AUDIENCE, "{path}");
         assert_eq!(metadata["authorization_servers"], json!([stack.fake.base_url()]));
         assert_eq!(metadata["resource_name"], "Tamebi MCP Mail");

@@ -137,18 +137,7 @@ async fn a_valid_caller_lists_the_tools_with_their_annotations() {
 #[tokio::test]
 async fn protected_resource_metadata_names_the_issuer() {
     let stack = start(second_token()).await;
-    for path in
-        ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]
-    {
-        let metadata: serde_json::Value = stack
-            .http
-            .get(format!("{}{path}", stack.mcp.url()))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+    for (_, metadata) in stack.resource_metadata().await {
         assert_eq!(metadata["resource"], MCP_AUDIENCE);
         assert_eq!(metadata["authorization_servers"], json!([stack.fake.base_url()]));
     }

@@ -101,6 +101,28 @@ impl McpClient {
     }
 }
 
+/// Where an MCP server publishes its protected resource metadata (RFC
+/// 9728): at the root, and suffixed with the endpoint's path.
+pub const METADATA_PATHS: [&str; 2] =
+    ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"];
+
+impl McpClient {
+    /// The server's protected resource metadata at each of
+    /// [`METADATA_PATHS`], with the path; a test's assertion that each is
+    /// served as JSON.
+    pub async fn resource_metadata(&self) -> Vec<(&'static str, Value)> {
+        let base = self.url.trim_end_matches("/mcp");
+        let mut found = Vec::new();
+        for path in METADATA_PATHS {
+            let sent = self.http.get(format!("{base}{path}")).send().await;
+            let response = sent.unwrap_or_else(|error| panic!("{path}: {error}"));
+            let metadata = response.json().await.unwrap_or_else(|error| panic!("{path}: {error}"));
+            found.push((path, metadata));
+        }
+        found
+    }
+}
+
 /// The JSON-RPC message in an answer's body: the first non-empty SSE
 /// `data:` line, or the whole body where the server answered with JSON.
 pub fn message_text(body: &str) -> &str {
