@@ -5,77 +5,18 @@
 
 mod common;
 
+use common::{
+    DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, as_alice, demo_fixture, request, start_demo, start_with,
+};
+
+use fake_nextcloud::Fixture;
 use fake_nextcloud::xml::{self, Element};
-use fake_nextcloud::{Config, FakeNextcloud, Fixture};
 use reqwest::StatusCode;
 use std::collections::BTreeMap;
 
-const ALICE_PASSWORD: &str = "alice-demo-password";
 const ALICE_APP_PASSWORD: &str = "alice-app-Zq7mK-2xP9d-Lw4cH-8tRvN";
-const BOB_PASSWORD: &str = "bob-demo-password";
 const ALICE_CALENDAR: &str = "/remote.php/dav/calendars/alice/personal/";
 const STANDUP: &str = "/remote.php/dav/calendars/alice/personal/weekly-standup.ics";
-
-fn demo_fixture() -> Fixture {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
-    Fixture::load(&path).expect("the demo fixture loads")
-}
-
-async fn start_with(fixture: Fixture) -> common::Running {
-    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
-    let http =
-        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    common::Running { fake, http }
-}
-
-async fn start_demo() -> common::Running {
-    start_with(demo_fixture()).await
-}
-
-struct Answer {
-    status: StatusCode,
-    headers: reqwest::header::HeaderMap,
-    body: String,
-}
-
-/// One request with Basic auth; `depth` is sent when given.
-async fn request(
-    running: &common::Running,
-    method: &str,
-    credentials: (&str, &str),
-    path: &str,
-    depth: Option<&str>,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Answer {
-    let mut builder = running
-        .http
-        .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), running.url(path))
-        .basic_auth(credentials.0, Some(credentials.1))
-        .body(body.to_string());
-    if let Some(depth) = depth {
-        builder = builder.header("Depth", depth);
-    }
-    for (name, value) in headers {
-        builder = builder.header(*name, *value);
-    }
-    let response = builder.send().await.expect("request is answered");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response.text().await.unwrap_or_default();
-    Answer { status, headers, body }
-}
-
-async fn as_alice(
-    running: &common::Running,
-    method: &str,
-    path: &str,
-    depth: Option<&str>,
-    body: &str,
-) -> Answer {
-    request(running, method, ("alice", ALICE_PASSWORD), path, depth, &[], body).await
-}
 
 /// One `d:response` of a multistatus.
 #[derive(Debug)]
@@ -423,7 +364,7 @@ async fn an_object_lives_through_put_get_conditional_writes_and_delete() {
     let created = request(
         &running,
         "PUT",
-        ("alice", ALICE_PASSWORD),
+        ("alice", DEMO_ALICE_PASSWORD),
         path,
         None,
         &[("Content-Type", "text/calendar")],
@@ -460,7 +401,8 @@ async fn an_object_lives_through_put_get_conditional_writes_and_delete() {
         async move {
             let headers: Vec<(&str, &str)> =
                 headers.iter().map(|(name, value)| (*name, value.as_str())).collect();
-            request(running, "PUT", ("alice", ALICE_PASSWORD), path, None, &headers, &body).await
+            request(running, "PUT", ("alice", DEMO_ALICE_PASSWORD), path, None, &headers, &body)
+                .await
         }
     };
     let refused = put(vec![("If-None-Match", "*".into())], ics.clone()).await;
@@ -475,7 +417,7 @@ async fn an_object_lives_through_put_get_conditional_writes_and_delete() {
     let missing_if_match = request(
         &running,
         "PUT",
-        ("alice", ALICE_PASSWORD),
+        ("alice", DEMO_ALICE_PASSWORD),
         "/remote.php/dav/calendars/alice/personal/nothing.ics",
         None,
         &[("If-Match", "*")],
@@ -487,7 +429,7 @@ async fn an_object_lives_through_put_get_conditional_writes_and_delete() {
     let wrong_delete = request(
         &running,
         "DELETE",
-        ("alice", ALICE_PASSWORD),
+        ("alice", DEMO_ALICE_PASSWORD),
         path,
         None,
         &[("If-Match", etag.as_str())],
@@ -697,7 +639,7 @@ async fn sync_collection_reports_changes_since_a_token() {
 #[tokio::test]
 async fn bob_never_reaches_alices_calendars() {
     let running = start_demo().await;
-    let bob = ("bob", BOB_PASSWORD);
+    let bob = ("bob", DEMO_BOB_PASSWORD);
     for (method, path) in [
         ("PROPFIND", "/remote.php/dav/calendars/alice/"),
         ("PROPFIND", ALICE_CALENDAR),
@@ -785,7 +727,7 @@ async fn malformed_xml_is_a_400_and_unknown_properties_are_404_propstats() {
 async fn the_bearer_fault_refuses_bearer_on_caldav_but_app_passwords_still_work() {
     let mut fixture = demo_fixture();
     fixture.faults.bearer_rejected_on.push("/remote.php/dav/calendars".into());
-    let running = start_with(fixture).await;
+    let running = start_with(&fixture).await;
     let now = running.fake.shared.now();
     let token = running.fake.shared.signer.sign_access_token(&access_token::Claims {
         iss: running.fake.base_url().to_string(),
@@ -934,7 +876,7 @@ async fn an_object_moves_between_the_owners_calendars() {
     let moved = request(
         &running,
         "MOVE",
-        ("alice", ALICE_PASSWORD),
+        ("alice", DEMO_ALICE_PASSWORD),
         "/remote.php/dav/calendars/alice/personal/budget-review.ics",
         None,
         &[("Destination", destination.as_str())],
@@ -961,7 +903,7 @@ async fn an_object_moves_between_the_owners_calendars() {
     let refused = request(
         &running,
         "MOVE",
-        ("alice", ALICE_PASSWORD),
+        ("alice", DEMO_ALICE_PASSWORD),
         &format!("{archive}budget.ics"),
         None,
         &[("Destination", bobs.as_str())],

@@ -4,67 +4,14 @@
 
 mod common;
 
+use common::{DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, as_alice, request, start_demo};
+
+use fake_nextcloud::Fixture;
 use fake_nextcloud::xml::{self, Element};
-use fake_nextcloud::{Config, FakeNextcloud, Fixture};
 use reqwest::StatusCode;
 
-const ALICE_PASSWORD: &str = "alice-demo-password";
-const BOB_PASSWORD: &str = "bob-demo-password";
 const ALICE_CONTACTS: &str = "/remote.php/dav/addressbooks/users/alice/contacts/";
 const CHLOE: &str = "/remote.php/dav/addressbooks/users/alice/contacts/chloe.vcf";
-
-async fn start_demo() -> common::Running {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
-    let fixture = Fixture::load(&path).expect("the demo fixture loads");
-    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
-    let http =
-        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    common::Running { fake, http }
-}
-
-struct Answer {
-    status: StatusCode,
-    headers: reqwest::header::HeaderMap,
-    body: String,
-}
-
-async fn request(
-    running: &common::Running,
-    method: &str,
-    credentials: (&str, &str),
-    path: &str,
-    depth: Option<&str>,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Answer {
-    let mut builder = running
-        .http
-        .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), running.url(path))
-        .basic_auth(credentials.0, Some(credentials.1))
-        .body(body.to_string());
-    if let Some(depth) = depth {
-        builder = builder.header("Depth", depth);
-    }
-    for (name, value) in headers {
-        builder = builder.header(*name, *value);
-    }
-    let response = builder.send().await.expect("request is answered");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response.text().await.unwrap_or_default();
-    Answer { status, headers, body }
-}
-
-async fn as_alice(
-    running: &common::Running,
-    method: &str,
-    path: &str,
-    depth: Option<&str>,
-    body: &str,
-) -> Answer {
-    request(running, method, ("alice", ALICE_PASSWORD), path, depth, &[], body).await
-}
 
 /// (href, status, 200-propstat properties) of each response.
 fn responses(body: &str) -> Vec<(String, Option<String>, Vec<Element>)> {
@@ -167,7 +114,7 @@ async fn a_card_lives_through_put_get_and_delete() {
     let if_none_match = request(
         &running,
         "PUT",
-        ("alice", ALICE_PASSWORD),
+        ("alice", DEMO_ALICE_PASSWORD),
         &path,
         None,
         &[("If-None-Match", "*")],
@@ -178,7 +125,7 @@ async fn a_card_lives_through_put_get_and_delete() {
     let updated = request(
         &running,
         "PUT",
-        ("alice", ALICE_PASSWORD),
+        ("alice", DEMO_ALICE_PASSWORD),
         &path,
         None,
         &[("If-Match", etag.as_str())],
@@ -361,7 +308,7 @@ async fn extended_mkcol_creates_an_address_book() {
 #[tokio::test]
 async fn bob_never_reaches_alices_address_books() {
     let running = start_demo().await;
-    let bob = ("bob", BOB_PASSWORD);
+    let bob = ("bob", DEMO_BOB_PASSWORD);
     for (method, path) in [
         ("PROPFIND", "/remote.php/dav/addressbooks/users/alice/"),
         ("PROPFIND", ALICE_CONTACTS),

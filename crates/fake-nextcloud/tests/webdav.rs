@@ -11,6 +11,8 @@ use dav_support::{
 use reqwest::StatusCode;
 
 const FILES: &str = "/remote.php/dav/files";
+/// alice's notes in [`SMALL`].
+const NOTES: &str = "Documents/notes.md";
 
 async fn propfind(
     running: &Running,
@@ -19,8 +21,7 @@ async fn propfind(
     depth: Option<&str>,
     body: &str,
 ) -> reqwest::Response {
-    let mut request =
-        running.as_user("PROPFIND", uid, &format!("{FILES}/{uid}/{path}")).body(body.to_string());
+    let mut request = files(running, "PROPFIND", uid, path).body(body.to_string());
     if let Some(depth) = depth {
         request = request.header("Depth", depth);
     }
@@ -33,17 +34,38 @@ async fn hrefs(running: &Running, uid: &str, path: &str, depth: Option<&str>) ->
     multistatus(&response.text().await.unwrap()).into_iter().map(|response| response.href).collect()
 }
 
+/// A request as `uid` to a path in their own files.
+fn files(running: &Running, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
+    running.as_user(method, uid, &format!("{FILES}/{uid}/{path}"))
+}
+
+/// The same, sent with headers and a body.
+async fn send_with(
+    running: &Running,
+    method: &str,
+    uid: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> reqwest::Response {
+    let mut request = files(running, method, uid, path).body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap()
+}
+
+/// The same, sent with no body.
+async fn send(running: &Running, method: &str, uid: &str, path: &str) -> reqwest::Response {
+    files(running, method, uid, path).send().await.unwrap()
+}
+
 async fn get_status(running: &Running, uid: &str, path: &str) -> StatusCode {
-    running.as_user("GET", uid, &format!("{FILES}/{uid}/{path}")).send().await.unwrap().status()
+    send(running, "GET", uid, path).await.status()
 }
 
 async fn put(running: &Running, uid: &str, path: &str, body: &str) -> reqwest::Response {
-    running
-        .as_user("PUT", uid, &format!("{FILES}/{uid}/{path}"))
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
+    files(running, "PUT", uid, path).body(body.to_string()).send().await.unwrap()
 }
 
 fn header<'r>(response: &'r reqwest::Response, name: &str) -> &'r str {
@@ -202,8 +224,7 @@ async fn propfind_with_a_bad_body_is_400() {
 #[tokio::test]
 async fn prefer_minimal_drops_the_404_propstat() {
     let running = start(SMALL).await;
-    let response = running
-        .as_user("PROPFIND", "alice", &format!("{FILES}/alice/Documents/notes.md"))
+    let response = files(&running, "PROPFIND", "alice", "Documents/notes.md")
         .header("Depth", "0")
         .header("Prefer", "return=minimal")
         .body(propfind_body(&["oc:fileid", "x:nothing"]))
@@ -311,18 +332,10 @@ async fn a_recipient_sees_and_writes_through_the_share() {
         put(&running, "bob", "Shared/from-bob.txt", "hello").await.status(),
         StatusCode::CREATED
     );
-    let alice_copy = running
-        .as_user("GET", "alice", &format!("{FILES}/alice/Shared/from-bob.txt"))
-        .send()
-        .await
-        .unwrap();
+    let alice_copy = send(&running, "GET", "alice", "Shared/from-bob.txt").await;
     assert_eq!(alice_copy.text().await.unwrap(), "hello");
     // Read + update + create has no delete: bob cannot delete inside.
-    let delete = running
-        .as_user("DELETE", "bob", &format!("{FILES}/bob/Shared/plan.txt"))
-        .send()
-        .await
-        .unwrap();
+    let delete = send(&running, "DELETE", "bob", "Shared/plan.txt").await;
     assert_eq!(delete.status(), StatusCode::FORBIDDEN);
 }
 
@@ -342,12 +355,7 @@ async fn unauthenticated_requests_get_401() {
 // ---- PROPPATCH --------------------------------------------------------------------
 
 async fn proppatch(running: &Running, uid: &str, path: &str, body: &str) -> reqwest::Response {
-    running
-        .as_user("PROPPATCH", uid, &format!("{FILES}/{uid}/{path}"))
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
+    files(running, "PROPPATCH", uid, path).body(body.to_string()).send().await.unwrap()
 }
 
 #[tokio::test]
@@ -501,11 +509,7 @@ async fn favorites_are_per_user() {
 #[tokio::test]
 async fn get_sends_content_and_nextclouds_headers() {
     let running = start(SMALL).await;
-    let response = running
-        .as_user("GET", "alice", &format!("{FILES}/alice/Documents/notes.md"))
-        .send()
-        .await
-        .unwrap();
+    let response = send(&running, "GET", "alice", "Documents/notes.md").await;
     assert_eq!(response.status(), StatusCode::OK);
     let etag = header(&response, "etag").to_string();
     assert!(etag.starts_with('"'));
@@ -519,19 +523,14 @@ async fn get_sends_content_and_nextclouds_headers() {
     );
     assert_eq!(response.text().await.unwrap(), "# Notes\n\nBudget: 40 000 EUR\n");
 
-    let head = running
-        .as_user("HEAD", "alice", &format!("{FILES}/alice/Documents/notes.md"))
-        .send()
-        .await
-        .unwrap();
+    let head = send(&running, "HEAD", "alice", "Documents/notes.md").await;
     assert_eq!(head.status(), StatusCode::OK);
     assert_eq!(header(&head, "content-length"), "28");
     assert_eq!(header(&head, "etag"), etag);
     assert!(head.bytes().await.unwrap().is_empty());
 
     // A folder answers with DummyGetResponsePlugin's text.
-    let folder =
-        running.as_user("GET", "alice", &format!("{FILES}/alice/Documents/")).send().await.unwrap();
+    let folder = send(&running, "GET", "alice", "Documents/").await;
     assert_eq!(folder.status(), StatusCode::OK);
     assert!(folder.text().await.unwrap().starts_with("This is the WebDAV interface."));
 }
@@ -550,8 +549,7 @@ async fn get_with_ranges() {
         ("items=0-1", 200, None, "# Notes\n\nBudget: 40 000 EUR\n"),
     ];
     for (range, status, content_range, body) in cases {
-        let response = running
-            .as_user("GET", "alice", &format!("{FILES}/alice/Documents/notes.md"))
+        let response = files(&running, "GET", "alice", "Documents/notes.md")
             .header("Range", range)
             .send()
             .await
@@ -565,8 +563,7 @@ async fn get_with_ranges() {
         assert_eq!(response.text().await.unwrap(), body, "{range}");
     }
     for range in ["bytes=28-", "bytes=5-2"] {
-        let response = running
-            .as_user("GET", "alice", &format!("{FILES}/alice/Documents/notes.md"))
+        let response = files(&running, "GET", "alice", "Documents/notes.md")
             .header("Range", range)
             .send()
             .await
@@ -574,8 +571,7 @@ async fn get_with_ranges() {
         assert_eq!(response.status(), StatusCode::RANGE_NOT_SATISFIABLE, "{range}");
     }
     // If-Range with a stale etag sends the whole file.
-    let response = running
-        .as_user("GET", "alice", &format!("{FILES}/alice/Documents/notes.md"))
+    let response = files(&running, "GET", "alice", "Documents/notes.md")
         .header("Range", "bytes=0-1")
         .header("If-Range", "\"stale\"")
         .send()
@@ -587,62 +583,37 @@ async fn get_with_ranges() {
 #[tokio::test]
 async fn conditional_get_and_put() {
     let running = start(SMALL).await;
-    let url = format!("{FILES}/alice/Documents/notes.md");
-    let etag =
-        header(&running.as_user("HEAD", "alice", &url).send().await.unwrap(), "etag").to_string();
+    let etag = header(&send(&running, "HEAD", "alice", NOTES).await, "etag").to_string();
     let not_modified =
-        running.as_user("GET", "alice", &url).header("If-None-Match", &etag).send().await.unwrap();
+        send_with(&running, "GET", "alice", NOTES, &[("If-None-Match", etag.as_str())], "").await;
     assert_eq!(not_modified.status(), StatusCode::NOT_MODIFIED);
-    let changed = running
-        .as_user("GET", "alice", &url)
-        .header("If-None-Match", "\"other\"")
-        .send()
-        .await
-        .unwrap();
+    let changed =
+        send_with(&running, "GET", "alice", NOTES, &[("If-None-Match", "\"other\"")], "").await;
     assert_eq!(changed.status(), StatusCode::OK);
-    let since = running
-        .as_user("GET", "alice", &url)
-        .header("If-Modified-Since", "Sun, 01 Mar 2026 10:00:00 GMT")
-        .send()
-        .await
-        .unwrap();
+    let since = send_with(
+        &running,
+        "GET",
+        "alice",
+        NOTES,
+        &[("If-Modified-Since", "Sun, 01 Mar 2026 10:00:00 GMT")],
+        "",
+    )
+    .await;
     assert_eq!(since.status(), StatusCode::NOT_MODIFIED);
 
-    let wrong = running
-        .as_user("PUT", "alice", &url)
-        .header("If-Match", "\"other\"")
-        .body("x")
-        .send()
-        .await
-        .unwrap();
+    let wrong = send_with(&running, "PUT", "alice", NOTES, &[("If-Match", "\"other\"")], "x").await;
     assert_eq!(wrong.status(), StatusCode::PRECONDITION_FAILED);
-    let exists = running
-        .as_user("PUT", "alice", &url)
-        .header("If-None-Match", "*")
-        .body("x")
-        .send()
-        .await
-        .unwrap();
+    let exists = send_with(&running, "PUT", "alice", NOTES, &[("If-None-Match", "*")], "x").await;
     assert_eq!(exists.status(), StatusCode::PRECONDITION_FAILED);
-    let missing = running
-        .as_user("PUT", "alice", &format!("{FILES}/alice/Documents/new.md"))
-        .header("If-Match", "*")
-        .body("x")
-        .send()
-        .await
-        .unwrap();
+    let missing =
+        send_with(&running, "PUT", "alice", "Documents/new.md", &[("If-Match", "*")], "x").await;
     assert_eq!(missing.status(), StatusCode::PRECONDITION_FAILED);
-    let right = running
-        .as_user("PUT", "alice", &url)
-        .header("If-Match", &etag)
-        .body("x")
-        .send()
-        .await
-        .unwrap();
+    let right =
+        send_with(&running, "PUT", "alice", NOTES, &[("If-Match", etag.as_str())], "x").await;
     assert_eq!(right.status(), StatusCode::NO_CONTENT);
     assert_ne!(header(&right, "etag"), etag, "a write changes the etag");
     let delete =
-        running.as_user("DELETE", "alice", &url).header("If-Match", &etag).send().await.unwrap();
+        send_with(&running, "DELETE", "alice", NOTES, &[("If-Match", etag.as_str())], "").await;
     assert_eq!(delete.status(), StatusCode::PRECONDITION_FAILED, "the old etag no longer matches");
 }
 
@@ -661,11 +632,7 @@ async fn put_creates_then_overwrites_with_nextcloud_headers() {
     let overwritten = put(&running, "alice", "Documents/new.txt", "second").await;
     assert_eq!(overwritten.status(), StatusCode::NO_CONTENT);
     assert_eq!(header(&overwritten, "oc-fileid"), fileid, "same file, same id");
-    let response = running
-        .as_user("GET", "alice", &format!("{FILES}/alice/Documents/new.txt"))
-        .send()
-        .await
-        .unwrap();
+    let response = send(&running, "GET", "alice", "Documents/new.txt").await;
     assert_eq!(header(&response, "content-type"), "text/plain");
     assert_eq!(response.text().await.unwrap(), "second");
 }
@@ -679,8 +646,7 @@ async fn put_errors() {
         StatusCode::CONFLICT
     );
     assert_eq!(put(&running, "alice", "Documents", "x").await.status(), StatusCode::CONFLICT);
-    let ranged = running
-        .as_user("PUT", "alice", &format!("{FILES}/alice/Documents/notes.md"))
+    let ranged = files(&running, "PUT", "alice", "Documents/notes.md")
         .header("Content-Range", "bytes 0-1/2")
         .body("xx")
         .send()
@@ -692,8 +658,7 @@ async fn put_errors() {
 #[tokio::test]
 async fn put_with_x_oc_mtime_sets_the_modification_time() {
     let running = start(SMALL).await;
-    let response = running
-        .as_user("PUT", "alice", &format!("{FILES}/alice/Documents/dated.txt"))
+    let response = files(&running, "PUT", "alice", "Documents/dated.txt")
         .header("X-OC-Mtime", "1700000000")
         .body("x")
         .send()
@@ -716,8 +681,7 @@ async fn put_with_x_oc_mtime_sets_the_modification_time() {
     )
     .remove(0);
     assert_eq!(file.value("{DAV:}getlastmodified"), Some("Tue, 14 Nov 2023 22:13:20 GMT"));
-    let bad = running
-        .as_user("PUT", "alice", &format!("{FILES}/alice/Documents/dated.txt"))
+    let bad = files(&running, "PUT", "alice", "Documents/dated.txt")
         .header("X-OC-Mtime", "yesterday")
         .body("x")
         .send()
@@ -735,8 +699,7 @@ async fn a_read_only_share_refuses_writes_with_403() {
     assert_eq!(get_status(&running, "carol", "Work/todo.md").await, StatusCode::OK);
     assert_eq!(put(&running, "carol", "Work/todo.md", "x").await.status(), StatusCode::FORBIDDEN);
     assert_eq!(put(&running, "carol", "Work/new.md", "x").await.status(), StatusCode::FORBIDDEN);
-    let mkcol =
-        running.as_user("MKCOL", "carol", &format!("{FILES}/carol/Work/sub")).send().await.unwrap();
+    let mkcol = send(&running, "MKCOL", "carol", "Work/sub").await;
     assert_eq!(mkcol.status(), StatusCode::FORBIDDEN);
     let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:permissions/></d:prop></d:propfind>"#;
     let file = multistatus(
@@ -751,7 +714,7 @@ async fn a_read_only_share_refuses_writes_with_403() {
 #[tokio::test]
 async fn mkcol_and_delete() {
     let running = start(SMALL).await;
-    let mkcol = |path: &str| running.as_user("MKCOL", "alice", &format!("{FILES}/alice/{path}"));
+    let mkcol = |path: &str| files(&running, "MKCOL", "alice", path);
     let created = mkcol("New").send().await.unwrap();
     assert_eq!(created.status(), StatusCode::CREATED);
     assert!(header(&created, "oc-fileid").ends_with("ocfake0001"));
@@ -772,7 +735,7 @@ async fn mkcol_and_delete() {
         .unwrap();
     assert_eq!(extended.status(), StatusCode::CREATED);
 
-    let delete = |path: &str| running.as_user("DELETE", "alice", &format!("{FILES}/alice/{path}"));
+    let delete = |path: &str| files(&running, "DELETE", "alice", path);
     assert_eq!(delete("New").send().await.unwrap().status(), StatusCode::NO_CONTENT);
     assert_eq!(delete("New").send().await.unwrap().status(), StatusCode::NOT_FOUND);
     assert_eq!(delete("Shared").send().await.unwrap().status(), StatusCode::NO_CONTENT);
@@ -794,8 +757,7 @@ async fn move_or_copy(
     to: &str,
     headers: &[(&str, &str)],
 ) -> reqwest::Response {
-    let mut request = running
-        .as_user(method, "alice", &format!("{FILES}/alice/{from}"))
+    let mut request = files(running, method, "alice", from)
         .header("Destination", running.url(&format!("{FILES}/alice/{to}")));
     for (name, value) in headers {
         request = request.header(*name, *value);
@@ -813,11 +775,7 @@ async fn move_keeps_the_file_id_and_reports_the_etag() {
     assert_eq!(header(&moved, "oc-fileid"), before);
     assert!(header(&moved, "etag").starts_with('"'));
     assert_eq!(get_status(&running, "alice", "Documents/a.txt").await, StatusCode::NOT_FOUND);
-    let response = running
-        .as_user("GET", "alice", &format!("{FILES}/alice/Private/b.md"))
-        .send()
-        .await
-        .unwrap();
+    let response = send(&running, "GET", "alice", "Private/b.md").await;
     assert_eq!(header(&response, "content-type"), "text/markdown", "the type follows the new name");
     assert_eq!(response.text().await.unwrap(), "A");
 }
@@ -873,17 +831,9 @@ async fn move_and_copy_follow_sabres_checks() {
     )
     .await;
     assert_eq!(copied.status(), StatusCode::NO_CONTENT);
-    let response = running
-        .as_user("GET", "alice", &format!("{FILES}/alice/Documents/notes.md"))
-        .send()
-        .await
-        .unwrap();
+    let response = send(&running, "GET", "alice", "Documents/notes.md").await;
     assert_eq!(response.text().await.unwrap(), "A");
-    let no_destination = running
-        .as_user("MOVE", "alice", &format!("{FILES}/alice/Documents/a.txt"))
-        .send()
-        .await
-        .unwrap();
+    let no_destination = send(&running, "MOVE", "alice", "Documents/a.txt").await;
     assert_eq!(no_destination.status(), StatusCode::BAD_REQUEST);
 }
 
@@ -896,8 +846,7 @@ async fn destinations_outside_ones_own_files_are_refused() {
         "/index.php/x".to_string(),
         "http://elsewhere.example/remote.php/dav/files/bob/x".to_string(),
     ] {
-        let response = running
-            .as_user("COPY", "alice", &format!("{FILES}/alice/Documents/notes.md"))
+        let response = files(&running, "COPY", "alice", "Documents/notes.md")
             .header("Destination", &destination)
             .send()
             .await
@@ -906,15 +855,13 @@ async fn destinations_outside_ones_own_files_are_refused() {
     }
     assert_eq!(get_status(&running, "bob", "Work/stolen.md").await, StatusCode::NOT_FOUND);
     // sabre keeps only the path of an absolute URL, whatever its host.
-    let response = running
-        .as_user("COPY", "alice", &format!("{FILES}/alice/Documents/notes.md"))
+    let response = files(&running, "COPY", "alice", "Documents/notes.md")
         .header("Destination", "https://another.host/remote.php/dav/files/alice/Documents/copy.md")
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::CREATED);
-    let traversal = running
-        .as_user("COPY", "alice", &format!("{FILES}/alice/Documents/notes.md"))
+    let traversal = files(&running, "COPY", "alice", "Documents/notes.md")
         .header("Destination", "/remote.php/dav/files/alice/%2e%2e/bob/Work/x.md")
         .send()
         .await
@@ -942,11 +889,7 @@ async fn copy_depth_zero_copies_the_folder_alone() {
 #[tokio::test]
 async fn options_advertises_dav_like_nextcloud() {
     let running = start(SMALL).await;
-    let response = running
-        .as_user("OPTIONS", "alice", &format!("{FILES}/alice/Documents"))
-        .send()
-        .await
-        .unwrap();
+    let response = send(&running, "OPTIONS", "alice", "Documents").await;
     assert_eq!(response.status(), StatusCode::OK);
     assert!(header(&response, "dav").starts_with("1, 3, extended-mkcol"));
     assert_eq!(header(&response, "ms-author-via"), "DAV");
@@ -955,11 +898,7 @@ async fn options_advertises_dav_like_nextcloud() {
         allow.contains("PROPFIND") && allow.contains("MOVE") && !allow.contains("MKCOL"),
         "{allow}"
     );
-    let missing = running
-        .as_user("OPTIONS", "alice", &format!("{FILES}/alice/Nothing"))
-        .send()
-        .await
-        .unwrap();
+    let missing = send(&running, "OPTIONS", "alice", "Nothing").await;
     assert!(header(&missing, "allow").contains("MKCOL"));
 }
 
@@ -980,8 +919,7 @@ async fn unknown_methods_are_501() {
 async fn bob_cannot_reach_alices_private_file_through_any_method() {
     let running = start(SMALL).await;
     // Bob tries to pull alice's private file into the share he writes to.
-    let response = running
-        .as_user("COPY", "bob", &format!("{FILES}/bob/Private/secret.txt"))
+    let response = files(&running, "COPY", "bob", "Private/secret.txt")
         .header("Destination", running.url(&format!("{FILES}/bob/Shared/leak.txt")))
         .send()
         .await

@@ -381,9 +381,7 @@ async fn fixture_registrations_must_be_consistent() {
 
 #[tokio::test]
 async fn the_demo_fixture_has_an_admin_who_can_register() {
-    let demo =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
-    let fixture = fake_nextcloud::Fixture::load(&demo).unwrap();
+    let fixture = common::demo_fixture();
     let fake = fake_nextcloud::FakeNextcloud::start(&fixture, fake_nextcloud::Config::default())
         .await
         .unwrap();

@@ -86,9 +86,77 @@ impl Running {
 }
 
 pub async fn start(fixture: &str) -> Running {
-    let fixture = Fixture::parse(fixture).expect("fixture parses");
-    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
+    start_with(&Fixture::parse(fixture).expect("fixture parses")).await
+}
+
+/// Starts a fake on loopback from a parsed fixture.
+pub async fn start_with(fixture: &Fixture) -> Running {
+    let fake = FakeNextcloud::start(fixture, Config::default()).await.expect("fake starts");
     let http =
         reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     Running { fake, http }
+}
+
+/// The scenarios' demo fixture (`scenarios/fixtures/demo.toml`).
+pub fn demo_fixture_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml")
+}
+
+pub fn demo_fixture() -> Fixture {
+    Fixture::load(&demo_fixture_path()).expect("the demo fixture loads")
+}
+
+pub async fn start_demo() -> Running {
+    start_with(&demo_fixture()).await
+}
+
+/// alice's password in the demo fixture.
+pub const DEMO_ALICE_PASSWORD: &str = "alice-demo-password";
+/// bob's password in the demo fixture.
+pub const DEMO_BOB_PASSWORD: &str = "bob-demo-password";
+
+/// A whole answer, read: status, headers and body text.
+pub struct Answer {
+    pub status: reqwest::StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+/// One request with Basic auth; `depth` is sent as `Depth` when given.
+pub async fn request(
+    running: &Running,
+    method: &str,
+    credentials: (&str, &str),
+    path: &str,
+    depth: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut builder = running
+        .http
+        .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), running.url(path))
+        .basic_auth(credentials.0, Some(credentials.1))
+        .body(body.to_string());
+    if let Some(depth) = depth {
+        builder = builder.header("Depth", depth);
+    }
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    let response = builder.send().await.expect("request is answered");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response.text().await.unwrap_or_default();
+    Answer { status, headers, body }
+}
+
+/// A request as the demo fixture's alice.
+pub async fn as_alice(
+    running: &Running,
+    method: &str,
+    path: &str,
+    depth: Option<&str>,
+    body: &str,
+) -> Answer {
+    request(running, method, ("alice", DEMO_ALICE_PASSWORD), path, depth, &[], body).await
 }
