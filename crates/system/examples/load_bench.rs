@@ -18,6 +18,7 @@
 //! put through its admin endpoint once the stack is up. Exits 1 if any turn
 //! failed. See docs/performance.md.
 
+use scenario::browser::Browser;
 use serde_json::json;
 use std::collections::VecDeque;
 use std::io::BufRead as _;
@@ -67,7 +68,7 @@ async fn main() -> anyhow::Result<()> {
     let temp = TempDir::new()?;
     let fixture = write_fixture(temp.path(), users)?;
     let base_port = free_base_port()?;
-    let stack = Stack::up(&binary, base_port, temp.path(), &fixture).await?;
+    let stack = Up::start(&binary, base_port, temp.path(), &fixture).await?;
     let result = run(&stack, users, seconds, rounds).await;
     stack.stop();
     let errors = result?;
@@ -79,7 +80,7 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow::Result<usize> {
+async fn run(stack: &Up, users: usize, seconds: u64, rounds: usize) -> anyhow::Result<usize> {
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(120))
@@ -167,17 +168,16 @@ async fn run(stack: &Stack, users: usize, seconds: u64, rounds: usize) -> anyhow
                 peak
             })
         };
-        let url = format!("{}/apps/tamebi/api/chat", stack.nextcloud);
         let cpu_before: Vec<f64> = services
             .iter()
             .map(|s| cpu_seconds(s.pid))
             .chain([cpu_seconds(std::process::id())])
             .collect();
-        let (http, browsers) = (http.clone(), browsers.clone());
+        let browsers = browsers.clone();
         let load = closed_loop(users, seconds, move |user, n| {
-            let (http, url, browser) = (http.clone(), url.clone(), browsers[user].clone());
+            let browser = browsers[user].clone();
             let conversation = format!("load-r{round}-u{user}-c{}", n / TURNS_PER_CONVERSATION);
-            async move { turn(&http, &url, &browser, &conversation, n).await }
+            async move { turn(&browser, &conversation, n).await }
         })
         .await;
         sampling.store(false, Ordering::Relaxed);
@@ -453,11 +453,8 @@ where
     load
 }
 
-/// A logged-in browser: its session cookies and the page's request token.
-type Browser = scenario::browser::Session;
-
 async fn login(http: &reqwest::Client, base: &str, uid: &str) -> anyhow::Result<Browser> {
-    scenario::browser::login(http, base, uid, &password(uid))
+    Browser::login(http, base, uid, &password(uid))
         .await
         .map_err(|error| anyhow::anyhow!("login of {uid}: {error}"))
 }
@@ -465,23 +462,15 @@ async fn login(http: &reqwest::Client, base: &str, uid: &str) -> anyhow::Result<
 /// One conversation turn through the app: post a question, read the
 /// stream to its end; any non-200, error frame, failed tool call or broken
 /// stream is an error.
-async fn turn(
-    http: &reqwest::Client,
-    url: &str,
-    browser: &Browser,
-    conversation: &str,
-    n: usize,
-) -> Result<Timing, String> {
+async fn turn(browser: &Browser, conversation: &str, n: usize) -> Result<Timing, String> {
     let body = json!({
         "id": conversation, "trigger": "submit-message",
         "message": {"id": format!("u{n}"), "role": "user",
             "parts": [{"type": "text", "text": format!("Where are my notes? ({n})")}]},
     });
     let started = Instant::now();
-    let response = http
-        .post(url)
-        .header("Cookie", &browser.cookies)
-        .header("requesttoken", &browser.request_token)
+    let response = browser
+        .request(reqwest::Method::POST, "/apps/tamebi/api/chat")
         .header("Content-Type", "application/json")
         .body(body.to_string())
         .send()
@@ -529,29 +518,17 @@ async fn model_alone(http: &reqwest::Client, url: &str, n: usize) -> Result<Timi
 
 /// Reads a stream to its end; `first` is when `marker` first arrived.
 async fn read_stream(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     started: Instant,
     marker: &str,
 ) -> Result<(Timing, String), String> {
-    let mut first = None;
-    let mut seen = String::new();
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                seen.push_str(&String::from_utf8_lossy(&chunk));
-                if first.is_none() && seen.contains(marker) {
-                    first = Some(started.elapsed());
-                }
-            }
-            Ok(None) => break,
-            Err(error) => return Err(format!("the stream broke: {error}")),
-        }
-    }
-    let whole = started.elapsed();
-    let Some(first) = first else {
-        return Err(format!("no text in the answer: {}", clip(&seen)));
+    let timed = scenario::sse::read_timed(response, started, marker)
+        .await
+        .map_err(|error| format!("the stream broke: {error}"))?;
+    let Some(first) = timed.first else {
+        return Err(format!("no text in the answer: {}", clip(&timed.text)));
     };
-    Ok((Timing { n: 0, first: ms(first), whole: ms(whole) }, seen))
+    Ok((Timing { n: 0, first: ms(first), whole: ms(timed.whole) }, timed.text))
 }
 
 fn clip(text: &str) -> String {
@@ -620,8 +597,10 @@ fn tamebi_binary() -> anyhow::Result<PathBuf> {
         })
 }
 
-/// `tamebi up`, its output drained (the last lines kept for errors).
-struct Stack {
+/// The `tamebi up` child (every service its own process, so that each
+/// RSS is its own; not the in-process `scenario::harness::Stack`), its
+/// output drained (the last lines kept for errors).
+struct Up {
     up: std::process::Child,
     log: Arc<Mutex<VecDeque<String>>>,
     nextcloud: String,
@@ -699,8 +678,8 @@ impl Service {
     }
 }
 
-impl Stack {
-    async fn up(binary: &Path, base: u16, temp: &Path, fixture: &Path) -> anyhow::Result<Stack> {
+impl Up {
+    async fn start(binary: &Path, base: u16, temp: &Path, fixture: &Path) -> anyhow::Result<Up> {
         let mut command = std::process::Command::new(binary);
         command
             .arg("up")
@@ -742,7 +721,7 @@ impl Stack {
                 }
             });
         }
-        let stack = Stack {
+        let stack = Up {
             up,
             log,
             nextcloud: format!("http://127.0.0.1:{base}"),

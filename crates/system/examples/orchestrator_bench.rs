@@ -13,6 +13,7 @@
 //! process (`target/release/tamebi orchestrator`, no MCP server, fresh data
 //! directory) so its RSS is its own. See docs/benchmarks.md.
 
+use scenario::harness::{Service, Stack};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -44,12 +45,15 @@ text = "Hello! How can I help you with your files, calendar, contacts or Deck to
 async fn main() -> anyhow::Result<()> {
     let requests: usize = env_or("BENCH_REQUESTS", 200);
     let concurrent: usize = env_or("BENCH_CONCURRENT", 100);
-    let model = fake_model::FakeModel::start(fake_model::Config {
-        listen: "127.0.0.1:0".parse()?,
-        script: fake_model::Script::from_toml(SCRIPT)?,
-        ..fake_model::Config::default()
-    })
-    .await?;
+    // Only the fake model from the harness (beside the fake Nextcloud it
+    // always runs, idle here): the orchestrator is a process of its own.
+    let stack = Stack::builder()
+        .only(&[Service::Model])
+        .model_script(SCRIPT)
+        .start()
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let model = stack.model();
     let orchestrator = Process::start(&model.api_base()).await?;
     let http = reqwest::Client::new();
     let idle_rss = orchestrator.rss_kib();
@@ -131,6 +135,7 @@ async fn main() -> anyhow::Result<()> {
         after / 1024
     );
     orchestrator.stop();
+    stack.shutdown().await;
     Ok(())
 }
 
@@ -251,25 +256,17 @@ async fn chat(
 
 /// Reads a stream to its end; `first` is when `marker` first arrived.
 async fn read_stream(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     started: Instant,
     marker: &str,
 ) -> anyhow::Result<Timing> {
-    let mut first = None;
-    let mut seen = String::new();
-    while let Some(chunk) = response.chunk().await? {
-        if first.is_none() {
-            seen.push_str(&String::from_utf8_lossy(&chunk));
-            if seen.contains(marker) {
-                first = Some(started.elapsed());
-            }
-        }
-    }
-    let total = started.elapsed();
-    anyhow::ensure!(first.is_some(), "no text in the answer: {seen}");
+    let timed = scenario::sse::read_timed(response, started, marker).await?;
+    let Some(first) = timed.first else {
+        anyhow::bail!("no text in the answer: {}", timed.text);
+    };
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let tool_outputs = seen.matches("tool-output-available").count();
-    Ok(Timing { first: ms(first.unwrap_or(total)), total: ms(total), tool_outputs })
+    let tool_outputs = timed.text.matches("tool-output-available").count();
+    Ok(Timing { first: ms(first), total: ms(timed.whole), tool_outputs })
 }
 
 /// The orchestrator as its own process.

@@ -3,16 +3,10 @@
 //! the orchestrator): the real binary, run with flags, must say ok to a
 //! healthy stack and name the fix for each documented trap.
 
-use fake_model::{FakeModel, Script};
-use fake_nextcloud::{FakeNextcloud, Fixture};
-use orchestrator::mcp::ServerConfig;
-use orchestrator::service::{self, Orchestrator};
+use scenario::harness::{MCP_MAIL_AUDIENCE, MCP_NEXTCLOUD_AUDIENCE, Stack};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
-const SECRET: &str = "doctor-command-shared-secret-0123456789";
-const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
-const MCP_MAIL_AUDIENCE: &str = "http://127.0.0.1:9102/mcp";
 const REDIRECT_URI: &str = "http://127.0.0.1:8080/index.php/apps/tamebi/oauth/callback";
 const CLIENTS: &str = "mcp-nextcloud=tamebi-mcp-nextcloud:demo-secret-mcp-nextcloud,mcp-mail=tamebi-mcp-mail:demo-secret-mcp-mail,nextcloud=nextcloud:demo-secret-nextcloud";
 const CONVERTER_SECRET: &str = "demo-converter-secret";
@@ -44,14 +38,19 @@ const VARIABLES: &[&str] = &[
     "TAMEBI_INDEX_DB",
 ];
 
-struct Stack {
-    fake: FakeNextcloud,
-    mcp: mcp_nextcloud::McpNextcloud,
-    mail: mcp_mail::McpMail,
-    model: FakeModel,
-    orchestrator: Orchestrator,
+/// The whole system with mcp-nextcloud's webhooks registered, and the
+/// directory whose files the doctor's checks 9 look at.
+struct Doctor {
+    stack: Stack,
     dir: PathBuf,
-    http: reqwest::Client,
+}
+
+impl std::ops::Deref for Doctor {
+    type Target = Stack;
+
+    fn deref(&self) -> &Stack {
+        &self.stack
+    }
 }
 
 struct Outcome {
@@ -69,75 +68,10 @@ impl Outcome {
     }
 }
 
-impl Stack {
-    async fn start() -> Stack {
-        let fixture = Fixture::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../scenarios/fixtures/demo.toml"),
-        )
-        .unwrap();
-        let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
-        let base = fake.base_url().to_string();
-        let mcp = mcp_nextcloud::McpNextcloud::start(mcp_nextcloud::Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            canonical_url: MCP_NEXTCLOUD_AUDIENCE.into(),
-            issuer: base.clone(),
-            jwks_url: None,
-            nextcloud_url: base.clone(),
-            upstream: mcp_nextcloud::UpstreamAuth::SecondToken {
-                nextcloud_audience: "nextcloud".into(),
-            },
-            allowed_hosts: vec!["127.0.0.1".into()],
-            clock: Default::default(),
-            index: Default::default(),
-            converter: None,
-        })
-        .await
-        .unwrap();
-        let mail = mcp_mail::McpMail::start(mcp_mail::Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            canonical_url: MCP_MAIL_AUDIENCE.into(),
-            issuer: base.clone(),
-            jwks_url: None,
-            app_url: base.clone(),
-            nextcloud_audience: "nextcloud".into(),
-            allowed_hosts: vec!["127.0.0.1".into()],
-            clock: Default::default(),
-        })
-        .await
-        .unwrap();
-        let model = FakeModel::start(fake_model::Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            script: Script::default(),
-            ..fake_model::Config::default()
-        })
-        .await
-        .unwrap();
-        let orchestrator = Orchestrator::start(service::Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            secret: SECRET.as_bytes().to_vec(),
-            model: orchestrator::model::ModelConfig::new(model.api_base(), "fake-model"),
-            window_tokens: 100_000,
-            servers: vec![
-                ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", mcp.url()) },
-                ServerConfig { name: "mail".into(), url: format!("{}/mcp", mail.url()) },
-            ],
-            app_password_servers: Vec::new(),
-            data_dir: None,
-        })
-        .await
-        .unwrap();
-        let http = reqwest::Client::new();
-        let endpoint = format!("{}/webhooks/nextcloud", mcp.url());
-        mcp_nextcloud::index::webhook::register(
-            &http,
-            &base,
-            ("admin", "admin-demo-password"),
-            &endpoint,
-            "doctor-webhook-secret",
-        )
-        .await
-        .unwrap();
+impl Doctor {
+    async fn start() -> Doctor {
+        let stack = Stack::builder().webhooks().start().await.unwrap();
+        let fake = &stack.fake;
         let dir = std::env::temp_dir().join(format!(
             "tamebi-doctor-{}-{}",
             std::process::id(),
@@ -149,7 +83,7 @@ impl Stack {
             std::fs::set_permissions(&private, std::os::unix::fs::PermissionsExt::from_mode(0o700))
                 .unwrap();
         }
-        Stack { fake, mcp, mail, model, orchestrator, dir, http }
+        Doctor { stack, dir }
     }
 
     /// The flags of a healthy configuration.
@@ -158,11 +92,14 @@ impl Stack {
         let flag = |name: &str, value: String| (format!("--{name}"), value);
         vec![
             flag("nextcloud-url", base.clone()),
-            flag("mcp", format!("nextcloud={}/mcp,mail={}/mcp", self.mcp.url(), self.mail.url())),
+            flag(
+                "mcp",
+                format!("nextcloud={}/mcp,mail={}/mcp", self.mcp().url(), self.mail().url()),
+            ),
             flag("mcp-nextcloud-url", MCP_NEXTCLOUD_AUDIENCE.into()),
             flag("mcp-mail-url", MCP_MAIL_AUDIENCE.into()),
-            flag("orchestrator-url", self.orchestrator.url().to_string()),
-            flag("model-url", self.model.api_base()),
+            flag("orchestrator-url", self.orchestrator().url().to_string()),
+            flag("model-url", self.model().api_base()),
             flag("model", "fake-model".into()),
             flag("converter-url", self.fake.converter_url().to_string()),
             flag("converter-public-url", self.fake.converter_url().to_string()),
@@ -173,7 +110,7 @@ impl Stack {
             flag("redirect-uri", REDIRECT_URI.into()),
             flag("admin-user", "admin".into()),
             flag("admin-password", "admin-demo-password".into()),
-            flag("webhook-endpoint", format!("{}/webhooks/nextcloud", self.mcp.url())),
+            flag("webhook-endpoint", format!("{}/webhooks/nextcloud", self.mcp().url())),
             flag("data-dir", self.dir.join("orchestrator").display().to_string()),
             flag("index-db", self.dir.join("index.db").display().to_string()),
         ]
@@ -226,17 +163,13 @@ impl Stack {
 
     async fn shutdown(self) {
         let _ = std::fs::remove_dir_all(&self.dir);
-        self.orchestrator.shutdown().await;
-        self.model.shutdown().await;
-        self.mail.shutdown().await;
-        self.mcp.shutdown().await;
-        self.fake.shutdown().await;
+        self.stack.shutdown().await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_healthy_stack_is_ok_on_every_check() {
-    let stack = Stack::start().await;
+    let stack = Doctor::start().await;
     let outcome = stack.doctor(stack.flags()).await;
     assert_eq!(outcome.code, 0, "{}", outcome.stdout);
     assert!(outcome.findings.iter().all(|finding| finding["status"] == "ok"), "{}", outcome.stdout);
@@ -267,7 +200,7 @@ async fn a_healthy_stack_is_ok_on_every_check() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unset_overwritehost_is_named_with_its_occ_fix() {
-    let stack = Stack::start().await;
+    let stack = Doctor::start().await;
     let base = stack.fake.base_url().to_string();
     let port = base.rsplit(':').next().unwrap().to_string();
     let public = format!("http://localhost:{port}");
@@ -314,7 +247,7 @@ async fn an_unset_overwritehost_is_named_with_its_occ_fix() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_converter_secret_is_an_error_with_the_fix() {
-    let stack = Stack::start().await;
+    let stack = Doctor::start().await;
     // Our side: no ONLYOFFICE_JWT_SECRET, and the document server checks JWT.
     let mut flags = stack.flags();
     flags.retain(|(flag, _)| flag != "--converter-secret");
@@ -345,7 +278,7 @@ async fn a_missing_converter_secret_is_an_error_with_the_fix() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_model_on_a_closed_port_is_an_error() {
-    let stack = Stack::start().await;
+    let stack = Doctor::start().await;
     // A port nothing listens on: bind one, then let it go.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let outcome =
@@ -359,11 +292,11 @@ async fn a_model_on_a_closed_port_is_an_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_model_refusing_streamed_tool_calls_is_a_warning() {
-    let stack = Stack::start().await;
+    let stack = Doctor::start().await;
     let set = stack
         .http
-        .put(format!("{}/__fake/faults", stack.model.url()))
-        .header(fake_model::admin::TOKEN_HEADER, stack.model.admin_token().unwrap())
+        .put(format!("{}/__fake/faults", stack.model().url()))
+        .header(fake_model::admin::TOKEN_HEADER, stack.model().admin_token().unwrap())
         .json(&json!({ "refuse_streaming_with_tools": true }))
         .send()
         .await
@@ -379,7 +312,7 @@ async fn a_model_refusing_streamed_tool_calls_is_a_warning() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_test_user_skips_the_token_checks_and_says_what_they_need() {
-    let stack = Stack::start().await;
+    let stack = Doctor::start().await;
     let mut flags = stack.flags();
     flags.retain(|(flag, _)| flag != "--user" && flag != "--password");
     let outcome = stack.doctor(flags).await;
@@ -393,7 +326,7 @@ async fn a_missing_test_user_skips_the_token_checks_and_says_what_they_need() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_token_minted_for_another_audience_names_the_occ_fix() {
-    let stack = Stack::start().await;
+    let stack = Doctor::start().await;
     // mcp-nextcloud claims a canonical URL the client does not name.
     let outcome = stack.doctor(stack.with("mcp-nextcloud-url", "http://mcp.example/mcp")).await;
     assert_eq!(outcome.code, 1, "{}", outcome.stdout);
@@ -409,7 +342,7 @@ async fn a_token_minted_for_another_audience_names_the_occ_fix() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn nextcloud_refusing_the_bearer_names_user_oidc_settings() {
-    let stack = Stack::start().await;
+    let stack = Doctor::start().await;
     let set = stack
         .http
         .put(format!("{}/__fake/faults", stack.fake.base_url()))

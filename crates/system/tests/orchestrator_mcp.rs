@@ -3,44 +3,19 @@
 //! and tells "unreachable" from "sign-in refused". (This test lives here
 //! because the orchestrator itself may not depend on mcp-nextcloud.)
 
-use fake_nextcloud::{FakeNextcloud, Fixture};
-use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
 use orchestrator::mcp::{self, Credential, McpError, ServerConfig};
-
-const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
-
-fn token(fake: &FakeNextcloud, uid: &str, audience: &str) -> String {
-    fake.shared.mint_access_token(uid, audience)
-}
+use scenario::harness::{MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, Service, Stack};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_listed_and_called_as_the_user_and_failures_are_told_apart() {
-    let fixture = Fixture::load(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../scenarios/fixtures/demo.toml"),
-    )
-    .unwrap();
-    let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
-    let server = McpNextcloud::start(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        canonical_url: MCP_AUDIENCE.to_string(),
-        issuer: fake.base_url().to_string(),
-        jwks_url: None,
-        nextcloud_url: fake.base_url().to_string(),
-        upstream: UpstreamAuth::SecondToken { nextcloud_audience: "nextcloud".into() },
-        allowed_hosts: vec!["127.0.0.1".into()],
-        clock: Default::default(),
-        index: Default::default(),
-        converter: None,
-    })
-    .await
-    .unwrap();
-    let config = ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", server.url()) };
+    let stack = Stack::builder().only(&[Service::McpNextcloud]).start().await.unwrap();
+    let config =
+        ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", stack.mcp().url()) };
     let credential = Credential {
-        bearer: token(&fake, "alice", MCP_AUDIENCE),
+        bearer: stack.token("alice", MCP_AUDIENCE),
         headers: vec![(
             mcp_nextcloud::config::NEXTCLOUD_TOKEN_HEADER.to_string(),
-            token(&fake, "alice", "nextcloud"),
+            stack.token("alice", "nextcloud"),
         )],
     };
     let http = reqwest::Client::new();
@@ -79,5 +54,5 @@ async fn tools_are_listed_and_called_as_the_user_and_failures_are_told_apart() {
     let down =
         mcp::connect(&closed, http, &credential).await.err().expect("nothing listens on port 9");
     assert_eq!(down, McpError::Unreachable { server: "mail".into() });
-    server.shutdown().await;
+    stack.shutdown().await;
 }

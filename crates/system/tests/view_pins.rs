@@ -9,18 +9,16 @@
 //! TAMEBI_UPDATE_DOCS=1 cargo test -p system --test view_pins
 //! ```
 
-use fake_nextcloud::{FakeNextcloud, Fixture};
-use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
 use orchestrator::agent::ToolSet as _;
 use orchestrator::mcp::{Credential, ServerConfig};
 use orchestrator::model::ToolCall;
 use orchestrator::tools::views::{ViewPins, fingerprint};
 use orchestrator::tools::{self, Caller};
+use scenario::harness::{MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, Service, Stack};
 use std::path::Path;
 use std::sync::Arc;
 
 const REGENERATE: &str = "TAMEBI_UPDATE_DOCS=1 cargo test -p system --test view_pins";
-const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 
 /// Every view mcp-nextcloud serves, fingerprinted as it reaches the orchestrator.
 fn shipped_views() -> Vec<(String, String)> {
@@ -53,39 +51,16 @@ fn the_pin_list_is_exactly_the_views_mcp_nextcloud_ships() {
     assert_eq!(orchestrator::tools::views::SHIPPED, current);
 }
 
-struct Stack {
-    fake: FakeNextcloud,
-    server: McpNextcloud,
-}
-
+/// The fake Nextcloud and mcp-nextcloud in front of it.
 async fn start() -> Stack {
-    let fixture = Fixture::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml"),
-    )
-    .unwrap();
-    let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap();
-    let server = McpNextcloud::start(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        canonical_url: MCP_AUDIENCE.to_string(),
-        issuer: fake.base_url().to_string(),
-        jwks_url: None,
-        nextcloud_url: fake.base_url().to_string(),
-        upstream: UpstreamAuth::SecondToken { nextcloud_audience: "nextcloud".into() },
-        allowed_hosts: vec!["127.0.0.1".into()],
-        clock: Default::default(),
-        index: Default::default(),
-        converter: None,
-    })
-    .await
-    .unwrap();
-    Stack { fake, server }
+    Stack::builder().only(&[Service::McpNextcloud]).start().await.unwrap()
 }
 
 /// One `files_search` through the turn's tools with these pins: the
 /// result's `_meta.ui.resource`, if a view was attached.
 async fn attached_view(stack: &Stack, pins: Option<Arc<ViewPins>>) -> Option<serde_json::Value> {
     let config =
-        ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", stack.server.url()) };
+        ServerConfig { name: "nextcloud".into(), url: format!("{}/mcp", stack.mcp().url()) };
     let credential = Credential {
         bearer: stack.fake.shared.mint_access_token("alice", MCP_AUDIENCE),
         headers: vec![(
@@ -139,6 +114,5 @@ async fn a_pinned_view_is_attached_and_a_changed_one_is_not() {
     let unknown = attached_view(&stack, Some(Arc::new(ViewPins::default()))).await;
     assert!(unknown.is_none(), "a view that is not pinned was attached");
 
-    stack.server.shutdown().await;
-    stack.fake.shutdown().await;
+    stack.shutdown().await;
 }
