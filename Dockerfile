@@ -23,6 +23,7 @@ COPY crates/fake-model/Cargo.toml crates/fake-model/
 COPY crates/fake-nextcloud/Cargo.toml crates/fake-nextcloud/
 COPY crates/http-serve/Cargo.toml crates/http-serve/
 COPY crates/mcp-auth/Cargo.toml crates/mcp-auth/
+COPY crates/mcp-kit/Cargo.toml crates/mcp-kit/
 COPY crates/mcp-mail/Cargo.toml crates/mcp-mail/
 COPY crates/mcp-nextcloud/Cargo.toml crates/mcp-nextcloud/
 COPY crates/nextcloud-contract/Cargo.toml crates/nextcloud-contract/

@@ -8,10 +8,10 @@
 //! except a 400's message that passes [`clean_sentence`].
 
 use crate::caller::Caller;
-use crate::failure::{FailureKind, ToolFailure};
 use http::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
+use wire::{FailureKind, ToolFailure};
 
 /// Where the contract lives under Nextcloud's base URL. The `index.php`
 /// form, because Nextcloud answers it with or without pretty URLs.

@@ -5,7 +5,7 @@
 
 use crate::config::Config;
 use http::HeaderMap;
-use mcp_auth::{AuthConfig, Authenticator, Refusal};
+use mcp_auth::{Authenticator, Refusal};
 
 /// The verified caller of one request. Its `Debug` never prints the token.
 #[derive(Clone)]
@@ -30,14 +30,8 @@ pub struct CallerCheck {
 
 impl CallerCheck {
     pub fn new(config: &Config, http: reqwest::Client) -> CallerCheck {
-        let auth_config = AuthConfig {
-            canonical_url: config.canonical_url.clone(),
-            issuer: config.issuer.clone(),
-            jwks_url: config.jwks_url(),
-            clock: config.clock.clone(),
-        };
         CallerCheck {
-            authenticator: Authenticator::new(auth_config, http),
+            authenticator: Authenticator::new(config.endpoint().auth_config(), http),
             nextcloud_audience: config.nextcloud_audience.clone(),
         }
     }

@@ -22,7 +22,6 @@
 pub mod app;
 pub mod caller;
 pub mod config;
-pub mod failure;
 pub mod http;
 pub mod server;
 pub mod tools;

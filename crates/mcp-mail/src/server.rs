@@ -1,16 +1,10 @@
-//! The MCP handler: lists the registry's tools (none while the app says
-//! Nextcloud Mail is missing) and runs a call with the caller the HTTP
-//! layer verified.
+//! What this server is to the shared MCP handler (`mcp-kit`): its name and
+//! instructions, its registry, the mail client a call gets, and no tools
+//! listed while the app says Nextcloud Mail is missing.
 
 use crate::app::{Availability, MailApp};
 use crate::caller::Caller;
 use crate::tools::{Registry, ToolCall};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::sync::Arc;
 
 /// What the server tells clients about itself.
@@ -30,76 +24,54 @@ impl ToolServer {
     pub fn new(registry: Registry, app_url: &str, http: reqwest::Client) -> ToolServer {
         ToolServer { registry: Arc::new(registry), app_url: app_url.into(), http }
     }
+
+    fn mail(&self, caller: &Caller) -> MailApp {
+        MailApp::new(&self.app_url, self.http.clone(), caller)
+    }
 }
 
-impl ServerHandler for ToolServer {
-    fn get_info(&self) -> ServerConfig {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
-        info.server_info = Implementation::new("tamebi-mcp-mail", env!("CARGO_PKG_VERSION"));
-        info.instructions = Some(INSTRUCTIONS.to_string());
-        info
+impl mcp_kit::Caller for Caller {
+    fn uid(&self) -> &str {
+        &self.uid
+    }
+}
+
+impl mcp_kit::Service for ToolServer {
+    type Caller = Caller;
+    type Context = ToolCall;
+
+    fn name(&self) -> &'static str {
+        "tamebi-mcp-mail"
+    }
+
+    fn version(&self) -> &'static str {
+        env!("CARGO_PKG_VERSION")
+    }
+
+    fn instructions(&self) -> &'static str {
+        INSTRUCTIONS
+    }
+
+    fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    fn context(&self, caller: &Caller) -> ToolCall {
+        ToolCall { mail: self.mail(caller) }
     }
 
     /// The tools, unless the app says Nextcloud Mail is not there for this
     /// user (disabled, or its contracts moved): then none, asked afresh on
     /// every listing (stateless), so the orchestrator sees mail as not
     /// reachable instead of offering tools that can only fail.
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        let caller = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Caller>())
-            .cloned();
-        if let Some(caller) = caller {
-            let mail = MailApp::new(&self.app_url, self.http.clone(), &caller);
-            if mail.availability().await == Availability::Unavailable {
-                return Ok(ListToolsResult::with_all_items(Vec::new()));
-            }
+    async fn offers_tools(&self, caller: Option<&Caller>) -> bool {
+        match caller {
+            Some(caller) => self.mail(caller).availability().await != Availability::Unavailable,
+            None => true,
         }
-        Ok(ListToolsResult::with_all_items(
-            self.registry.tools().map(|tool| tool.tool.clone()).collect(),
-        ))
     }
 
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let Some(tool) = self.registry.get(&request.name) else {
-            return Err(McpError::invalid_params(
-                format!(
-                    "Unknown tool: {}. This server has mail_search, mail_read and mail_compose.",
-                    request.name
-                ),
-                None,
-            ));
-        };
-        let caller = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Caller>())
-            .cloned()
-            .ok_or_else(|| {
-                McpError::internal_error("the request carries no verified caller", None)
-            })?;
-        let call = ToolCall {
-            mail: MailApp::new(&self.app_url, self.http.clone(), &caller),
-            arguments: request.arguments.unwrap_or_default(),
-        };
-        let started = std::time::Instant::now();
-        let result = tool.call(call).await;
-        tracing::info!(
-            tool = %request.name,
-            uid = %caller.uid,
-            is_error = result.is_error.unwrap_or(false),
-            duration_ms = started.elapsed().as_millis() as u64,
-            "tool call"
-        );
-        Ok(result.into())
+    fn unknown_tool(&self, name: &str) -> String {
+        format!("Unknown tool: {name}. This server has mail_search, mail_read and mail_compose.")
     }
 }

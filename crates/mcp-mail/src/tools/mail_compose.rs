@@ -10,9 +10,10 @@
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
 use crate::app::Draft;
-use crate::failure::ToolFailure;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::ToolFailure;
 
 pub const NAME: &str = "mail_compose";
 /// The contract's limits: subject in bytes, body in bytes.
@@ -23,27 +24,46 @@ pub const RECIPIENT_COUNT_MAX: usize = 50;
 /// The longest single address accepted.
 pub const ADDRESS_LENGTH_MAX: usize = 320;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = subject_and_body_required)]
 struct Input {
+    #[schemars(
+        length(max = RECIPIENT_COUNT_MAX),
+        inner(length(max = ADDRESS_LENGTH_MAX)),
+        description = "Recipients, at least one: \"bob@example.com\" or \"Bob Martin <bob@example.com>\"."
+    )]
     to: Vec<String>,
     #[serde(default)]
+    #[schemars(
+        length(max = RECIPIENT_COUNT_MAX),
+        inner(length(max = ADDRESS_LENGTH_MAX)),
+        transform = mcp_kit::schema::no_default,
+        description = "Copy recipients, same forms; omitted: none."
+    )]
     cc: Vec<String>,
     #[serde(default)]
+    #[schemars(
+        transform = mcp_kit::schema::no_default,
+        description = "One line, at most 255 bytes."
+    )]
     subject: String,
     #[serde(default)]
+    #[schemars(
+        transform = mcp_kit::schema::no_default,
+        description = "Plain text (no HTML, no Markdown), at most 100000 bytes."
+    )]
     body: String,
 }
 
+/// The schema asks for a subject and a body so the model always writes
+/// them; a call that omits one still parses, as empty (a mail may have no
+/// subject).
+fn subject_and_body_required(schema: &mut schemars::Schema) {
+    mcp_kit::schema::require(schema, &["subject", "body"]);
+}
+
 pub fn register(registry: &mut Registry) {
-    let addresses = |description: &str| {
-        json!({
-            "type": "array",
-            "items": {"type": "string", "maxLength": ADDRESS_LENGTH_MAX},
-            "maxItems": RECIPIENT_COUNT_MAX,
-            "description": description
-        })
-    };
     registry.add(
         Definition {
             name: NAME,
@@ -52,17 +72,6 @@ pub fn register(registry: &mut Registry) {
 It does NOT send the mail and does NOT save a draft: the user sends it (or saves it as a draft) from the chat with a click, and no tool can. \
 Find addresses with contacts_search or in a mail read with mail_read. Returns the preview id and the exact text that would go out.",
             kind: ToolKind::Action { destructive: false, idempotent: false, open_world: true },
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "to": addresses("Recipients, at least one: \"bob@example.com\" or \"Bob Martin <bob@example.com>\"."),
-                    "cc": addresses("Copy recipients, same forms; omitted: none."),
-                    "subject": {"type": "string", "description": "One line, at most 255 bytes."},
-                    "body": {"type": "string", "description": "Plain text (no HTML, no Markdown), at most 100000 bytes."}
-                },
-                "required": ["to", "subject", "body"],
-                "additionalProperties": false
-            }),
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -78,13 +87,13 @@ Find addresses with contacts_search or in a mail read with mail_read. Returns th
                 },
                 "required": ["preview_id", "from", "to", "cc", "subject", "body", "preview", "sent", "saved_as_draft"]
             }),
+            meta: None,
         },
         run,
     );
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let draft = validate(input)?;
     let preview = call.mail.compose(&draft).await?;
     let text = format!(

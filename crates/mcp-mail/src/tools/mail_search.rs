@@ -4,9 +4,10 @@
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput, one_line};
 use crate::app::{MessageSummary, SearchQuery};
-use crate::failure::ToolFailure;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::ToolFailure;
 
 pub const NAME: &str = "mail_search";
 /// The most messages one call returns (the contract's maximum).
@@ -23,16 +24,29 @@ const FROM_LENGTH_MAX: usize = 100;
 const SUBJECT_LENGTH_MAX: usize = 150;
 const PREVIEW_LENGTH_MAX: usize = 160;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
     #[serde(default)]
+    #[schemars(
+        length(max = QUERY_LENGTH_MAX),
+        description = "Words the message contains, e.g. \"budget Apollo\" or a sender's name or address. Empty or omitted: the newest messages."
+    )]
     query: Option<String>,
     #[serde(default)]
+    #[schemars(
+        length(max = MAILBOX_LENGTH_MAX),
+        description = "One mailbox (folder), e.g. \"INBOX\" or \"Sent\". Omitted: all of them."
+    )]
     mailbox: Option<String>,
     #[serde(default)]
+    #[schemars(range(min = 1, max = LIMIT_MAX), extend("default" = LIMIT_DEFAULT))]
     limit: Option<u32>,
     #[serde(default)]
+    #[schemars(
+        length(max = CURSOR_LENGTH_MAX),
+        description = "The next_cursor of the previous page, to continue with the same query and mailbox."
+    )]
     cursor: Option<String>,
 }
 
@@ -46,16 +60,6 @@ Newest first, one page at a time: each result has its date, sender, subject, id,
 Read a whole message with mail_read and its id. An empty query lists the newest messages. \
 mailbox narrows to one folder, e.g. \"INBOX\" or \"Sent\"; omitted, all folders are searched.",
             kind: ToolKind::Data,
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "maxLength": QUERY_LENGTH_MAX, "description": "Words the message contains, e.g. \"budget Apollo\" or a sender's name or address. Empty or omitted: the newest messages."},
-                    "mailbox": {"type": "string", "maxLength": MAILBOX_LENGTH_MAX, "description": "One mailbox (folder), e.g. \"INBOX\" or \"Sent\". Omitted: all of them."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT},
-                    "cursor": {"type": "string", "maxLength": CURSOR_LENGTH_MAX, "description": "The next_cursor of the previous page, to continue with the same query and mailbox."}
-                },
-                "additionalProperties": false
-            }),
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -64,6 +68,7 @@ mailbox narrows to one folder, e.g. \"INBOX\" or \"Sent\"; omitted, all folders 
                 },
                 "required": ["messages", "next_cursor"]
             }),
+            meta: None,
         },
         run,
     );
@@ -87,14 +92,8 @@ fn summary_schema() -> serde_json::Value {
     })
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
-    let limit = input.limit.unwrap_or(LIMIT_DEFAULT);
-    if !(1..=LIMIT_MAX).contains(&limit) {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "limit must be between 1 and {LIMIT_MAX}."
-        )));
-    }
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
+    let limit = mcp_kit::arguments::count("limit", input.limit, LIMIT_DEFAULT, LIMIT_MAX)?;
     let query = input.query.as_deref().unwrap_or("").trim();
     if query.chars().count() > QUERY_LENGTH_MAX {
         return Err(ToolFailure::invalid_arguments(format!(
