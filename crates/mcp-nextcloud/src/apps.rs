@@ -75,7 +75,7 @@ pub fn get(uri: &str) -> Option<&'static App> {
 /// A tool's `_meta` pointing at its view.
 pub fn tool_meta(uri: &str) -> Value {
     assert!(get(uri).is_some(), "no MCP App is registered at {uri}");
-    json!({ "ui": { "resourceUri": uri } })
+    json!({ (wire::meta::UI): { (wire::meta::UI_RESOURCE_URI): uri } })
 }
 
 impl App {
@@ -107,7 +107,7 @@ impl App {
 /// `_meta.ui` of a view: no external domain of any kind.
 fn ui_meta() -> MetaObject {
     let Value::Object(meta) = json!({
-        "ui": {
+        (wire::meta::UI): {
             "csp": {
                 "connectDomains": [],
                 "resourceDomains": [],

@@ -7,7 +7,7 @@
 
 use crate::config::{APP_PASSWORD_HEADER, Config, UpstreamAuth};
 use http::HeaderMap;
-use mcp_auth::{AuthConfig, Authenticator, Refusal};
+use mcp_auth::{Authenticator, Refusal};
 
 /// The verified caller of one request.
 #[derive(Clone)]
@@ -61,14 +61,8 @@ pub struct CallerCheck {
 
 impl CallerCheck {
     pub fn new(config: &Config, http: reqwest::Client) -> CallerCheck {
-        let auth_config = AuthConfig {
-            canonical_url: config.canonical_url.clone(),
-            issuer: config.issuer.clone(),
-            jwks_url: config.jwks_url(),
-            clock: config.clock.clone(),
-        };
         CallerCheck {
-            authenticator: Authenticator::new(auth_config, http),
+            authenticator: Authenticator::new(config.endpoint().auth_config(), http),
             upstream: config.upstream.clone(),
         }
     }
@@ -99,6 +93,12 @@ impl CallerCheck {
             }
         };
         Ok(Caller { uid: bearer.claims.sub, upstream, expires: bearer.claims.exp })
+    }
+}
+
+impl mcp_kit::Caller for Caller {
+    fn uid(&self) -> &str {
+        &self.uid
     }
 }
 

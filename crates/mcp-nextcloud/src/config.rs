@@ -56,13 +56,23 @@ pub const APP_PASSWORD_HEADER: &str = wire::headers::APP_PASSWORD;
 
 impl Config {
     pub fn jwks_url(&self) -> String {
-        self.jwks_url.clone().unwrap_or_else(|| {
-            format!("{}/index.php/apps/oidc/jwks", self.nextcloud_url.trim_end_matches('/'))
-        })
+        self.jwks_url.clone().unwrap_or_else(|| mcp_kit::http::oidc_jwks_url(&self.nextcloud_url))
     }
 
     /// The path the MCP endpoint is served at, taken from the canonical URL.
     pub fn mcp_path(&self) -> String {
         mcp_auth::mcp_path(&self.canonical_url)
+    }
+
+    /// Who this server is toward its callers (`mcp-kit`).
+    pub fn endpoint(&self) -> mcp_kit::Endpoint {
+        mcp_kit::Endpoint {
+            canonical_url: self.canonical_url.clone(),
+            issuer: self.issuer.clone(),
+            jwks_url: self.jwks_url(),
+            allowed_hosts: self.allowed_hosts.clone(),
+            clock: self.clock.clone(),
+            resource_name: "Tamebi MCP Nextcloud",
+        }
     }
 }

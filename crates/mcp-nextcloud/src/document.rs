@@ -12,10 +12,10 @@
 //!   one is configured: lent to it on a one-shot URL and converted.
 
 use crate::convert::{ConvertError, Converter};
-use crate::failure::ToolFailure;
 use crate::nextcloud::{Nextcloud, Subject, status_failure};
 use extract::{DocumentKind, ExtractError};
 use http::{Method, StatusCode};
+use wire::ToolFailure;
 
 /// How a file's text is obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The HTTP face: `/mcp` (streamable HTTP, stateless) behind bearer
-//! validation, RFC 9728 protected-resource metadata and a health probe (all
-//! three from the shared `mcp-auth` crate), and — when a secret is
-//! configured — the webhook endpoint that marks index rows dirty.
+//! validation, RFC 9728 protected-resource metadata and a health probe
+//! (wired by `mcp-kit` on `mcp-auth`), and — when a secret is configured —
+//! the webhook endpoint that marks index rows dirty.
 //!
 //! A request without a valid bearer gets 401 with
 //! `WWW-Authenticate: Bearer resource_metadata="…"` and nothing else: the
@@ -16,13 +16,7 @@ use crate::server::ToolServer;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::post;
-use mcp_auth::ProtectedResource;
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use std::sync::Arc;
-use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use mcp_kit::{CancellationToken, ListenError, Running};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -32,11 +26,15 @@ pub enum StartError {
     Index(#[from] crate::index::store::StoreError),
 }
 
+impl From<ListenError> for StartError {
+    fn from(ListenError { address, source }: ListenError) -> StartError {
+        StartError::Listen { address, source }
+    }
+}
+
 /// A running server; [`McpNextcloud::shutdown`] stops it and waits.
 pub struct McpNextcloud {
-    url: String,
-    stop: CancellationToken,
-    task: JoinHandle<()>,
+    running: Running,
     index: Index,
 }
 
@@ -51,10 +49,7 @@ impl McpNextcloud {
         config: Config,
         limits: http_serve::Limits,
     ) -> Result<McpNextcloud, StartError> {
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .map_err(|source| StartError::Listen { address: config.listen, source })?;
-        let address = listener.local_addr().expect("bound address");
+        let listener = mcp_kit::http::bind(config.listen).await?;
         let converter = match &config.converter {
             Some(converter_config) => Some(
                 Converter::start_serving(
@@ -72,22 +67,16 @@ impl McpNextcloud {
             None => None,
         };
         let index = Index::open(&config.index, converter)?;
-        let stop = CancellationToken::new();
-        let router = router(config, index.clone(), stop.clone());
-        let shutdown = stop.clone();
-        let task = tokio::spawn(http_serve::serve(
-            "mcp-nextcloud",
-            listener,
-            router,
-            limits,
-            async move { shutdown.cancelled().await },
-        ));
-        Ok(McpNextcloud { url: format!("http://{address}"), stop, task, index })
+        let router_index = index.clone();
+        let running = Running::serve("mcp-nextcloud", listener, limits, |stop| {
+            router(config, router_index, stop)
+        });
+        Ok(McpNextcloud { running, index })
     }
 
     /// `http://host:port` of the listener.
     pub fn url(&self) -> &str {
-        &self.url
+        self.running.url()
     }
 
     /// The passage index (tests and operators look inside).
@@ -96,8 +85,7 @@ impl McpNextcloud {
     }
 
     pub async fn shutdown(self) {
-        self.stop.cancel();
-        let _ = self.task.await;
+        self.running.shutdown().await;
         self.index.idle().await;
     }
 }
@@ -105,29 +93,10 @@ impl McpNextcloud {
 /// The whole router, for tests that drive it without a socket too.
 pub fn router(config: Config, index: Index, stop: CancellationToken) -> Router {
     let http = http_client();
-    let mcp_path = config.mcp_path();
     let server =
         ToolServer::new(crate::tools::all(), &config.nextcloud_url, http.clone(), index.clone());
-    let mcp_config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_allowed_hosts(mcp_auth::allowed_hosts(&config.allowed_hosts, &config.canonical_url))
-        .with_cancellation_token(stop);
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(NeverSessionManager::default()),
-        mcp_config,
-    );
-    let resource = ProtectedResource {
-        canonical_url: config.canonical_url.clone(),
-        issuer: config.issuer.clone(),
-        name: "Tamebi MCP Nextcloud".to_string(),
-    };
-    let mcp = mcp_auth::router(
-        resource,
-        CallerCheck::new(&config, http),
-        Router::new().nest_service(&mcp_path, service),
-    );
+    let mcp =
+        mcp_kit::http::router(&config.endpoint(), server, CallerCheck::new(&config, http), stop);
     let webhooks = match config.index.webhook_secret.clone() {
         Some(secret) => Router::new()
             .route(webhook::PATH, post(webhook::receive))

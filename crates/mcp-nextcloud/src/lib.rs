@@ -21,7 +21,6 @@ pub mod bearer;
 pub mod config;
 pub mod convert;
 pub mod document;
-pub mod failure;
 pub mod http;
 pub mod index;
 pub mod nextcloud;

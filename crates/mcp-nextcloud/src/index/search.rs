@@ -25,10 +25,10 @@
 use super::query::FtsQuery;
 use super::store::{self, Hit};
 use super::{Index, Readiness};
-use crate::failure::ToolFailure;
 use crate::nextcloud::Nextcloud;
 use crate::nextcloud::dav::FileInfo;
 use std::collections::HashMap;
+use wire::ToolFailure;
 
 /// The most passages a query considers.
 pub const CANDIDATES_MAX: usize = 20_000;
@@ -267,7 +267,7 @@ async fn find(index: &Index, fts: String) -> Result<Vec<store::Candidate>, ToolF
 fn store_failure(error: store::StoreError) -> ToolFailure {
     tracing::error!(error = %error, "index query failed");
     ToolFailure::new(
-        crate::failure::FailureKind::NextcloudUnreachable,
+        wire::FailureKind::NextcloudUnreachable,
         "The document index could not be searched just now. Use files_search to find files by name, or try again in a moment.",
     )
 }

@@ -4,11 +4,10 @@
 //! SEARCH per batch, answered by Nextcloud's own search backend from the
 //! user's own tree, so the answer carries the paths as this user sees them.
 
-use crate::failure::ToolFailure;
 use crate::nextcloud::dav::{self, FileInfo, FileKind};
-use crate::nextcloud::{Nextcloud, Subject, status_failure};
-use http::Method;
+use crate::nextcloud::{Nextcloud, Subject};
 use std::collections::HashSet;
+use wire::ToolFailure;
 
 /// File ids per permission-check request: Nextcloud's search backend
 /// refuses a query with more than 100 comparisons (`OPERATOR_LIMIT`, since
@@ -107,20 +106,10 @@ async fn search(
             folder => format!("/{}", xml_tree::escape(folder)),
         },
     );
-    let answer = nextcloud
-        .send(
-            Method::from_bytes(b"SEARCH").expect("valid method"),
-            &nextcloud.url("/remote.php/dav/"),
-            &[("content-type", "text/xml; charset=utf-8")],
-            Some(body.into_bytes()),
-        )
-        .await?;
-    if answer.status.as_u16() != 207 {
-        let subject = if folder.is_empty() { Subject::Account } else { Subject::Path(folder) };
-        return Err(status_failure(answer.status, subject));
-    }
-    Ok(dav::parse_multistatus(&answer.body)
-        .map_err(|_| crate::nextcloud::unreachable_failure())?
+    let subject = if folder.is_empty() { Subject::Account } else { Subject::Path(folder) };
+    Ok(nextcloud
+        .search(body, subject)
+        .await?
         .iter()
         .filter_map(|response| dav::file_info(response, uid))
         .filter(|file| !file.path.is_empty())

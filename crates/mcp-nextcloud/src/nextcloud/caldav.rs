@@ -6,8 +6,8 @@
 
 use super::dav::{self, DavResponse};
 use super::{Nextcloud, Subject, encode, status_failure, unreachable_failure};
-use crate::failure::{FailureKind, ToolFailure};
 use http::{Method, StatusCode};
+use wire::{FailureKind, ToolFailure};
 use xml_tree::{APPLE, CALDAV, DAV};
 
 /// The most calendars one call looks at.

@@ -11,11 +11,11 @@
 use super::dav::DavResponse;
 use super::{Nextcloud, encode, status_failure, unreachable_failure};
 use crate::bearer::UpstreamCredential;
-use crate::failure::{FailureKind, ToolFailure};
 use calcard::vcard::{VCard, VCardEntry, VCardParameterName, VCardProperty};
 use calcard::{Entry, Parser};
 use http::StatusCode;
 use serde::Serialize;
+use wire::{FailureKind, ToolFailure};
 use xml_tree::{CARDDAV, DAV};
 
 /// vCard properties a query is matched against (any of them).

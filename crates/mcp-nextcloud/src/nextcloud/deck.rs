@@ -11,10 +11,10 @@
 
 use super::{Answer, Nextcloud, unreachable_failure};
 use crate::bearer::UpstreamCredential;
-use crate::failure::{FailureKind, ToolFailure};
 use http::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use wire::{FailureKind, ToolFailure};
 
 /// Where Deck's app API lives.
 pub const API_PATH: &str = "/index.php/apps/deck/api/v1.0";

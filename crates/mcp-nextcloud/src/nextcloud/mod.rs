@@ -12,8 +12,8 @@ pub mod deck;
 pub mod ical;
 
 use crate::bearer::{Caller, UpstreamCredential};
-use crate::failure::{FailureKind, ToolFailure};
 use http::{Method, StatusCode};
+use wire::{FailureKind, ToolFailure};
 
 /// The longest a single Nextcloud request may take.
 pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -118,6 +118,28 @@ impl Nextcloud {
             body.extend_from_slice(&chunk);
         }
         Ok(Answer { status, headers, body: body.into() })
+    }
+
+    /// Sends a DAV `SEARCH` (`body`, a `d:searchrequest`) and reads its
+    /// multistatus; any other status is a failure about `subject`, and an
+    /// answer that does not parse is Nextcloud being unreachable.
+    pub async fn search(
+        &self,
+        body: String,
+        subject: Subject<'_>,
+    ) -> Result<Vec<dav::DavResponse>, ToolFailure> {
+        let answer = self
+            .send(
+                Method::from_bytes(b"SEARCH").expect("valid method"),
+                &self.url("/remote.php/dav/"),
+                &[("content-type", "text/xml; charset=utf-8")],
+                Some(body.into_bytes()),
+            )
+            .await?;
+        if answer.status.as_u16() != 207 {
+            return Err(status_failure(answer.status, subject));
+        }
+        dav::parse_multistatus(&answer.body).map_err(|_| unreachable_failure())
     }
 }
 

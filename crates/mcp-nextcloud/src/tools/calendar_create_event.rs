@@ -9,18 +9,19 @@
 //! `calendar_events` reports them.
 
 use super::calendar_events::{
-    TimeArgument, calendar_json, calendar_schema, describe_when, find_calendar, list_calendars,
-    parse_time_argument, parse_time_zone, shown_times, time_schema,
+    TIME_PATTERN, TimeArgument, calendar_json, calendar_schema, describe_when, find_calendar,
+    list_calendars, parse_time_argument, parse_time_zone, shown_times,
 };
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::{FailureKind, ToolFailure};
 use crate::nextcloud::caldav::{self, Calendar};
 use crate::nextcloud::ical::{self, EventTime, NewEvent};
 use calcard::common::timezone::Tz;
 use chrono::offset::LocalResult;
 use chrono::{TimeDelta, TimeZone};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::{FailureKind, ToolFailure};
 
 pub const NAME: &str = "calendar_create_event";
 /// The calendar Nextcloud creates for every user, preferred as default.
@@ -31,19 +32,37 @@ pub const SUMMARY_LENGTH_MAX: usize = 500;
 pub const LOCATION_LENGTH_MAX: usize = 500;
 pub const DESCRIPTION_LENGTH_MAX: usize = 10_000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
+    #[schemars(length(min = 1, max = SUMMARY_LENGTH_MAX), description = "The event's title.")]
     summary: String,
+    #[schemars(
+        regex(pattern = TIME_PATTERN),
+        description = "When it starts: a local date-time (2026-04-14T10:00:00) read in time_zone, an RFC 3339 date-time with offset, or a date for an all-day event."
+    )]
     start: String,
+    #[schemars(
+        regex(pattern = TIME_PATTERN),
+        description = "When it ends, in the same form as start; for an all-day event the last day (inclusive)."
+    )]
     end: String,
     #[serde(default)]
+    #[schemars(
+        description = "IANA time zone the event is in, e.g. Europe/Berlin. Required for local date-times."
+    )]
     time_zone: Option<String>,
     #[serde(default)]
+    #[schemars(length(max = LOCATION_LENGTH_MAX))]
     location: Option<String>,
     #[serde(default)]
+    #[schemars(length(max = DESCRIPTION_LENGTH_MAX))]
     description: Option<String>,
     #[serde(default)]
+    #[schemars(
+        length(min = 1),
+        description = "The calendar's uri, as calendar_events returns it. Default: the user's first writable event calendar (normally \"personal\")."
+    )]
     calendar: Option<String>,
 }
 
@@ -56,21 +75,7 @@ pub fn register(registry: &mut Registry) {
 start and end as local date-times with time_zone (IANA, e.g. Europe/Berlin: the event keeps that local time), or \
 as RFC 3339 date-times with an offset (stored in UTC); for an all-day event give dates, end being the last day. \
 Returns the new event's uid, calendar and times, as calendar_events will list it.",
-            kind: ToolKind::Action { destructive: false, idempotent: false },
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "summary": {"type": "string", "minLength": 1, "maxLength": SUMMARY_LENGTH_MAX, "description": "The event's title."},
-                    "start": time_schema("When it starts: a local date-time (2026-04-14T10:00:00) read in time_zone, an RFC 3339 date-time with offset, or a date for an all-day event."),
-                    "end": time_schema("When it ends, in the same form as start; for an all-day event the last day (inclusive)."),
-                    "time_zone": {"type": "string", "description": "IANA time zone the event is in, e.g. Europe/Berlin. Required for local date-times."},
-                    "location": {"type": "string", "maxLength": LOCATION_LENGTH_MAX},
-                    "description": {"type": "string", "maxLength": DESCRIPTION_LENGTH_MAX},
-                    "calendar": {"type": "string", "minLength": 1, "description": "The calendar's uri, as calendar_events returns it. Default: the user's first writable event calendar (normally \"personal\")."}
-                },
-                "required": ["summary", "start", "end"],
-                "additionalProperties": false
-            }),
+            kind: ToolKind::Action { destructive: false, idempotent: false, open_world: false },
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -91,8 +96,7 @@ Returns the new event's uid, calendar and times, as calendar_events will list it
     );
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let summary =
         bounded("summary", Some(&input.summary), SUMMARY_LENGTH_MAX)?.ok_or_else(|| {
             ToolFailure::invalid_arguments("summary is empty. Give the event a title.")

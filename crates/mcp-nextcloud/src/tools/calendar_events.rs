@@ -4,15 +4,16 @@
 //! MCP Apps hosts ([`crate::apps::CALENDAR_EVENTS_URI`]).
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::{FailureKind, ToolFailure};
 use crate::nextcloud::Nextcloud;
 use crate::nextcloud::caldav::{self, Calendar};
 use crate::nextcloud::ical::{self, EventTime, Window};
 use calcard::common::timezone::Tz;
 use calcard::icalendar::{ICalendarComponentType, ICalendarProperty};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use wire::{FailureKind, ToolFailure};
 
 pub const NAME: &str = "calendar_events";
 /// The longest range one call covers.
@@ -27,18 +28,42 @@ pub const DESCRIPTION_LENGTH_MAX: usize = 1_000;
 /// characters; the structured copy has the longer one.
 const TEXT_DESCRIPTION_LENGTH_MAX: usize = 200;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
+    #[schemars(
+        regex(pattern = TIME_PATTERN),
+        description = "Start of the range: an RFC 3339 date-time (2026-03-09T00:00:00+01:00), a local date-time (2026-03-09T08:00:00) or a date (2026-03-09, from its midnight); local values are read in time_zone."
+    )]
     start: String,
+    #[schemars(
+        regex(pattern = TIME_PATTERN),
+        description = "End of the range (exclusive), as for start; a date includes that whole day. At most 366 days after start."
+    )]
     end: String,
     #[serde(default)]
+    #[schemars(
+        length(min = 1),
+        description = "Only this calendar, by the uri calendar_events returns (e.g. \"personal\"). Default: all the user's event calendars."
+    )]
     calendar: Option<String>,
     #[serde(default)]
+    #[schemars(
+        length(min = 1),
+        description = "Only events whose title, location or description contains this text (case-insensitive)."
+    )]
     query: Option<String>,
     #[serde(default)]
+    #[schemars(
+        description = "IANA time zone (e.g. Europe/Berlin) for local and date-only bounds, all-day events and events without a zone. Default: UTC."
+    )]
     time_zone: Option<String>,
     #[serde(default)]
+    #[schemars(
+        range(min = 1, max = LIMIT_MAX),
+        extend("default" = LIMIT_DEFAULT),
+        description = "The most occurrences to return."
+    )]
     limit: Option<u32>,
 }
 
@@ -53,19 +78,6 @@ events whose title, location or description contains a text. Use it for the agen
 event's uid. Returns each occurrence's uid, calendar, title, start and end (RFC 3339 with the event's UTC offset; \
 dates for all-day events, end = last day), IANA time zone, location and description, sorted by start.",
             kind: ToolKind::Data,
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "start": time_schema("Start of the range: an RFC 3339 date-time (2026-03-09T00:00:00+01:00), a local date-time (2026-03-09T08:00:00) or a date (2026-03-09, from its midnight); local values are read in time_zone."),
-                    "end": time_schema("End of the range (exclusive), as for start; a date includes that whole day. At most 366 days after start."),
-                    "calendar": {"type": "string", "minLength": 1, "description": "Only this calendar, by the uri calendar_events returns (e.g. \"personal\"). Default: all the user's event calendars."},
-                    "query": {"type": "string", "minLength": 1, "description": "Only events whose title, location or description contains this text (case-insensitive)."},
-                    "time_zone": {"type": "string", "description": "IANA time zone (e.g. Europe/Berlin) for local and date-only bounds, all-day events and events without a zone. Default: UTC."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT, "description": "The most occurrences to return."}
-                },
-                "required": ["start", "end"],
-                "additionalProperties": false
-            }),
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -97,15 +109,6 @@ dates for all-day events, end = last day), IANA time zone, location and descript
 /// A date, a local date-time, or an RFC 3339 date-time.
 pub const TIME_PATTERN: &str =
     r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$";
-
-/// The schema of a date or time argument.
-pub fn time_schema(description: &str) -> Value {
-    json!({
-        "type": "string",
-        "pattern": TIME_PATTERN,
-        "description": description
-    })
-}
 
 /// The JSON Schema of a calendar reference, shared by the calendar tools.
 pub fn calendar_schema(with_rights: bool) -> Value {
@@ -156,8 +159,7 @@ struct Found {
     line: String,
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let zone = parse_time_zone(input.time_zone.as_deref())?;
     let start = parse_bound(&input.start, zone, Bound::Start)?;
     let end = parse_bound(&input.end, zone, Bound::End)?;
@@ -171,12 +173,7 @@ async fn run(call: ToolCall) -> ToolOutcome {
             "The range is longer than {RANGE_DAYS_MAX} days. Ask for a shorter period, or several in turn."
         )));
     }
-    let limit = input.limit.unwrap_or(LIMIT_DEFAULT);
-    if !(1..=LIMIT_MAX).contains(&limit) {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "limit must be between 1 and {LIMIT_MAX}."
-        )));
-    }
+    let limit = mcp_kit::arguments::count("limit", input.limit, LIMIT_DEFAULT, LIMIT_MAX)?;
     let query = input.query.as_deref().map(str::trim).filter(|query| !query.is_empty());
     let all_calendars = call.nextcloud.calendars().await?;
     let calendars: Vec<Calendar> = match input.calendar.as_deref() {

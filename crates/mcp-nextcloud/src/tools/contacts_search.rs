@@ -3,10 +3,11 @@
 //! book home, then one addressbook-query per book, matched by Nextcloud).
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::ToolFailure;
 use crate::nextcloud::carddav::{self, Contact};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::ToolFailure;
 
 pub const NAME: &str = "contacts_search";
 /// The most contacts one call returns.
@@ -17,12 +18,17 @@ pub const ADDRESS_BOOK_COUNT_MAX: usize = 20;
 /// The longest query accepted.
 pub const QUERY_LENGTH_MAX: usize = 200;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
     #[serde(default)]
+    #[schemars(
+        length(max = QUERY_LENGTH_MAX),
+        description = "Text the contact's name, email, phone, organisation or note contains, e.g. \"Dubois\" or \"@example.com\". Empty or omitted: list contacts."
+    )]
     query: Option<String>,
     #[serde(default)]
+    #[schemars(range(min = 1, max = LIMIT_MAX), extend("default" = LIMIT_DEFAULT))]
     limit: Option<u32>,
 }
 
@@ -36,14 +42,6 @@ Returns each contact's name, emails, phones, organisation and note. Matching ign
 \"chloé\" finds \"Chloé\", \"chloe\" does not match the name (it may still match an email), so retry with the accented spelling or just the last name if nothing is found. \
 An empty query lists contacts.",
             kind: ToolKind::Data,
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "maxLength": QUERY_LENGTH_MAX, "description": "Text the contact's name, email, phone, organisation or note contains, e.g. \"Dubois\" or \"@example.com\". Empty or omitted: list contacts."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}
-                },
-                "additionalProperties": false
-            }),
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -85,14 +83,8 @@ fn contact_schema() -> serde_json::Value {
     })
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
-    let limit = input.limit.unwrap_or(LIMIT_DEFAULT);
-    if !(1..=LIMIT_MAX).contains(&limit) {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "limit must be between 1 and {LIMIT_MAX}."
-        )));
-    }
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
+    let limit = mcp_kit::arguments::count("limit", input.limit, LIMIT_DEFAULT, LIMIT_MAX)?;
     let query = input.query.as_deref().unwrap_or("").trim().to_string();
     if query.chars().count() > QUERY_LENGTH_MAX {
         return Err(ToolFailure::invalid_arguments(format!(

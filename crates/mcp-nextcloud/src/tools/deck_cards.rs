@@ -7,10 +7,11 @@
 //! each board's stacks (one request per board, two with archived cards).
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::{FailureKind, ToolFailure};
 use crate::nextcloud::deck::{self, BoardSummary, Card, LabelRef, StackWithCards};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use wire::{FailureKind, ToolFailure};
 
 pub const NAME: &str = "deck_cards";
 /// The most cards one call returns.
@@ -21,26 +22,49 @@ pub const BOARD_COUNT_MAX: usize = 20;
 /// How many names a "not found" lists to choose from.
 const CHOICES_SHOWN_MAX: usize = 20;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
     #[serde(default)]
+    #[schemars(description = "Only this board: its board_id, or (part of) its title.")]
     board: Option<IdOrTitle>,
     #[serde(default)]
+    #[schemars(
+        description = "Only this stack: its stack_id, or (part of) its title, e.g. \"Done\"."
+    )]
     stack: Option<IdOrTitle>,
     #[serde(default)]
+    #[schemars(
+        description = "Only cards whose title or description contains this, ignoring case."
+    )]
     text: Option<String>,
     #[serde(default)]
+    #[schemars(description = "Only cards assigned to this user id or display name.")]
     assigned_to: Option<String>,
     #[serde(default)]
+    #[schemars(description = "Only cards carrying the label with this title.")]
     label: Option<String>,
     #[serde(default)]
+    #[schemars(
+        extend("format" = "date-time"),
+        description = "Only cards due before this time (RFC 3339)."
+    )]
     due_before: Option<String>,
     #[serde(default)]
+    #[schemars(
+        extend("format" = "date-time"),
+        description = "Only cards due at or after this time (RFC 3339)."
+    )]
     due_after: Option<String>,
     #[serde(default)]
+    #[schemars(extend("default" = false))]
     include_archived: Option<bool>,
     #[serde(default)]
+    #[schemars(
+        range(min = 1, max = LIMIT_MAX),
+        extend("default" = LIMIT_DEFAULT),
+        description = "The most cards returned."
+    )]
     limit: Option<u32>,
 }
 
@@ -50,6 +74,18 @@ struct Input {
 enum IdOrTitle {
     Id(u64),
     Title(String),
+}
+
+/// One type with two forms, as the model reads it: derived, an untagged
+/// enum would be an `anyOf` of two schemas with Rust's integer bounds.
+impl JsonSchema for IdOrTitle {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IdOrTitle".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": ["integer", "string"] })
+    }
 }
 
 impl IdOrTitle {
@@ -105,21 +141,6 @@ pub fn register(registry: &mut Registry) {
             description: "List the user's Deck boards with their stacks (columns) and cards, optionally filtered by board, stack, text, assignee, label or due date. \
 Returns board, stack and card ids: use them with deck_create_card and deck_move_card. Archived boards and cards are left out unless include_archived is true.",
             kind: ToolKind::Data,
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "board": {"type": ["integer", "string"], "description": "Only this board: its board_id, or (part of) its title."},
-                    "stack": {"type": ["integer", "string"], "description": "Only this stack: its stack_id, or (part of) its title, e.g. \"Done\"."},
-                    "text": {"type": "string", "description": "Only cards whose title or description contains this, ignoring case."},
-                    "assigned_to": {"type": "string", "description": "Only cards assigned to this user id or display name."},
-                    "label": {"type": "string", "description": "Only cards carrying the label with this title."},
-                    "due_after": {"type": "string", "format": "date-time", "description": "Only cards due at or after this time (RFC 3339)."},
-                    "due_before": {"type": "string", "format": "date-time", "description": "Only cards due before this time (RFC 3339)."},
-                    "include_archived": {"type": "boolean", "default": false},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT, "description": "The most cards returned."}
-                },
-                "additionalProperties": false
-            }),
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -250,14 +271,8 @@ fn time_filter(text: &Option<String>) -> Result<Option<i64>, ToolFailure> {
         .transpose()
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
-    let limit = input.limit.unwrap_or(LIMIT_DEFAULT);
-    if !(1..=LIMIT_MAX).contains(&limit) {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "limit must be between 1 and {LIMIT_MAX}."
-        )));
-    }
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
+    let limit = mcp_kit::arguments::count("limit", input.limit, LIMIT_DEFAULT, LIMIT_MAX)?;
     let filter = CardFilter {
         text: lowercase_filter(&input.text),
         assigned_to: lowercase_filter(&input.assigned_to),

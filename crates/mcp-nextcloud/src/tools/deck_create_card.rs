@@ -9,25 +9,34 @@
 
 use super::deck_cards::{card_line, card_schema};
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::{FailureKind, ToolFailure};
 use crate::nextcloud::deck::{self, BoardSummary, CARD_TITLE_LENGTH_MAX, NewCard, StackWithCards};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::{FailureKind, ToolFailure};
 
 pub const NAME: &str = "deck_create_card";
 /// The longest description accepted (Deck stores more; a model has no
 /// business writing more into a card).
 pub const DESCRIPTION_LENGTH_MAX: usize = 20_000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
+    #[schemars(range(min = 1), description = "The board's id from deck_cards.")]
     board_id: u64,
+    #[schemars(range(min = 1), description = "The id of a stack of that board, from deck_cards.")]
     stack_id: u64,
+    #[schemars(length(min = 1, max = CARD_TITLE_LENGTH_MAX))]
     title: String,
     #[serde(default)]
+    #[schemars(length(max = DESCRIPTION_LENGTH_MAX), description = "Markdown.")]
     description: Option<String>,
     #[serde(default)]
+    #[schemars(
+        extend("format" = "date-time"),
+        description = "When the card is due (RFC 3339), e.g. 2026-03-27T17:00:00+01:00."
+    )]
     duedate: Option<String>,
 }
 
@@ -38,19 +47,7 @@ pub fn register(registry: &mut Registry) {
             title: "Create a Deck card",
             description: "Create a card at the end of a stack (column) of a Deck board, with an optional description and due date. \
 Take board_id and stack_id from deck_cards. Returns the new card with its card_id.",
-            kind: ToolKind::Action { destructive: false, idempotent: false },
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "board_id": {"type": "integer", "minimum": 1, "description": "The board's id from deck_cards."},
-                    "stack_id": {"type": "integer", "minimum": 1, "description": "The id of a stack of that board, from deck_cards."},
-                    "title": {"type": "string", "minLength": 1, "maxLength": CARD_TITLE_LENGTH_MAX},
-                    "description": {"type": "string", "maxLength": DESCRIPTION_LENGTH_MAX, "description": "Markdown."},
-                    "duedate": {"type": "string", "format": "date-time", "description": "When the card is due (RFC 3339), e.g. 2026-03-27T17:00:00+01:00."}
-                },
-                "required": ["board_id", "stack_id", "title"],
-                "additionalProperties": false
-            }),
+            kind: ToolKind::Action { destructive: false, idempotent: false, open_world: false },
             output_schema: card_schema(),
             meta: None,
         },
@@ -58,8 +55,7 @@ Take board_id and stack_id from deck_cards. Returns the new card with its card_i
     );
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let title = input.title.trim();
     if title.is_empty() {
         return Err(ToolFailure::invalid_arguments("title must not be empty."));

@@ -11,22 +11,31 @@
 use super::deck_cards::{card_line, card_schema};
 use super::deck_create_card::{find_stack, visible_board};
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::ToolFailure;
 use crate::nextcloud::deck;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::ToolFailure;
 
 pub const NAME: &str = "deck_move_card";
 /// The largest position accepted; Deck clamps anything past the end.
 pub const ORDER_MAX: i64 = 10_000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
+    #[schemars(range(min = 1), description = "The card's id from deck_cards.")]
     card_id: u64,
+    #[schemars(range(min = 1), description = "The board of the target stack.")]
     board_id: u64,
+    #[schemars(range(min = 1), description = "The target stack's id from deck_cards.")]
     stack_id: u64,
     #[serde(default)]
+    #[schemars(
+        range(min = 0, max = ORDER_MAX),
+        extend("default" = 0),
+        description = "Position in the target stack: 0 is the top (default); a number past the end puts it last."
+    )]
     order: Option<i64>,
 }
 
@@ -44,18 +53,7 @@ pub fn register(registry: &mut Registry) {
             description: "Move a card to another stack (column), e.g. from \"To do\" to \"Done\", or to another position in its stack. \
 Take card_id, board_id and stack_id (the target) from deck_cards. The card goes to the top of the stack unless order says otherwise. \
 Returns the card in its new place.",
-            kind: ToolKind::Action { destructive: false, idempotent: true },
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "card_id": {"type": "integer", "minimum": 1, "description": "The card's id from deck_cards."},
-                    "board_id": {"type": "integer", "minimum": 1, "description": "The board of the target stack."},
-                    "stack_id": {"type": "integer", "minimum": 1, "description": "The target stack's id from deck_cards."},
-                    "order": {"type": "integer", "minimum": 0, "maximum": ORDER_MAX, "default": 0, "description": "Position in the target stack: 0 is the top (default); a number past the end puts it last."}
-                },
-                "required": ["card_id", "board_id", "stack_id"],
-                "additionalProperties": false
-            }),
+            kind: ToolKind::Action { destructive: false, idempotent: true, open_world: false },
             output_schema,
             meta: None,
         },
@@ -63,8 +61,7 @@ Returns the card in its new place.",
     );
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let order = input.order.unwrap_or(0);
     if !(0..=ORDER_MAX).contains(&order) {
         return Err(ToolFailure::invalid_arguments(format!(

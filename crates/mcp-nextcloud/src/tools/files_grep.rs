@@ -5,9 +5,9 @@
 //! answer.
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::ToolFailure;
 use crate::index::Readiness;
 use crate::index::search::{self, Outcome};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -15,16 +15,28 @@ pub const NAME: &str = "files_grep";
 pub const LIMIT_MAX: usize = 50;
 const LIMIT_DEFAULT: usize = 10;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
     #[serde(default)]
+    #[schemars(
+        description = "Words to find, e.g. \"budget prévisionnel\" or \"two-factor authentication\"."
+    )]
     query: Option<String>,
     #[serde(default)]
+    #[schemars(
+        description = "Only passages under a section whose title has these words, e.g. \"Budget\". Alone, it browses sections by title."
+    )]
     heading: Option<String>,
     #[serde(default)]
+    #[schemars(description = "Only documents below this folder, e.g. \"Projects/Apollo\".")]
     folder: Option<String>,
     #[serde(default)]
+    #[schemars(
+        range(min = 1, max = LIMIT_MAX),
+        extend("default" = LIMIT_DEFAULT),
+        description = "Most passages to return."
+    )]
     limit: Option<usize>,
 }
 
@@ -42,16 +54,6 @@ If nothing matches, the document probably uses other words: rephrase with synony
 the document would use, or browse by section title with heading. \
 When the answer says the index is still being built, say so rather than concluding there is no match.",
             kind: ToolKind::Data,
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "Words to find, e.g. \"budget prévisionnel\" or \"two-factor authentication\"."},
-                    "heading": {"type": "string", "description": "Only passages under a section whose title has these words, e.g. \"Budget\". Alone, it browses sections by title."},
-                    "folder": {"type": "string", "description": "Only documents below this folder, e.g. \"Projects/Apollo\"."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT, "description": "Most passages to return."}
-                },
-                "additionalProperties": false
-            }),
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -78,14 +80,8 @@ When the answer says the index is still being built, say so rather than concludi
     );
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
-    let limit = input.limit.unwrap_or(LIMIT_DEFAULT);
-    if !(1..=LIMIT_MAX).contains(&limit) {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "limit must be between 1 and {LIMIT_MAX}."
-        )));
-    }
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
+    let limit = mcp_kit::arguments::count("limit", input.limit, LIMIT_DEFAULT, LIMIT_MAX)?;
     let folder = match input.folder.as_deref() {
         Some(folder) => Some(super::files_search::clean_folder(folder)?).filter(|f| !f.is_empty()),
         None => None,

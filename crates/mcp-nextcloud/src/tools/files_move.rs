@@ -4,21 +4,31 @@
 //! The file keeps its fileid, so what the model holds stays valid.
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::{FailureKind, ToolFailure};
 use crate::nextcloud::{Subject, status_failure};
 use http::{Method, StatusCode};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::{FailureKind, ToolFailure};
 
 pub const NAME: &str = "files_move";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
     #[serde(default)]
+    #[schemars(
+        length(min = 1),
+        description = "Current path of the file or folder, e.g. \"Documents/draft.md\"."
+    )]
     path: Option<String>,
     #[serde(default)]
+    #[schemars(range(min = 1), description = "The fileid from files_search (instead of path).")]
     fileid: Option<u64>,
+    #[schemars(
+        length(min = 1),
+        description = "The full new path, name included, e.g. \"Archive/2026/draft.md\". The folder must exist."
+    )]
     destination: String,
 }
 
@@ -30,17 +40,7 @@ pub fn register(registry: &mut Registry) {
             description: "Move or rename a file or folder in the user's files. Give the source as path or fileid \
 (from files_search) and the full new path as destination; a rename is a move within the same folder. \
 It never replaces an existing file. The fileid stays the same.",
-            kind: ToolKind::Action { destructive: false, idempotent: false },
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "minLength": 1, "description": "Current path of the file or folder, e.g. \"Documents/draft.md\"."},
-                    "fileid": {"type": "integer", "minimum": 1, "description": "The fileid from files_search (instead of path)."},
-                    "destination": {"type": "string", "minLength": 1, "description": "The full new path, name included, e.g. \"Archive/2026/draft.md\". The folder must exist."}
-                },
-                "required": ["destination"],
-                "additionalProperties": false
-            }),
+            kind: ToolKind::Action { destructive: false, idempotent: false, open_world: false },
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -56,8 +56,7 @@ It never replaces an existing file. The fileid stays the same.",
     );
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let destination = super::files_search::clean_folder(&input.destination)?;
     if destination.is_empty() || input.destination.trim_end().ends_with('/') {
         return Err(ToolFailure::invalid_arguments(

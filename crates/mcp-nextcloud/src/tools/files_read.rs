@@ -5,28 +5,40 @@
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
 use crate::convert::ConvertError;
 use crate::document::{self, Route, TextError};
-use crate::failure::{FailureKind, ToolFailure};
 use crate::nextcloud::dav;
 use crate::nextcloud::{Subject, status_failure};
 use http::{Method, StatusCode};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::{FailureKind, ToolFailure};
 
 pub const NAME: &str = "files_read";
 /// The most bytes one call returns.
 pub const LENGTH_MAX: u64 = 64 * 1024;
 const LENGTH_DEFAULT: u64 = 16 * 1024;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
     #[serde(default)]
+    #[schemars(description = "Path in the user's files, e.g. \"Documents/notes.md\".")]
     path: Option<String>,
     #[serde(default)]
+    #[schemars(
+        range(min = 1),
+        description = "The fileid from files_search or files_grep (instead of path)."
+    )]
     fileid: Option<u64>,
     #[serde(default)]
+    #[schemars(range(min = 0), extend("default" = 0), description = "Byte offset to start at.")]
     offset: Option<u64>,
     #[serde(default)]
+    #[schemars(
+        range(min = 1, max = LENGTH_MAX),
+        extend("default" = LENGTH_DEFAULT),
+        description = "How many bytes to read."
+    )]
     length: Option<u64>,
 }
 
@@ -40,16 +52,6 @@ for up to `length` bytes and tells you the offset to continue from. Documents (D
 are turned into text first and offsets count in that text. Start at the offset files_grep gave \
 to re-read a passage in context.",
             kind: ToolKind::Data,
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path in the user's files, e.g. \"Documents/notes.md\"."},
-                    "fileid": {"type": "integer", "minimum": 1, "description": "The fileid from files_search or files_grep (instead of path)."},
-                    "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Byte offset to start at."},
-                    "length": {"type": "integer", "minimum": 1, "maximum": LENGTH_MAX, "default": LENGTH_DEFAULT, "description": "How many bytes to read."}
-                },
-                "additionalProperties": false
-            }),
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -70,15 +72,9 @@ to re-read a passage in context.",
     );
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let offset = input.offset.unwrap_or(0);
-    let length = input.length.unwrap_or(LENGTH_DEFAULT);
-    if !(1..=LENGTH_MAX).contains(&length) {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "length must be between 1 and {LENGTH_MAX}."
-        )));
-    }
+    let length = mcp_kit::arguments::count("length", input.length, LENGTH_DEFAULT, LENGTH_MAX)?;
     let file = match (input.path.as_deref(), input.fileid) {
         (Some(path), None) => stat(&call, &super::files_search::clean_folder(path)?).await?,
         (None, Some(fileid)) => find_by_fileid(&call, fileid).await?,
@@ -276,20 +272,9 @@ pub async fn find_by_fileid(call: &ToolCall, fileid: u64) -> Result<dav::FileInf
         props = dav::FILE_PROPERTIES,
         uid = xml_tree::escape(uid),
     );
-    let answer = call
-        .nextcloud
-        .send(
-            Method::from_bytes(b"SEARCH").expect("valid method"),
-            &call.nextcloud.url("/remote.php/dav/"),
-            &[("content-type", "text/xml; charset=utf-8")],
-            Some(body.into_bytes()),
-        )
-        .await?;
-    if answer.status.as_u16() != 207 {
-        return Err(status_failure(answer.status, Subject::Account));
-    }
-    dav::parse_multistatus(&answer.body)
-        .map_err(|_| crate::nextcloud::unreachable_failure())?
+    call.nextcloud
+        .search(body, Subject::Account)
+        .await?
         .iter()
         .filter_map(|response| dav::file_info(response, uid))
         .find(|file| file.fileid == fileid)

@@ -2,32 +2,48 @@
 //! (one DAV SEARCH, answered by Nextcloud as the user).
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::ToolFailure;
+use crate::nextcloud::Subject;
 use crate::nextcloud::dav::{self, FileInfo};
-use crate::nextcloud::{Subject, status_failure};
-use http::Method;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::ToolFailure;
 
 pub const NAME: &str = "files_search";
 /// The most results one call returns.
 pub const LIMIT_MAX: u32 = 100;
 const LIMIT_DEFAULT: u32 = 20;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
     #[serde(default)]
+    #[schemars(description = "Part of the file name, case-insensitive (e.g. \"budget\").")]
     name: Option<String>,
     #[serde(default)]
+    #[schemars(
+        description = "Only search below this folder, e.g. \"Projects/Apollo\". Default: all files."
+    )]
     folder: Option<String>,
     #[serde(default)]
+    #[schemars(
+        description = "A whole MIME type, e.g. \"application/pdf\", or its first part for every type under it, e.g. \"text/\"."
+    )]
     mime: Option<String>,
     #[serde(default)]
+    #[schemars(
+        extend("format" = "date-time"),
+        description = "Only files modified after this time (RFC 3339)."
+    )]
     modified_after: Option<String>,
     #[serde(default)]
+    #[schemars(
+        extend("format" = "date-time"),
+        description = "Only files modified before this time (RFC 3339)."
+    )]
     modified_before: Option<String>,
     #[serde(default)]
+    #[schemars(range(min = 1, max = LIMIT_MAX), extend("default" = LIMIT_DEFAULT))]
     limit: Option<u32>,
 }
 
@@ -40,18 +56,6 @@ pub fn register(registry: &mut Registry) {
 Returns each match's fileid, path, size and modification time, newest first. \
 Use it to locate a document before reading it with files_read; to search inside documents use files_grep.",
             kind: ToolKind::Data,
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "Part of the file name, case-insensitive (e.g. \"budget\")."},
-                    "folder": {"type": "string", "description": "Only search below this folder, e.g. \"Projects/Apollo\". Default: all files."},
-                    "mime": {"type": "string", "description": "A whole MIME type, e.g. \"application/pdf\", or its first part for every type under it, e.g. \"text/\"."},
-                    "modified_after": {"type": "string", "format": "date-time", "description": "Only files modified after this time (RFC 3339)."},
-                    "modified_before": {"type": "string", "format": "date-time", "description": "Only files modified before this time (RFC 3339)."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}
-                },
-                "additionalProperties": false
-            }),
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -84,14 +88,8 @@ pub fn file_schema() -> serde_json::Value {
     })
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
-    let limit = input.limit.unwrap_or(LIMIT_DEFAULT);
-    if !(1..=LIMIT_MAX).contains(&limit) {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "limit must be between 1 and {LIMIT_MAX}."
-        )));
-    }
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
+    let limit = mcp_kit::arguments::count("limit", input.limit, LIMIT_DEFAULT, LIMIT_MAX)?;
     let folder = clean_folder(input.folder.as_deref().unwrap_or(""))?;
     let mut conditions = Vec::new();
     if let Some(name) = input.name.as_deref().filter(|name| !name.trim().is_empty()) {
@@ -138,20 +136,7 @@ async fn run(call: ToolCall) -> ToolOutcome {
         props = dav::FILE_PROPERTIES,
         fetch = limit + 1,
     );
-    let answer = call
-        .nextcloud
-        .send(
-            Method::from_bytes(b"SEARCH").expect("valid method"),
-            &call.nextcloud.url("/remote.php/dav/"),
-            &[("content-type", "text/xml; charset=utf-8")],
-            Some(body.into_bytes()),
-        )
-        .await?;
-    if answer.status.as_u16() != 207 {
-        return Err(status_failure(answer.status, Subject::Path(&folder)));
-    }
-    let responses = dav::parse_multistatus(&answer.body)
-        .map_err(|_| crate::nextcloud::unreachable_failure())?;
+    let responses = call.nextcloud.search(body, Subject::Path(&folder)).await?;
     let mut files: Vec<FileInfo> = responses
         .iter()
         .filter_map(|response| dav::file_info(response, uid))

@@ -8,12 +8,13 @@
 //! refused before anything is sent.
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
-use crate::failure::{FailureKind, ToolFailure};
 use crate::nextcloud::dav::FileKind;
 use crate::nextcloud::{Subject, status_failure};
 use http::{Method, StatusCode};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use wire::{FailureKind, ToolFailure};
 
 pub const NAME: &str = "files_write";
 /// The largest content one call writes, in bytes of UTF-8.
@@ -26,12 +27,23 @@ const BINARY_EXTENSIONS: &[&str] = &[
     "jpeg", "gif", "webp", "heic", "zip", "gz", "tar", "7z", "mp3", "mp4", "mov", "exe",
 ];
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Input {
+    #[schemars(
+        length(min = 1),
+        description = "Path of the file in the user's files, folder included, e.g. \"Documents/summary.md\"."
+    )]
     path: String,
+    #[schemars(
+        length(max = CONTENT_LENGTH_MAX),
+        description = "The whole text of the file (UTF-8). Not base64: binary files cannot be written."
+    )]
     content: String,
     #[serde(default)]
+    #[schemars(
+        description = "Replace the file if it exists. Leave false unless the user wants the existing file replaced."
+    )]
     overwrite: bool,
 }
 
@@ -43,17 +55,7 @@ pub fn register(registry: &mut Registry) {
             description: "Create a text file (Markdown, plain text, CSV, JSON ...) in the user's files, or replace one. \
 By default it refuses to replace an existing file; set overwrite=true only after reading the file with \
 files_read or when the user asked to replace it. The folder must already exist. Returns the fileid and path.",
-            kind: ToolKind::Action { destructive: true, idempotent: true },
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "minLength": 1, "description": "Path of the file in the user's files, folder included, e.g. \"Documents/summary.md\"."},
-                    "content": {"type": "string", "maxLength": CONTENT_LENGTH_MAX, "description": "The whole text of the file (UTF-8). Not base64: binary files cannot be written."},
-                    "overwrite": {"type": "boolean", "default": false, "description": "Replace the file if it exists. Leave false unless the user wants the existing file replaced."}
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
+            kind: ToolKind::Action { destructive: true, idempotent: true, open_world: false },
             output_schema: json!({
                 "type": "object",
                 "properties": {
@@ -71,8 +73,7 @@ files_read or when the user asked to replace it. The folder must already exist. 
     );
 }
 
-async fn run(call: ToolCall) -> ToolOutcome {
-    let input: Input = call.arguments()?;
+async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let path = file_path(&input.path)?;
     if input.content.len() > CONTENT_LENGTH_MAX {
         return Err(ToolFailure::invalid_arguments(format!(
