@@ -1,13 +1,17 @@
 //! Test set-up: a fake Nextcloud with the demo fixture, an mcp-nextcloud in
 //! front of it, tokens minted by the fake's OIDC key, and the shared raw
 //! JSON-RPC client (`scenario::mcp_client`) so the wire itself is what the
-//! tests see; `proxy` puts a recorder or a gauge between mcp-nextcloud and
-//! the fake.
+//! tests see. `helpers` holds what several tests do with a stack (index
+//! passes, faults, webhooks); `proxy` puts a recorder or a gauge between
+//! mcp-nextcloud and the fake.
 
 // Each test file uses a part of this module.
 #![allow(dead_code, unused_imports)]
 
+pub mod helpers;
 pub mod proxy;
+
+pub use helpers::*;
 
 use access_token::Claims;
 use base64::Engine as _;
@@ -18,6 +22,7 @@ use serde_json::{Value, json};
 
 pub const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
+pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;
 /// Where a refusal's challenge points: the metadata of [`MCP_AUDIENCE`].
 pub const METADATA_URL: &str = "http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp";
 
@@ -123,12 +128,13 @@ impl Stack {
         let mut headers =
             vec![("authorization".into(), format!("Bearer {}", self.token(uid, MCP_AUDIENCE)))];
         match &self.upstream {
-            UpstreamAuth::SecondToken { .. } => headers
-                .push(("x-tamebi-nextcloud-token".into(), self.token(uid, NEXTCLOUD_AUDIENCE))),
+            UpstreamAuth::SecondToken { .. } => {
+                headers.push((NEXTCLOUD_TOKEN_HEADER.into(), self.token(uid, NEXTCLOUD_AUDIENCE)))
+            }
             UpstreamAuth::SingleToken => {}
             UpstreamAuth::AppPassword => {
                 let app_password = self.fake.shared.world().users[uid].app_passwords[0].clone();
-                headers.push(("x-tamebi-app-password".into(), app_password));
+                headers.push((wire::headers::APP_PASSWORD.into(), app_password));
             }
         }
         headers
@@ -141,26 +147,8 @@ impl Stack {
         let password = self.fake.shared.world().users[uid].app_passwords[0].clone();
         vec![
             ("authorization".into(), format!("Bearer {}", self.token(uid, MCP_AUDIENCE))),
-            ("x-tamebi-app-password".into(), password),
+            (wire::headers::APP_PASSWORD.into(), password),
         ]
-    }
-
-    /// [`route_fault`] in the fake from now on.
-    pub fn fail_route(
-        &self,
-        prefix: &str,
-        method: Option<&str>,
-        status: u16,
-        remaining: Option<u32>,
-    ) {
-        let fault = route_fault(prefix, method, status, remaining);
-        self.fake.shared.world().faults.routes.push(fault);
-    }
-
-    /// A POST to mcp-nextcloud's webhook endpoint with the shared `secret`.
-    pub fn webhook(&self, secret: &str) -> reqwest::RequestBuilder {
-        let endpoint = format!("{}/webhooks/nextcloud", self.mcp.url());
-        self.http.post(endpoint).header(wire::headers::WEBHOOK_SECRET, secret)
     }
 
     pub async fn call_tool(&self, uid: &str, name: &str, arguments: Value) -> Value {
@@ -168,54 +156,12 @@ impl Stack {
     }
 }
 
-/// One `files_grep` as `uid`.
-pub async fn grep(stack: &Stack, uid: &str, arguments: Value) -> Value {
-    stack.call_tool(uid, "files_grep", arguments).await
-}
-
-/// Searches until `uid`'s index is ready (each search starts a pass).
-pub async fn warm(stack: &Stack, uid: &str) {
-    for _ in 0..20 {
-        let result = grep(stack, uid, json!({"query": "warming"})).await;
-        stack.mcp.index().idle().await;
-        if result["structuredContent"]["index"] == "ready" {
-            return;
-        }
-    }
-    panic!("{uid}'s index never became ready");
-}
-
-/// The fake answers `status` instead of handling what starts with
-/// `prefix` (of `method` only, where given), the next `remaining` times or
-/// always.
-pub fn route_fault(
-    prefix: &str,
-    method: Option<&str>,
-    status: u16,
-    remaining: Option<u32>,
-) -> fake_nextcloud::faults::RouteFault {
-    fake_nextcloud::faults::RouteFault {
-        prefix: prefix.to_string(),
-        method: method.map(str::to_string),
-        status: Some(status),
-        remaining,
-        ..Default::default()
-    }
-}
-
-/// A write event as webhook_listeners posts it, for the node `id` at
-/// `path` (`/alice/files/…`).
-pub fn node_written(id: u64, path: impl Into<String>) -> Value {
-    let class = "OCP\\Files\\Events\\Node\\NodeWrittenEvent";
-    json!({"event": {"class": class, "node": {"id": id, "path": path.into()}}})
-}
-
 /// A bearer of the test's making with alice's genuine Nextcloud token: the
 /// headers of a forged or misaddressed MCP token.
 pub fn with_bearer(stack: &Stack, bearer: impl std::fmt::Display) -> Vec<(String, String)> {
     vec![
         ("authorization".into(), format!("Bearer {bearer}")),
-        ("x-tamebi-nextcloud-token".into(), stack.token("alice", NEXTCLOUD_AUDIENCE)),
+        (NEXTCLOUD_TOKEN_HEADER.into(), stack.token("alice", NEXTCLOUD_AUDIENCE)),
     ]
 }
 
