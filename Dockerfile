@@ -18,6 +18,7 @@ WORKDIR /src
 # (ci/compose/check.py fails when a crate of the workspace is missing here).
 COPY Cargo.toml Cargo.lock rustfmt.toml ./
 COPY crates/access-token/Cargo.toml crates/access-token/
+COPY crates/agent/Cargo.toml crates/agent/
 COPY crates/extract/Cargo.toml crates/extract/
 COPY crates/fake-model/Cargo.toml crates/fake-model/
 COPY crates/fake-nextcloud/Cargo.toml crates/fake-nextcloud/

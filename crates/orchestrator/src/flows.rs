@@ -8,8 +8,8 @@
 //! and one line in [`all`]; nothing in the loop changes (the tool set
 //! routes calls to flows by name, and a test registers one to show it).
 
-use crate::agent::{ToolResult, ToolSet, ToolSpec};
 use crate::model::ToolCall;
+use agent::{ToolResult, ToolSet, ToolSpec};
 use futures_util::future::BoxFuture;
 
 /// A workflow offered as a tool.

@@ -1,5 +1,6 @@
-//! The orchestrator: the agent loop, the context engine, the model client and
-//! the chat, audit and memory stores.
+//! The orchestrator: the turn that drives the agent loop (the `agent`
+//! crate), the context engine, the model client, the tools, and the chat,
+//! audit and memory stores.
 //!
 //! Its defining property is what it does not depend on: no crate that can
 //! talk to Nextcloud (checked by the workspace's crate-graph test in
@@ -8,7 +9,8 @@
 //! OpenAI-compatible client of our own ([`model`]); what must outlive a
 //! request lives in three SQLite files ([`store`]).
 
-pub mod agent;
+/// The loop this crate drives, under the name its callers already use.
+pub use agent;
 pub mod context;
 pub mod flows;
 pub mod identity;

@@ -14,12 +14,12 @@
 pub mod memory;
 pub mod views;
 
-use crate::agent::{ToolKind, ToolResult, ToolSet, ToolSpec};
 use crate::flows::Flow;
 use crate::mcp::{self, Connection, Credential, McpError, ServerConfig};
 use crate::model::{ToolCall, ToolDefinition};
 use crate::prompt::{Capability, Reach};
 use crate::store::{Database, arguments_hash, audit, now_ms};
+use agent::{ToolKind, ToolResult, ToolSet, ToolSpec};
 use futures_util::future::BoxFuture;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;

@@ -13,7 +13,6 @@
 mod decide;
 mod frames;
 
-use crate::agent::{Agent, AgentEvent, Context, Ending, Model, Resolution, ToolKind};
 use crate::context::{prune, summary};
 use crate::identity::{HEADER_APP_PASSWORD, Identity};
 use crate::mcp::{Credential, ServerConfig};
@@ -23,6 +22,7 @@ use crate::store::{Database, StoreError, chat, memory, now_ms};
 use crate::tools::{self, Caller, TurnTools};
 use crate::transcript::{Entry, ToolEntry, ToolState};
 use crate::ui_stream::{ChatPost, Chunk, FinishReason};
+use agent::{Agent, AgentEvent, Context, Ending, Model, Resolution, ToolKind};
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use std::collections::HashMap;
@@ -312,7 +312,7 @@ async fn summarise_if_due(
     system: &str,
 ) -> Result<Option<(i64, String)>, Stopped> {
     let definitions: Vec<_> =
-        crate::agent::ToolSet::specs(tools).iter().map(|spec| spec.definition.clone()).collect();
+        agent::ToolSet::specs(tools).iter().map(|spec| spec.definition.clone()).collect();
     let tool_tokens = serde_json::to_string(
         &definitions.iter().map(|d| (&d.name, &d.description, &d.parameters)).collect::<Vec<_>>(),
     )
@@ -356,7 +356,7 @@ async fn answer_text(model: &dyn Model, request: ChatRequest) -> Result<String, 
 }
 
 fn kinds(tools: &TurnTools) -> HashMap<String, ToolKind> {
-    crate::agent::ToolSet::specs(tools)
+    agent::ToolSet::specs(tools)
         .iter()
         .map(|spec| (spec.definition.name.clone(), spec.kind))
         .collect()
@@ -464,7 +464,7 @@ impl<'a> Recorder<'a> {
                 self.append(Entry::Tool(ToolEntry {
                     tool_call_id: tool_call_id.clone(),
                     tool: call.name,
-                    content: crate::agent::DENIED_TEXT.to_string(),
+                    content: agent::DENIED_TEXT.to_string(),
                     output: serde_json::Value::Null,
                     state: ToolState::Denied,
                 }))

@@ -6,6 +6,11 @@
 //!    refused until someone has checked it holds no Nextcloud client and
 //!    added it here, rather than allowed until someone remembers to deny it.
 //! 2. The fakes never depend on the services they stand in front of.
+//! 3. The agent loop receives its tools and context as values: the `agent`
+//!    crate reaches no MCP transport, no storage and no HTTP client, and no
+//!    workspace crate off its allow-list (the orchestrator's stores, its
+//!    MCP client and its prompt files are the orchestrator's, which the
+//!    agent cannot depend on without a cycle).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -17,8 +22,18 @@ const TALKS_TO_NEXTCLOUD: &[&str] =
 /// The workspace crates the orchestrator may reach, directly or not; each
 /// checked to hold no Nextcloud client: one SQLite file (`sqlite-db`), the
 /// wire vocabulary (`wire`, names and types, no I/O), bounded listeners
-/// (`http-serve`, server side only).
-const ORCHESTRATOR_MAY_REACH: &[&str] = &["sqlite-db", "wire", "http-serve"];
+/// (`http-serve`, server side only), the agent loop (`agent`, which itself
+/// reaches no workspace crate).
+const ORCHESTRATOR_MAY_REACH: &[&str] = &["sqlite-db", "wire", "http-serve", "agent"];
+
+/// Crates the agent loop may not reach, directly or not: the MCP transport,
+/// SQLite, the HTTP client.
+const AGENT_MUST_NOT_REACH: &[&str] = &["rmcp", "rusqlite", "reqwest"];
+
+/// The workspace crates the agent loop may reach: none. Its collaborators
+/// arrive as values; a workspace crate added here must hold no transport,
+/// storage or prompt file.
+const AGENT_MAY_REACH: &[&str] = &[];
 
 /// Crates that are fakes, and the service crates they must not know.
 const FAKES: &[&str] = &["fake-nextcloud", "fake-model"];
@@ -148,6 +163,28 @@ fn a_new_crate_that_talks_to_nextcloud_fails_the_allow_list() {
     assert!(TALKS_TO_NEXTCLOUD.iter().all(|name| !reachable.contains(*name)));
     // And an external crate is not a workspace crate: it is not refused here.
     assert!(!beyond.contains("reqwest"));
+}
+
+#[test]
+fn the_agent_reaches_no_transport_storage_or_workspace_crate() {
+    let graph = graph();
+    assert!(graph.edges.contains_key("agent"), "the agent crate exists");
+    assert!(
+        transitive(&graph.edges, "orchestrator").contains("agent"),
+        "the orchestrator drives the agent crate's loop"
+    );
+    let reachable = transitive(&graph.edges, "agent");
+    for forbidden in AGENT_MUST_NOT_REACH {
+        assert!(!reachable.contains(*forbidden), "the agent crate depends on {forbidden}");
+    }
+    let beyond = beyond_allow_list(&graph, "agent", AGENT_MAY_REACH);
+    assert!(
+        beyond.is_empty(),
+        "the agent crate now reaches workspace crates that are not on its allow-list: {beyond:?}. \
+         The loop gets its model, tools and context as values: if such a crate holds no MCP \
+         transport, storage or prompt file, add it to AGENT_MAY_REACH with why; otherwise pass \
+         what the loop needs from it in through the agent's traits"
+    );
 }
 
 #[test]

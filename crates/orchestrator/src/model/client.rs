@@ -383,7 +383,7 @@ async fn read_bounded(
 }
 
 /// The agent's view of a model: the client answers its requests.
-impl crate::agent::Model for ModelClient {
+impl agent::Model for ModelClient {
     fn answer(
         &self,
         request: ChatRequest,

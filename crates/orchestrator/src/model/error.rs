@@ -1,67 +1,9 @@
-//! How a model call fails: one enum whose `Display` is safe to show a user
-//! (no URL, no key, no provider body) and whose `detail` is for the logs.
-//!
-//! The detail may quote what the provider answered, truncated, with the API
-//! key cut out in case a provider echoes it; it never carries the key.
-
-/// A model call that did not produce a complete answer.
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-pub enum ModelError {
-    #[error("the language model could not be reached")]
-    Unreachable { detail: String },
-    #[error("the language model is rate limited")]
-    RateLimited { detail: String },
-    #[error("the language model is unavailable")]
-    Unavailable { status: u16, detail: String },
-    #[error("the language model refused the request")]
-    Rejected { status: u16, detail: String },
-    #[error("the language model reported an error while answering")]
-    Provider { detail: String },
-    #[error("the language model's answer could not be understood")]
-    BadResponse { detail: String },
-    #[error("the language model's answer was cut off")]
-    StreamCut { detail: String },
-    #[error("the language model's answer was too long")]
-    TooLarge { detail: String },
-}
+//! The detail of a [`ModelError`](super::ModelError) as this client writes
+//! it: what the provider answered, truncated (the API key is cut out of
+//! every detail in `client.rs`, in case a provider echoes it).
 
 /// Characters of provider text kept in a detail.
 pub(super) const DETAIL_CHARS_MAX: usize = 500;
-
-impl ModelError {
-    /// What happened, for the logs: statuses, the provider's own words
-    /// (truncated), transport errors.
-    pub fn detail(&self) -> &str {
-        match self {
-            ModelError::Unreachable { detail }
-            | ModelError::RateLimited { detail }
-            | ModelError::Unavailable { detail, .. }
-            | ModelError::Rejected { detail, .. }
-            | ModelError::Provider { detail }
-            | ModelError::BadResponse { detail }
-            | ModelError::StreamCut { detail }
-            | ModelError::TooLarge { detail } => detail,
-        }
-    }
-
-    /// The same error with its detail passed through `clean`.
-    pub(super) fn map_detail(self, clean: impl FnOnce(String) -> String) -> ModelError {
-        match self {
-            ModelError::Unreachable { detail } => ModelError::Unreachable { detail: clean(detail) },
-            ModelError::RateLimited { detail } => ModelError::RateLimited { detail: clean(detail) },
-            ModelError::Unavailable { status, detail } => {
-                ModelError::Unavailable { status, detail: clean(detail) }
-            }
-            ModelError::Rejected { status, detail } => {
-                ModelError::Rejected { status, detail: clean(detail) }
-            }
-            ModelError::Provider { detail } => ModelError::Provider { detail: clean(detail) },
-            ModelError::BadResponse { detail } => ModelError::BadResponse { detail: clean(detail) },
-            ModelError::StreamCut { detail } => ModelError::StreamCut { detail: clean(detail) },
-            ModelError::TooLarge { detail } => ModelError::TooLarge { detail: clean(detail) },
-        }
-    }
-}
 
 /// `text` cut to [`DETAIL_CHARS_MAX`] characters, on a character boundary.
 pub(super) fn truncate(text: &str) -> String {

@@ -17,8 +17,10 @@
 //! (the parser is a hundred lines, and owning it lets a property test pin
 //! exactly the behaviour the stream assembly relies on).
 //!
-//! These types are the orchestrator's, not the wire's: they are not
-//! `Serialize`; [`wire`] writes the request.
+//! The values it speaks in ([`ChatRequest`], [`Message`], [`ModelEvent`],
+//! [`ModelError`], …) are the agent crate's, since they are what the loop is
+//! driven by; they are re-exported here. They are not `Serialize`: [`wire`]
+//! writes the request.
 
 mod client;
 mod error;
@@ -28,8 +30,11 @@ mod wire;
 
 use std::fmt;
 
+pub use agent::model::{
+    ChatRequest, FinishReason, Message, ModelError, ModelEvent, ToolCall, ToolChoice,
+    ToolDefinition,
+};
 pub use client::{InvalidModelConfig, ModelClient, ModelStream};
-pub use error::ModelError;
 
 /// Bytes of one server-sent event (or one line of it) before the answer is refused.
 pub const SSE_EVENT_BYTES_MAX: usize = 4 * 1024 * 1024;
@@ -75,84 +80,6 @@ pub struct RetryPolicy {
 #[derive(Clone)]
 pub struct ApiKey(String);
 
-/// What the model is asked.
-#[derive(Clone, Debug, Default)]
-pub struct ChatRequest {
-    pub messages: Vec<Message>,
-    pub tools: Vec<ToolDefinition>,
-    /// The provider's default (`auto` when there are tools) when `None`.
-    pub tool_choice: Option<ToolChoice>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum Message {
-    System(String),
-    User(String),
-    /// What the model said before, with the tool calls it made.
-    Assistant {
-        text: String,
-        tool_calls: Vec<ToolCall>,
-    },
-    /// A tool's result, answering the call with this id.
-    Tool {
-        tool_call_id: String,
-        content: String,
-    },
-}
-
-/// A function the model may call; `parameters` is a JSON Schema object.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolDefinition {
-    pub name: String,
-    pub description: String,
-    pub parameters: serde_json::Value,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ToolChoice {
-    Auto,
-    None,
-    Required,
-    /// Force this one function.
-    Function(String),
-}
-
-/// One complete tool call. `arguments` is the JSON text the model wrote,
-/// unparsed: it may be invalid, and saying so is the caller's job.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-}
-
-/// What an answer is made of, in order: text deltas, complete tool calls,
-/// then one `Finish`, then `Usage` when the provider reported it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModelEvent {
-    TextDelta(String),
-    /// Emitted once the call is complete (at the finish), never in pieces.
-    ToolCall(ToolCall),
-    Finish {
-        reason: FinishReason,
-    },
-    Usage {
-        prompt_tokens: u64,
-        completion_tokens: u64,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FinishReason {
-    Stop,
-    /// The answer hit the token limit.
-    Length,
-    ToolCalls,
-    ContentFilter,
-    /// A reason this client does not know, as the provider spelled it.
-    Other(String),
-}
-
 impl ModelConfig {
     /// A configuration with the default retry policy and timeouts.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> ModelConfig {
@@ -186,17 +113,5 @@ impl ApiKey {
 impl fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ApiKey([redacted])")
-    }
-}
-
-impl FinishReason {
-    fn parse(text: &str) -> FinishReason {
-        match text {
-            "stop" | "eos" | "end_turn" => FinishReason::Stop,
-            "length" | "max_tokens" => FinishReason::Length,
-            "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
-            "content_filter" => FinishReason::ContentFilter,
-            other => FinishReason::Other(other.to_owned()),
-        }
     }
 }

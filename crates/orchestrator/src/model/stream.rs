@@ -211,7 +211,7 @@ impl Assembler {
                 }
             }
             if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                self.finish(FinishReason::parse(reason), out)?;
+                self.finish(finish_reason(reason), out)?;
             }
         }
         if let Some(usage) = chunk.get("usage").filter(|usage| usage.is_object()) {
@@ -334,6 +334,17 @@ fn provider_error(value: &Value) -> ModelError {
         None => error.to_string(),
     };
     ModelError::Provider { detail: format!("error in the answer: {}", truncate(&message)) }
+}
+
+/// A provider's `finish_reason`, under the names the providers in use spell it.
+fn finish_reason(text: &str) -> FinishReason {
+    match text {
+        "stop" | "eos" | "end_turn" => FinishReason::Stop,
+        "length" | "max_tokens" => FinishReason::Length,
+        "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+        "content_filter" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_owned()),
+    }
 }
 
 #[cfg(test)]

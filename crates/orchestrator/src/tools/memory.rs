@@ -14,9 +14,9 @@
 //! argument (`source`, say) is a misuse with a message, not a value
 //! silently ignored.
 
-use crate::agent::{ToolKind, ToolResult, ToolSpec};
 use crate::model::ToolDefinition;
 use crate::store::{Database, audit, memory, now_ms};
+use agent::{ToolKind, ToolResult, ToolSpec};
 use serde_json::{Map, Value, json};
 
 pub const SEARCH: &str = "memory_search";

@@ -10,12 +10,12 @@
 //! a result saying so, so the model never sees a call without an answer.
 
 use super::{Services, Turn, append, load};
-use crate::agent::Resolution;
 use crate::model::ToolCall;
 use crate::store::{StoreError, arguments_hash, chat, now_ms};
 use crate::tools::{self, Caller};
 use crate::transcript::{Entry, ToolEntry, ToolState, unanswered_calls};
 use crate::ui_stream::{ApprovalResponse, PostInput};
+use agent::Resolution;
 use http::StatusCode;
 
 /// What the model reads for a call the user left undecided.

@@ -5,10 +5,13 @@
 //! (a flow) the model decides to enter.
 //!
 //! Everything the loop touches arrives as a value: a [`Model`], a
-//! [`ToolSet`] and a [`Context`] engine. It imports nothing from the MCP
-//! transport, the stores or the prompt files (a test reads this file's
-//! imports), so the loop can be driven by anything that can list and call
-//! tools, and its behaviour is the same in tests and in production. What it
+//! [`ToolSet`] and a [`Context`] engine. This crate depends on no MCP
+//! transport, storage or HTTP client (the workspace's crate-graph test,
+//! `crates/system/tests/crate_graph.rs`) and reads no file, the prompt
+//! files included (`tests/reads_no_file.rs`), so the loop can be driven by
+//! anything that can list and call tools, and its behaviour is the same in
+//! tests and in production. The value types it speaks to a model in are
+//! [`model`]'s. What it
 //! produces is a stream of [`AgentEvent`]s: the turn driver persists them
 //! and turns them into the browser's stream.
 //!
@@ -20,6 +23,7 @@
 //! loop runs exactly what was approved, tells the model what was denied,
 //! and goes on.
 
+pub mod model;
 mod step;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,280 @@
+//! The loop against a scripted stand-in model and tool set.
+
+use super::*;
+use crate::model::{FinishReason, ToolChoice};
+use std::sync::Mutex;
+
+/// Answers each request with the next scripted list of events, and keeps
+/// the requests.
+struct Scripted {
+    answers: Mutex<Vec<Vec<Result<ModelEvent, ModelError>>>>,
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<Vec<Result<ModelEvent, ModelError>>>) -> Scripted {
+        Scripted { answers: Mutex::new(answers), requests: Mutex::new(Vec::new()) }
+    }
+
+    fn requests(&self) -> Vec<ChatRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Model for Scripted {
+    fn answer(
+        &self,
+        request: ChatRequest,
+    ) -> BoxFuture<'_, Result<BoxStream<'static, Result<ModelEvent, ModelError>>, ModelError>> {
+        self.requests.lock().unwrap().push(request);
+        let mut answers = self.answers.lock().unwrap();
+        let answer = if answers.is_empty() { text("(script ended)") } else { answers.remove(0) };
+        Box::pin(async move {
+            Ok(Box::pin(futures_util::stream::iter(answer))
+                as BoxStream<'static, Result<ModelEvent, ModelError>>)
+        })
+    }
+}
+
+fn text(words: &str) -> Vec<Result<ModelEvent, ModelError>> {
+    vec![
+        Ok(ModelEvent::TextDelta(words.to_string())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
+    ]
+}
+
+fn calls(calls: &[(&str, &str, &str)]) -> Vec<Result<ModelEvent, ModelError>> {
+    let mut events: Vec<_> = calls
+        .iter()
+        .map(|(id, name, arguments)| {
+            Ok(ModelEvent::ToolCall(ToolCall {
+                id: id.to_string(),
+                name: name.to_string(),
+                arguments: arguments.to_string(),
+            }))
+        })
+        .collect();
+    events.push(Ok(ModelEvent::Finish { reason: FinishReason::ToolCalls }));
+    events
+}
+
+/// `read` is data, `write` is an action; every call is recorded.
+struct Tools {
+    specs: Vec<ToolSpec>,
+    called: Mutex<Vec<ToolCall>>,
+}
+
+impl Tools {
+    fn new() -> Tools {
+        let spec = |name: &str, kind| ToolSpec {
+            definition: ToolDefinition {
+                name: name.into(),
+                description: format!("{name} things"),
+                parameters: serde_json::json!({"type": "object"}),
+            },
+            kind,
+            dynamic: true,
+        };
+        Tools {
+            specs: vec![spec("read", ToolKind::Data), spec("write", ToolKind::Action)],
+            called: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn called(&self) -> Vec<ToolCall> {
+        self.called.lock().unwrap().clone()
+    }
+}
+
+impl ToolSet for Tools {
+    fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolResult> {
+        self.called.lock().unwrap().push(call.clone());
+        let text = format!("{} did {}", call.name, call.arguments);
+        Box::pin(async move {
+            ToolResult { output: serde_json::Value::String(text.clone()), text, is_error: false }
+        })
+    }
+}
+
+struct Whole;
+
+impl Context for Whole {
+    fn for_step(&self, messages: &[Message]) -> Vec<Message> {
+        messages.to_vec()
+    }
+}
+
+async fn run(
+    model: &Scripted,
+    tools: &Tools,
+    messages: Vec<Message>,
+    resolutions: Vec<Resolution>,
+) -> (Ending, Vec<AgentEvent>) {
+    let (sender, mut receiver) = mpsc::channel(1024);
+    let agent = Agent { model, tools, context: &Whole };
+    let ending = agent.run(messages, resolutions, &sender).await;
+    drop(sender);
+    let mut events = Vec::new();
+    while let Some(event) = receiver.recv().await {
+        events.push(event);
+    }
+    (ending, events)
+}
+
+fn start() -> Vec<Message> {
+    vec![Message::System("system".into()), Message::User("question".into())]
+}
+
+fn kept(events: &[AgentEvent]) -> Vec<Message> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::Message(message) => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn data_calls_run_and_the_model_answers_from_their_results() {
+    let model = Scripted::new(vec![
+        calls(&[("c1", "read", r#"{"path":"a"}"#), ("c2", "read", r#"{"path":"b"}"#)]),
+        text("Both read."),
+    ]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert_eq!(tools.called().len(), 2);
+    let second = &model.requests()[1];
+    assert_eq!(second.messages.len(), 5, "system, user, assistant, two results");
+    assert_eq!(
+        second.messages[3],
+        Message::Tool { tool_call_id: "c1".into(), content: r#"read did {"path":"a"}"#.into() }
+    );
+    assert_eq!(second.tools.len(), 2);
+    assert_eq!(second.tool_choice, None);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| match event {
+            AgentEvent::StepStart => "start",
+            AgentEvent::TextDelta(_) => "text",
+            AgentEvent::ToolInput { .. } => "input",
+            AgentEvent::ApprovalRequest { .. } => "approval",
+            AgentEvent::ToolOutput { .. } => "output",
+            AgentEvent::ToolDenied { .. } => "denied",
+            AgentEvent::Message(_) => "message",
+            AgentEvent::StepFinish => "finish",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "start", "message", "input", "input", "message", "output", "message", "output",
+            "finish", "start", "text", "message", "finish"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_action_waits_for_approval_and_nothing_runs() {
+    let model = Scripted::new(vec![calls(&[
+        ("c1", "read", r#"{"path":"a"}"#),
+        ("c2", "write", r#"{"path":"a","content":"x"}"#),
+        ("c3", "write", r#"{"path":"b","content":"y"}"#),
+    ])]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::AwaitingApproval);
+    assert_eq!(tools.called().iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["c1"]);
+    let held: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ApprovalRequest { call } => Some(call.id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(held, ["c2", "c3"], "both calls of a parallel batch wait");
+    let kept = kept(&events);
+    assert!(matches!(&kept[0], Message::Assistant { tool_calls, .. } if tool_calls.len() == 3));
+    assert_eq!(kept.len(), 2, "the assistant step and the data result");
+}
+
+#[tokio::test]
+async fn approved_calls_run_as_stored_and_denied_ones_are_reported_to_the_model() {
+    let model = Scripted::new(vec![text("Wrote a; b was not written.")]);
+    let tools = Tools::new();
+    let call = |id: &str, path: &str| ToolCall {
+        id: id.into(),
+        name: "write".into(),
+        arguments: format!(r#"{{"path":"{path}"}}"#),
+    };
+    let mut history = start();
+    history.push(Message::Assistant {
+        text: String::new(),
+        tool_calls: vec![call("c2", "a"), call("c3", "b")],
+    });
+    let resolutions = vec![
+        Resolution { call: call("c2", "a"), approved: true },
+        Resolution { call: call("c3", "b"), approved: false },
+    ];
+    let (ending, events) = run(&model, &tools, history, resolutions).await;
+    assert_eq!(ending, Ending::Answered);
+    assert_eq!(tools.called(), vec![call("c2", "a")]);
+    let request = &model.requests()[0];
+    assert_eq!(
+        request.messages[4],
+        Message::Tool { tool_call_id: "c3".into(), content: DENIED_TEXT.into() }
+    );
+    assert!(events.iter().any(|event| matches!(
+        event,
+        AgentEvent::ToolDenied { call } if call.id == "c3"
+    )));
+}
+
+#[tokio::test]
+async fn an_action_with_arguments_that_are_not_an_object_is_not_held() {
+    let model = Scripted::new(vec![calls(&[("c1", "write", "not json")]), text("Sorry.")]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert!(!events.iter().any(|event| matches!(event, AgentEvent::ApprovalRequest { .. })));
+    assert!(events.iter().any(|event| matches!(
+        event,
+        AgentEvent::ToolInput { input: serde_json::Value::String(raw), .. } if raw == "not json"
+    )));
+}
+
+#[tokio::test]
+async fn the_last_step_is_asked_to_answer_without_tools() {
+    let looping = (0..STEPS_MAX).map(|n| calls(&[(&format!("c{n}"), "read", "{}")])).collect();
+    let model = Scripted::new(looping);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    let requests = model.requests();
+    assert_eq!(requests.len(), STEPS_MAX);
+    assert_eq!(requests[STEPS_MAX - 1].tool_choice, Some(ToolChoice::None));
+    assert_eq!(tools.called().len(), STEPS_MAX - 1, "the last step's calls do not run");
+    assert!(events.contains(&AgentEvent::TextDelta(step::STEP_LIMIT_TEXT.into())));
+}
+
+#[tokio::test]
+async fn a_cut_answer_keeps_what_was_said_and_runs_nothing() {
+    let cut = vec![
+        Ok(ModelEvent::TextDelta("Half an ans".into())),
+        Err(ModelError::StreamCut { detail: "eof".into() }),
+    ];
+    let model = Scripted::new(vec![cut]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert!(matches!(ending, Ending::ModelFailed(ModelError::StreamCut { .. })));
+    assert_eq!(
+        kept(&events),
+        vec![Message::Assistant { text: "Half an ans".into(), tool_calls: vec![] }]
+    );
+    assert_eq!(events.last(), Some(&AgentEvent::StepFinish));
+}
