@@ -24,7 +24,7 @@ pub mod webdav;
 pub use principals::{handle_principals, handle_root};
 
 use crate::Shared;
-use crate::dav::collection::{self, Collection, Homes, Kind, Member, MemberData};
+use crate::dav::collection::{self, Collection, FixtureMember, Homes, Kind, Member, MemberData};
 use crate::dav::{DavError, DavRequest, Depth};
 use crate::fixture::Fixture;
 use crate::world::{User, World};
@@ -139,32 +139,18 @@ impl Homes<CalDav> {
             if !components.is_empty() {
                 calendar.extra.components = components;
             }
-            for (index, event) in calendar_fixture.events.iter().enumerate() {
-                let label = collection::fixture_member_label::<CalDav>(&label, index);
-                let Some(text) = collection::fixture_text(
-                    fixture,
-                    &label,
-                    "ics",
-                    event.ics.as_ref(),
-                    event.source.as_ref(),
-                    problems,
-                ) else {
-                    continue;
-                };
-                match ical::parse_calendar_data(&text, &calendar.extra.components, now) {
-                    Ok(data) => calendar.seed(&label, event.uri.as_ref(), data, now, problems),
-                    Err(error) => problems.push(format!("{label}: invalid iCalendar: {error}")),
-                }
-            }
+            let events = calendar_fixture.events.iter().map(|event| FixtureMember {
+                uri: event.uri.as_ref(),
+                inline: event.ics.as_ref(),
+                source: event.source.as_ref(),
+            });
+            calendar.seed_members(fixture, &label, events, now, problems);
         }
-        for uid in users.keys() {
-            if calendars.has_none(uid) {
-                let calendar = calendars.create(uid, DEFAULT_CALENDAR_URI);
-                calendar.display_name = Some(DEFAULT_CALENDAR_NAME.to_string());
-                calendar.extra.color = Some(DEFAULT_CALENDAR_COLOR.to_string());
-                calendar.extra.components = FIRST_LOGIN_COMPONENTS.to_vec();
-            }
-        }
+        calendars.ensure_first_login(users, DEFAULT_CALENDAR_URI, |calendar| {
+            calendar.display_name = Some(DEFAULT_CALENDAR_NAME.to_string());
+            calendar.extra.color = Some(DEFAULT_CALENDAR_COLOR.to_string());
+            calendar.extra.components = FIRST_LOGIN_COMPONENTS.to_vec();
+        });
         calendars
     }
 }
@@ -301,6 +287,7 @@ const CALENDAR_REPORTS: &[(&str, &str)] = &[
 impl Kind for CalDav {
     type Data = CalendarData;
     type Extra = CalendarExtra;
+    type ParseError = InvalidCalendarData;
 
     const ROOT: &'static str = CALENDARS_ROOT;
     const HOME_PREFIX: &'static [&'static str] = &[];
@@ -310,7 +297,8 @@ impl Kind for CalDav {
     const MEMBER_NOUN: &'static str = "object";
     const FIXTURE_MEMBER_NOUN: &'static str = "event";
     const RESOURCE_NOUN: &'static str = "calendar object";
-    const EXTENSION: &'static str = ".ics";
+    const FIXTURE_FIELD: &'static str = "ics";
+    const FORMAT: &'static str = "iCalendar";
     const NOT_UTF8: &'static str =
         "This resource only supports valid iCalendar 2.0 data. Parse error: the body is not UTF-8";
     const MAX_RESOURCE_SIZE: usize = MAX_RESOURCE_SIZE;
@@ -393,9 +381,16 @@ impl Kind for CalDav {
         calendar.extra.components = MKCALENDAR_COMPONENTS.to_vec();
     }
 
-    fn parse(text: &str, calendar: &Calendar, now: i64) -> Result<CalendarData, DavError> {
+    fn parse(
+        text: &str,
+        calendar: &Calendar,
+        now: i64,
+    ) -> Result<CalendarData, InvalidCalendarData> {
         ical::parse_calendar_data(text, &calendar.extra.components, now)
-            .map_err(|error| invalid_calendar_data(error, &calendar.extra.components))
+    }
+
+    fn invalid(error: InvalidCalendarData, calendar: &Calendar) -> DavError {
+        invalid_calendar_data(error, &calendar.extra.components)
     }
 
     /// Nextcloud's UidConflict: 409 with CALDAV:no-uid-conflict and the
@@ -413,15 +408,7 @@ impl Kind for CalDav {
         }
     }
 
-    fn report(
-        world: &World,
-        request: &DavRequest,
-        caller: &Caller<'_>,
-        calendar_uri: &str,
-        object: Option<&str>,
-    ) -> Result<Response, DavError> {
-        report::calendar_report(world, request, caller, calendar_uri, object)
-    }
+    const REPORT: collection::Report = report::calendar_report;
 
     fn home_children(caller: &Caller<'_>) -> Vec<(String, PropertySet)> {
         SCHEDULING_COLLECTIONS

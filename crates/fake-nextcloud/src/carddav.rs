@@ -16,7 +16,7 @@ pub mod vcard;
 use crate::Shared;
 use crate::caldav::webdav::{self, PropertySet, PropertyUpdate};
 use crate::caldav::{Caller, common_properties, options};
-use crate::dav::collection::{self, Collection, Homes, Kind, Member, MemberData};
+use crate::dav::collection::{self, Collection, FixtureMember, Homes, Kind, Member, MemberData};
 use crate::dav::{DavError, DavRequest, Depth};
 use crate::fixture::Fixture;
 use crate::world::{User, World};
@@ -75,30 +75,16 @@ impl Homes<CardDav> {
                 continue;
             };
             book.display_name = book_fixture.display_name.clone();
-            for (index, card) in book_fixture.cards.iter().enumerate() {
-                let label = collection::fixture_member_label::<CardDav>(&label, index);
-                let Some(text) = collection::fixture_text(
-                    fixture,
-                    &label,
-                    "vcf",
-                    card.vcf.as_ref(),
-                    card.source.as_ref(),
-                    problems,
-                ) else {
-                    continue;
-                };
-                match vcard::parse_card_data(&text) {
-                    Ok(data) => book.seed(&label, card.uri.as_ref(), data, now, problems),
-                    Err(error) => problems.push(format!("{label}: invalid vCard: {error}")),
-                }
-            }
+            let cards = book_fixture.cards.iter().map(|card| FixtureMember {
+                uri: card.uri.as_ref(),
+                inline: card.vcf.as_ref(),
+                source: card.source.as_ref(),
+            });
+            book.seed_members(fixture, &label, cards, now, problems);
         }
-        for uid in users.keys() {
-            if books.has_none(uid) {
-                let book = books.create(uid, DEFAULT_ADDRESS_BOOK_URI);
-                book.display_name = Some(DEFAULT_ADDRESS_BOOK_NAME.to_string());
-            }
-        }
+        books.ensure_first_login(users, DEFAULT_ADDRESS_BOOK_URI, |book| {
+            book.display_name = Some(DEFAULT_ADDRESS_BOOK_NAME.to_string());
+        });
         books
     }
 }
@@ -198,6 +184,7 @@ const CARD_CONTENT_TYPE: &str = "text/vcard; charset=utf-8";
 impl Kind for CardDav {
     type Data = CardData;
     type Extra = ();
+    type ParseError = InvalidCardData;
 
     const ROOT: &'static str = ADDRESSBOOKS_ROOT;
     const HOME_PREFIX: &'static [&'static str] = &["users"];
@@ -207,7 +194,8 @@ impl Kind for CardDav {
     const MEMBER_NOUN: &'static str = "card";
     const FIXTURE_MEMBER_NOUN: &'static str = "card";
     const RESOURCE_NOUN: &'static str = "vCard";
-    const EXTENSION: &'static str = ".vcf";
+    const FIXTURE_FIELD: &'static str = "vcf";
+    const FORMAT: &'static str = "vCard";
     const NOT_UTF8: &'static str =
         "This resource only supports valid vCard data. Parse error: the body is not UTF-8";
     const MAX_RESOURCE_SIZE: usize = MAX_RESOURCE_SIZE;
@@ -275,8 +263,12 @@ impl Kind for CardDav {
 
     fn prepare_new(_book: &mut AddressBook) {}
 
-    fn parse(text: &str, _book: &AddressBook, _now: i64) -> Result<CardData, DavError> {
-        vcard::parse_card_data(text).map_err(|error| match error {
+    fn parse(text: &str, _book: &AddressBook, _now: i64) -> Result<CardData, InvalidCardData> {
+        vcard::parse_card_data(text)
+    }
+
+    fn invalid(error: InvalidCardData, _book: &AddressBook) -> DavError {
+        match error {
             InvalidCardData::Parse(message) => DavError::unsupported_media_type(format!(
                 "This resource only supports valid vCard data. Parse error: {message}"
             )),
@@ -286,7 +278,7 @@ impl Kind for CardDav {
             InvalidCardData::Validation(message) => {
                 DavError::unsupported_media_type(format!("Validation error in vCard: {message}"))
             }
-        })
+        }
     }
 
     /// Nextcloud's CardDavBackend refuses a second card with a UID.
@@ -296,15 +288,7 @@ impl Kind for CardDav {
         )
     }
 
-    fn report(
-        world: &World,
-        request: &DavRequest,
-        caller: &Caller<'_>,
-        book_uri: &str,
-        card: Option<&str>,
-    ) -> Result<Response, DavError> {
-        report::address_book_report(world, request, caller, book_uri, card)
-    }
+    const REPORT: collection::Report = report::address_book_report;
 
     fn other_member_method(
         _world: &mut World,

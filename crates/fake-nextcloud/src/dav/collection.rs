@@ -38,6 +38,8 @@ pub trait Kind: Clone + std::fmt::Debug + Sized + 'static {
     type Data: MemberData;
     /// What a collection of this kind holds beyond the shared fields.
     type Extra: Clone + std::fmt::Debug + Default;
+    /// Why a member's text is not valid.
+    type ParseError: std::fmt::Display;
 
     /// Where homes live, e.g. `/remote.php/dav/calendars/`.
     const ROOT: &'static str;
@@ -56,8 +58,11 @@ pub trait Kind: Clone + std::fmt::Debug + Sized + 'static {
     const FIXTURE_MEMBER_NOUN: &'static str;
     /// "calendar object", "vCard": in the max-resource-size refusal.
     const RESOURCE_NOUN: &'static str;
-    /// ".ics", ".vcf": a fixture member's default uri is its UID plus this.
-    const EXTENSION: &'static str;
+    /// "ics", "vcf": the fixture field holding a member inline, and the
+    /// extension of a fixture member's default uri (its UID).
+    const FIXTURE_FIELD: &'static str;
+    /// "iCalendar", "vCard": in fixture problems.
+    const FORMAT: &'static str;
     /// The refusal of a body that is not UTF-8.
     const NOT_UTF8: &'static str;
     /// sabre's `max-resource-size`.
@@ -97,18 +102,18 @@ pub trait Kind: Clone + std::fmt::Debug + Sized + 'static {
     /// A collection about to be created from a request, before its
     /// properties are applied.
     fn prepare_new(collection: &mut Collection<Self>);
-    /// Validates a PUT body for this collection.
-    fn parse(text: &str, collection: &Collection<Self>, now: i64) -> Result<Self::Data, DavError>;
+    /// Validates (and repairs) a member's text for this collection.
+    fn parse(
+        text: &str,
+        collection: &Collection<Self>,
+        now: i64,
+    ) -> Result<Self::Data, Self::ParseError>;
+    /// The refusal of a PUT body [`Kind::parse`] rejected.
+    fn invalid(error: Self::ParseError, collection: &Collection<Self>) -> DavError;
     /// The refusal of a PUT whose UID `other_href` already holds.
     fn uid_conflict(other_href: &str) -> DavError;
     /// A REPORT on a collection (`member` = `None`) or one of its members.
-    fn report(
-        world: &World,
-        request: &DavRequest,
-        caller: &Caller<'_>,
-        collection_uri: &str,
-        member: Option<&str>,
-    ) -> Result<Response, DavError>;
+    const REPORT: Report;
     /// Extra responses of a home's Depth 1 PROPFIND after the collections.
     fn home_children(_caller: &Caller<'_>) -> Vec<(String, PropertySet)> {
         Vec::new()
@@ -128,6 +133,11 @@ pub trait Kind: Clone + std::fmt::Debug + Sized + 'static {
         Err(DavError::no_plugin_for(request.method.as_str()))
     }
 }
+
+/// A protocol's REPORTs: world, request, caller, collection uri and, on a
+/// member, its uri.
+pub type Report =
+    fn(&World, &DavRequest, &Caller<'_>, &str, Option<&str>) -> Result<Response, DavError>;
 
 /// Every user's collections of one kind.
 #[derive(Debug)]
@@ -214,7 +224,7 @@ impl<K: Kind> Collection<K> {
         now: i64,
         problems: &mut Vec<String>,
     ) {
-        let uri = uri.cloned().unwrap_or_else(|| format!("{}{}", data.uid(), K::EXTENSION));
+        let uri = uri.cloned().unwrap_or_else(|| format!("{}.{}", data.uid(), K::FIXTURE_FIELD));
         if !webdav::is_valid_name(&uri) {
             problems.push(format!("{label}: {uri:?} is not a valid {} uri", K::MEMBER_NOUN));
             return;
@@ -235,7 +245,61 @@ impl<K: Kind> Collection<K> {
     }
 }
 
+/// One member of a fixture collection, as the fixture gives it: its uri,
+/// and its text inline or as a source file.
+pub struct FixtureMember<'a> {
+    pub uri: Option<&'a String>,
+    pub inline: Option<&'a String>,
+    pub source: Option<&'a String>,
+}
+
+impl<K: Kind> Collection<K> {
+    /// Adds a fixture collection's members, recording each one that cannot
+    /// be added and why; `label` names the collection.
+    pub fn seed_members<'a>(
+        &mut self,
+        fixture: &Fixture,
+        label: &str,
+        members: impl IntoIterator<Item = FixtureMember<'a>>,
+        now: i64,
+        problems: &mut Vec<String>,
+    ) {
+        for (index, member) in members.into_iter().enumerate() {
+            let label = format!("{label} {} #{}", K::FIXTURE_MEMBER_NOUN, index + 1);
+            let Some(text) = fixture_text(
+                fixture,
+                &label,
+                K::FIXTURE_FIELD,
+                member.inline,
+                member.source,
+                problems,
+            ) else {
+                continue;
+            };
+            match K::parse(&text, self, now) {
+                Ok(data) => self.seed(&label, member.uri, data, now, problems),
+                Err(error) => problems.push(format!("{label}: invalid {}: {error}", K::FORMAT)),
+            }
+        }
+    }
+}
+
 impl<K: Kind> Homes<K> {
+    /// Gives every user without a collection of this kind the one Nextcloud
+    /// creates on first login.
+    pub fn ensure_first_login(
+        &mut self,
+        users: &BTreeMap<String, User>,
+        uri: &str,
+        prepare: impl Fn(&mut Collection<K>),
+    ) {
+        for uid in users.keys() {
+            if self.homes.get(uid).is_none_or(BTreeMap::is_empty) {
+                prepare(self.create(uid, uri));
+            }
+        }
+    }
+
     /// Creates an empty collection; the caller made sure the uri is free.
     pub fn create(&mut self, owner: &str, uri: &str) -> &mut Collection<K> {
         assert!(self.get(owner, uri).is_none(), "{} {owner}/{uri} exists", K::COLLECTION_NOUN);
@@ -259,10 +323,6 @@ impl<K: Kind> Homes<K> {
     /// A user's collections in uri order.
     pub fn of(&self, owner: &str) -> impl Iterator<Item = &Collection<K>> {
         self.homes.get(owner).into_iter().flat_map(|home| home.values())
-    }
-
-    pub fn has_none(&self, owner: &str) -> bool {
-        self.homes.get(owner).is_none_or(BTreeMap::is_empty)
     }
 
     fn remove(&mut self, owner: &str, uri: &str) {
@@ -303,14 +363,9 @@ pub fn fixture_label<K: Kind>(owner: &str, uri: &str) -> String {
     format!("{} {owner}/{uri}", K::COLLECTION_NOUN)
 }
 
-/// A fixture member's label: "calendar alice/personal event #2".
-pub fn fixture_member_label<K: Kind>(collection_label: &str, index: usize) -> String {
-    format!("{collection_label} {} #{}", K::FIXTURE_MEMBER_NOUN, index + 1)
-}
-
 /// A fixture member's text: given inline (`inline_name` in the fixture) or
 /// read from a source file; `None` after recording why not.
-pub fn fixture_text(
+fn fixture_text(
     fixture: &Fixture,
     label: &str,
     inline_name: &str,
@@ -505,7 +560,7 @@ pub fn collection<K: Kind>(
             K::homes_mut(world).remove(&uid, name);
             Ok(StatusCode::NO_CONTENT.into_response())
         }
-        "REPORT" => K::report(world, request, caller, name, None),
+        "REPORT" => (K::REPORT)(world, request, caller, name, None),
         method if K::CREATE_METHODS.contains(&method) => Err(DavError::method_not_allowed(
             "The resource you tried to create already exists",
             COLLECTION_ALLOW,
@@ -700,7 +755,7 @@ pub fn member<K: Kind>(
         }
         "REPORT" => {
             existing.ok_or_else(DavError::not_found)?;
-            K::report(world, request, caller, collection_uri, Some(member_uri))
+            (K::REPORT)(world, request, caller, collection_uri, Some(member_uri))
         }
         _ => K::other_member_method(world, request, caller, collection_uri, member_uri),
     }
@@ -746,7 +801,8 @@ fn put<K: Kind>(
     }
     let text = std::str::from_utf8(&request.body)
         .map_err(|_| DavError::unsupported_media_type(K::NOT_UTF8))?;
-    let data = K::parse(text, collection, caller.now)?;
+    let data =
+        K::parse(text, collection, caller.now).map_err(|error| K::invalid(error, collection))?;
     if let Some(other) = collection.member_with_uid(data.uid(), member_uri) {
         return Err(K::uid_conflict(&member_href::<K>(&uid, collection_uri, &other.uri)));
     }
