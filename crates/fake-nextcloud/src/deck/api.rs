@@ -365,40 +365,83 @@ fn render(
     }
 }
 
+/// What an operation works on: the Deck, the users (for their JSON) and
+/// the call.
+struct Operation<'a, 'c> {
+    deck: &'a mut Deck,
+    users: &'a Users,
+    call: &'a DeckCall<'c>,
+}
+
+/// The id of the card the call's path names, if the caller may `check` it.
+fn card_id(
+    deck: &Deck,
+    call: &DeckCall<'_>,
+    check: fn(Permissions) -> bool,
+) -> Result<u64, DeckError> {
+    Ok(deck.card_for(call.id("card", "Card not found")?, &call.uid, check)?.id)
+}
+
+/// The id of the board the call's path names, if the caller may `check` it.
+fn board_id(
+    deck: &Deck,
+    call: &DeckCall<'_>,
+    check: fn(Permissions) -> bool,
+) -> Result<u64, DeckError> {
+    Ok(deck.board_for(call.id("board", "Board not found")?, &call.uid, check)?.id)
+}
+
+/// The id of the stack the call's path names, if the caller may `check` it.
+fn stack_id(
+    deck: &Deck,
+    call: &DeckCall<'_>,
+    check: fn(Permissions) -> bool,
+) -> Result<u64, DeckError> {
+    Ok(deck.stack_for(call.id("stack", "Stack not found")?, &call.uid, check)?.id)
+}
+
+/// The id of the label the call's path names, if the caller may `check` it.
+fn label_id(
+    deck: &Deck,
+    call: &DeckCall<'_>,
+    check: fn(Permissions) -> bool,
+) -> Result<u64, DeckError> {
+    Ok(deck.label_for(call.id("label", "Label not found")?, &call.uid, check)?.id)
+}
+
 /// Runs one operation; each entity's operations live in a module of their
 /// own, one small function an operation.
 fn execute(world: &mut World, call: &DeckCall<'_>, op: Op) -> Result<Answer, DeckError> {
     let World { deck, users, .. } = world;
+    let operation = Operation { deck, users, call };
     match op {
-        Op::ListBoards => boards::list(deck, users, call),
-        Op::CreateBoard => boards::create(deck, users, call),
-        Op::GetBoard => boards::get(deck, users, call),
-        Op::UpdateBoard => boards::update(deck, users, call),
-        Op::DeleteBoard => boards::delete(deck, users, call),
+        Op::ListBoards => boards::list(operation),
+        Op::CreateBoard => boards::create(operation),
+        Op::GetBoard => boards::get(operation),
+        Op::UpdateBoard => boards::update(operation),
+        Op::DeleteBoard => boards::delete(operation),
         Op::ListStacks | Op::ListArchivedStacks => {
-            stacks::list(deck, users, call, op == Op::ListArchivedStacks)
+            stacks::list(operation, op == Op::ListArchivedStacks)
         }
-        Op::CreateStack => stacks::create(deck, users, call),
-        Op::GetStack => stacks::get(deck, users, call),
-        Op::UpdateStack => stacks::update(deck, users, call),
-        Op::DeleteStack => stacks::delete(deck, users, call),
-        Op::GetCard => cards::get(deck, users, call),
-        Op::CreateCard => cards::create(deck, users, call),
-        Op::UpdateCard => cards::update(deck, users, call),
-        Op::DeleteCard => cards::delete(deck, users, call),
-        Op::ReorderCard => cards::reorder(deck, users, call),
-        Op::AssignLabel | Op::RemoveLabel => {
-            cards::set_label(deck, users, call, op == Op::AssignLabel)
-        }
-        Op::AssignUser => cards::assign_user(deck, users, call),
-        Op::UnassignUser => cards::unassign_user(deck, users, call),
+        Op::CreateStack => stacks::create(operation),
+        Op::GetStack => stacks::get(operation),
+        Op::UpdateStack => stacks::update(operation),
+        Op::DeleteStack => stacks::delete(operation),
+        Op::GetCard => cards::get(operation),
+        Op::CreateCard => cards::create(operation),
+        Op::UpdateCard => cards::update(operation),
+        Op::DeleteCard => cards::delete(operation),
+        Op::ReorderCard => cards::reorder(operation),
+        Op::AssignLabel | Op::RemoveLabel => cards::set_label(operation, op == Op::AssignLabel),
+        Op::AssignUser => cards::assign_user(operation),
+        Op::UnassignUser => cards::unassign_user(operation),
         Op::ArchiveCard | Op::UnarchiveCard => {
-            cards::set_archived(deck, users, call, op == Op::ArchiveCard)
+            cards::set_archived(operation, op == Op::ArchiveCard)
         }
-        Op::GetLabel => labels::get(deck, users, call),
-        Op::CreateLabel => labels::create(deck, users, call),
-        Op::UpdateLabel => labels::update(deck, users, call),
-        Op::DeleteLabel => labels::delete(deck, users, call),
+        Op::GetLabel => labels::get(operation),
+        Op::CreateLabel => labels::create(operation),
+        Op::UpdateLabel => labels::update(operation),
+        Op::DeleteLabel => labels::delete(operation),
     }
 }
 

@@ -3,9 +3,7 @@
 use super::*;
 
 pub(super) fn list(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let uid = call.uid.as_str();
     let details = call.flag("details").unwrap_or(false);
@@ -18,12 +16,9 @@ pub(super) fn list(
 }
 
 pub(super) fn create(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
+    let (uid, now) = (call.uid.as_str(), call.now);
     let title = call.title(BOARD_TITLE_LENGTH_MAX)?;
     let color = call.required_text("color")?;
     let board_id = deck.insert_board(uid, &title, color.trim_start_matches('#'), now);
@@ -33,24 +28,17 @@ pub(super) fn create(
     Ok(Answer::tagged(deck.board_json(&deck.boards[&board_id], uid, users, true)))
 }
 
-pub(super) fn get(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
-) -> Result<Answer, DeckError> {
+pub(super) fn get(Operation { deck, users, call }: Operation<'_, '_>) -> Result<Answer, DeckError> {
     let uid = call.uid.as_str();
     let board = deck.board_for(call.id("board", "Board not found")?, uid, read)?;
     Ok(Answer::tagged(deck.board_json(board, uid, users, true)))
 }
 
 pub(super) fn update(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let board_id = board_id(deck, call, manage)?;
     let title = call.title(BOARD_TITLE_LENGTH_MAX)?;
     let color = call.required_text("color")?;
     let archived = call.flag("archived").unwrap_or(false);
@@ -63,13 +51,10 @@ pub(super) fn update(
 }
 
 pub(super) fn delete(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let board_id = board_id(deck, call, manage)?;
     deck.touch_board(board_id, now);
     let board = deck.boards.get_mut(&board_id).expect("checked");
     board.deleted_at = now;

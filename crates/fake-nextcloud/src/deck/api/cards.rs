@@ -3,25 +3,17 @@
 
 use super::*;
 
-pub(super) fn get(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
-) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
+pub(super) fn get(Operation { deck, users, call }: Operation<'_, '_>) -> Result<Answer, DeckError> {
+    let (uid, now) = (call.uid.as_str(), call.now);
     let card = deck.card_for(call.id("card", "Card not found")?, uid, read)?;
     Ok(Answer::tagged(deck.card_json(card, users, true, now)))
 }
 
 pub(super) fn create(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, edit)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let stack_id = stack_id(deck, call, edit)?;
     let title = call.title(CARD_TITLE_LENGTH_MAX)?;
     let card_type =
         call.text("type").filter(|text| !text.is_empty()).unwrap_or("plain".to_string());
@@ -36,13 +28,10 @@ pub(super) fn create(
 }
 
 pub(super) fn update(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let card_id = card_id(deck, call, edit)?;
     // Deck's update replaces the card: omitted description, order and
     // duedate are reset, not kept. Clients must send the whole card.
     let title = call.title(CARD_TITLE_LENGTH_MAX)?;
@@ -85,26 +74,20 @@ pub(super) fn update(
 }
 
 pub(super) fn delete(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let card_id = card_id(deck, call, edit)?;
     deck.touch_card(card_id, uid, now);
     deck.cards.get_mut(&card_id).expect("checked").deleted_at = now;
     Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))
 }
 
 pub(super) fn reorder(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let card_id = card_id(deck, call, edit)?;
     let target = call
         .integer("stackId")?
         .ok_or_else(|| DeckError::BadRequest("stackId must be provided".into()))?;
@@ -145,14 +128,11 @@ pub(super) fn reorder(
 }
 
 pub(super) fn set_label(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
     assign: bool,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let card_id = card_id(deck, call, edit)?;
     let label_id = call
         .integer("labelId")?
         .ok_or_else(|| DeckError::BadRequest("labelId must be provided".into()))?;
@@ -176,13 +156,10 @@ pub(super) fn set_label(
 }
 
 pub(super) fn assign_user(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let card_id = card_id(deck, call, edit)?;
     let assignee = call.required_text("userId")?;
     let board_id = board_of_card(deck, &deck.cards[&card_id]);
     let can_see =
@@ -205,13 +182,10 @@ pub(super) fn assign_user(
 }
 
 pub(super) fn unassign_user(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let card_id = card_id(deck, call, edit)?;
     let assignee = call.required_text("userId")?;
     let card = deck.cards.get_mut(&card_id).expect("checked");
     let Some(position) = card.assigned.iter().position(|(_, assigned)| assigned == &assignee)
@@ -229,14 +203,11 @@ pub(super) fn unassign_user(
 }
 
 pub(super) fn set_archived(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
     archived: bool,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let card_id = deck.card_for(call.id("card", "Card not found")?, uid, edit)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let card_id = card_id(deck, call, edit)?;
     deck.cards.get_mut(&card_id).expect("checked").archived = archived;
     deck.touch_card(card_id, uid, now);
     Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))

@@ -4,9 +4,7 @@
 use super::*;
 
 pub(super) fn get(
-    deck: &mut Deck,
-    _users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users: _, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let uid = call.uid.as_str();
     let label = deck.label_for(call.id("label", "Label not found")?, uid, read)?;
@@ -14,13 +12,10 @@ pub(super) fn get(
 }
 
 pub(super) fn create(
-    deck: &mut Deck,
-    _users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users: _, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
     let now = call.now;
-    let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
+    let board_id = board_id(deck, call, manage)?;
     let title = call.required_text("title")?;
     let color = call.required_text("color")?;
     let label_id = deck.insert_label(board_id, &title, color.trim_start_matches('#'), now);
@@ -29,13 +24,10 @@ pub(super) fn create(
 }
 
 pub(super) fn update(
-    deck: &mut Deck,
-    _users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users: _, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
     let now = call.now;
-    let label_id = deck.label_for(call.id("label", "Label not found")?, uid, manage)?.id;
+    let label_id = label_id(deck, call, manage)?;
     let title = call.required_text("title")?;
     let color = call.required_text("color")?;
     let label = deck.labels.get_mut(&label_id).expect("checked");
@@ -48,13 +40,10 @@ pub(super) fn update(
 }
 
 pub(super) fn delete(
-    deck: &mut Deck,
-    _users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users: _, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
-    let label_id = deck.label_for(call.id("label", "Label not found")?, uid, manage)?.id;
+    let (uid, now) = (call.uid.as_str(), call.now);
+    let label_id = label_id(deck, call, manage)?;
     let label = deck.labels.remove(&label_id).expect("checked");
     let touched: Vec<u64> = deck
         .cards

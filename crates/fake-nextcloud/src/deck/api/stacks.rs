@@ -4,14 +4,11 @@
 use super::*;
 
 pub(super) fn list(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
     archived: bool,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
     let now = call.now;
-    let board_id = deck.board_for(call.id("board", "Board not found")?, uid, read)?.id;
+    let board_id = board_id(deck, call, read)?;
     let (cards, since) = match archived {
         false => (CardsShown::Active, call.since),
         // Deck's archived list ignores If-Modified-Since.
@@ -27,13 +24,10 @@ pub(super) fn list(
 }
 
 pub(super) fn create(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
     let now = call.now;
-    let board_id = deck.board_for(call.id("board", "Board not found")?, uid, manage)?.id;
+    let board_id = board_id(deck, call, manage)?;
     let title = call.title(STACK_TITLE_LENGTH_MAX)?;
     let order = call
         .integer("order")?
@@ -43,13 +37,8 @@ pub(super) fn create(
     Ok(Answer::tagged(deck.stack_json(&deck.stacks[&stack_id], users, CardsShown::None, now)))
 }
 
-pub(super) fn get(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
-) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let now = call.now;
+pub(super) fn get(Operation { deck, users, call }: Operation<'_, '_>) -> Result<Answer, DeckError> {
+    let (uid, now) = (call.uid.as_str(), call.now);
     let board_id = call.id("board", "Board not found")?;
     let stack = deck.stack_for(call.id("stack", "Stack not found")?, uid, read)?;
     if stack.board_id != board_id {
@@ -59,13 +48,10 @@ pub(super) fn get(
 }
 
 pub(super) fn update(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
     let now = call.now;
-    let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, manage)?.id;
+    let stack_id = stack_id(deck, call, manage)?;
     let title = call.title(STACK_TITLE_LENGTH_MAX)?;
     let order = call
         .integer("order")?
@@ -78,13 +64,10 @@ pub(super) fn update(
 }
 
 pub(super) fn delete(
-    deck: &mut Deck,
-    users: &Users,
-    call: &DeckCall<'_>,
+    Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
     let now = call.now;
-    let stack_id = deck.stack_for(call.id("stack", "Stack not found")?, uid, manage)?.id;
+    let stack_id = stack_id(deck, call, manage)?;
     deck.touch_stack(stack_id, now);
     deck.stacks.get_mut(&stack_id).expect("checked").deleted_at = now;
     Ok(Answer::plain(deck.stack_json(&deck.stacks[&stack_id], users, CardsShown::None, now)))
