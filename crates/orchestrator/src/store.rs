@@ -15,6 +15,8 @@ pub mod memory;
 
 pub use sqlite_db::{Database, DbError as StoreError};
 
+use rusqlite::{Connection, Params, Row};
+
 /// Unix milliseconds now.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -28,4 +30,16 @@ pub fn now_ms() -> i64 {
 pub fn arguments_hash(arguments: &str) -> String {
     use sha2::Digest as _;
     sha2::Sha256::digest(arguments.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Every row `sql` selects, each read by `row`, in the order selected.
+fn rows<T>(
+    connection: &Connection,
+    sql: &str,
+    params: impl Params,
+    row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, StoreError> {
+    let mut statement = connection.prepare(sql)?;
+    let rows = statement.query_map(params, row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }

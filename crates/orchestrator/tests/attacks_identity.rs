@@ -8,6 +8,8 @@
 //! trace: the user's conversation list stays empty. The contrast cases
 //! (the same request, correctly signed) succeed, so each check can fail.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use orchestrator::identity::{self, Signed};
 use orchestrator::service::{self, Orchestrator};
 use reqwest::Method;
@@ -400,7 +402,8 @@ async fn another_users_tokens_under_a_signed_uid_are_refused() {
     let token_of = |sub: &str| {
         // The shape of a Nextcloud access token: {"alg":"RS256"}.{claims}.sig
         let claims = json!({"sub": sub, "aud": "mcp-nextcloud", "iss": "https://cloud.example"});
-        format!("eyJhbGciOiJSUzI1NiJ9.{}.c2lnbmF0dXJl", base64url(claims.to_string().as_bytes()))
+        let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+        format!("eyJhbGciOiJSUzI1NiJ9.{payload}.c2lnbmF0dXJl")
     };
     let as_bob = |tokens: &[(&str, String)]| {
         let mut attempt = Attempt::new(Method::POST, "/api/chat", &question("c-stolen"));
@@ -439,16 +442,4 @@ async fn another_users_tokens_under_a_signed_uid_are_refused() {
     let (status, listed) = bobs_list.send(base).await;
     assert_eq!((status, &listed["conversations"]), (200, &json!([])), "nothing was stored");
     orchestrator.shutdown().await;
-}
-
-fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut text = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            text.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-    text
 }

@@ -21,6 +21,10 @@ use orchestrator::model::{
 };
 use serde_json::{Value, json};
 
+#[path = "support/openai_chunks.rs"]
+mod openai_chunks;
+use openai_chunks::{DONE, delta, finish, usage};
+
 const API_KEY: &str = "sk-test-0123456789abcdef";
 
 /// One scripted answer.
@@ -144,49 +148,8 @@ async fn answer(State(script): State<Script>, headers: HeaderMap, body: Bytes) -
     }
 }
 
-// OpenAI's chunk shapes, as `client.chat.completions.create(stream=True)` receives them.
-
-fn chunk(choices: Value) -> String {
-    let chunk = json!({
-        "id": "chatcmpl-BxZ9", "object": "chat.completion.chunk", "created": 1767225600,
-        "model": "gpt-4.1-mini-2025-04-14", "service_tier": "default",
-        "system_fingerprint": "fp_6f2eabb9a5", "choices": choices, "usage": null,
-        "obfuscation": "kV3",
-    });
-    format!("data: {chunk}\n\n")
-}
-
-fn delta(delta: Value) -> String {
-    chunk(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]))
-}
-
-fn finish(reason: &str) -> String {
-    chunk(json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": reason}]))
-}
-
-fn usage(prompt_tokens: u64, completion_tokens: u64) -> String {
-    let chunk = json!({
-        "id": "chatcmpl-BxZ9", "object": "chat.completion.chunk", "created": 1767225600,
-        "model": "gpt-4.1-mini-2025-04-14", "choices": [],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0}},
-    });
-    format!("data: {chunk}\n\n")
-}
-
-const DONE: &str = "data: [DONE]\n\n";
-
 fn text_answer() -> Vec<String> {
-    vec![
-        delta(json!({"role": "assistant", "content": "", "refusal": null})),
-        delta(json!({"content": "Le rapport"})),
-        delta(json!({"content": " est dans /Documents."})),
-        finish("stop"),
-        usage(42, 7),
-        DONE.to_owned(),
-    ]
+    openai_chunks::text_answer(&["Le rapport", " est dans /Documents."], 42, 7)
 }
 
 fn tool_call_answer() -> Vec<String> {
@@ -240,8 +203,21 @@ fn tool_call_completion() -> String {
     .to_string()
 }
 
-fn sse(pieces: Vec<String>) -> Reply {
-    Reply::Sse(pieces.into_iter().map(|piece| Piece::Bytes(piece.into_bytes())).collect())
+fn sse(events: Vec<String>) -> Reply {
+    Reply::Sse(pieces(&events))
+}
+
+/// Each of `events` as one piece of the body.
+fn pieces(events: &[String]) -> Vec<Piece> {
+    events.iter().map(|event| Piece::Bytes(event.clone().into_bytes())).collect()
+}
+
+/// The first `sent` events of `answer`, then the connection reset, after a
+/// pause that lets the head and those events leave first.
+fn dropped_after(answer: &[String], sent: usize) -> Reply {
+    let mut pieces = pieces(&answer[..sent]);
+    pieces.extend([Piece::Pause(Duration::from_millis(50)), Piece::Reset]);
+    Reply::Sse(pieces)
 }
 
 fn status(status: u16, body: &str) -> Reply {
@@ -364,8 +340,7 @@ async fn events_split_across_tiny_network_chunks() {
 
 #[tokio::test]
 async fn text_arrives_before_the_answer_ends() {
-    let mut pieces: Vec<Piece> =
-        text_answer().into_iter().map(|piece| Piece::Bytes(piece.into_bytes())).collect();
+    let mut pieces = pieces(&text_answer());
     pieces.insert(2, Piece::Pause(Duration::from_secs(30)));
     let stub = Stub::start(vec![Reply::Sse(pieces)]).await;
     let mut stream = stub.client().chat(&question()).await.unwrap();
@@ -557,15 +532,7 @@ async fn a_stream_that_stops_in_the_text_is_cut() {
 
 #[tokio::test]
 async fn a_connection_dropped_in_a_tool_call_is_cut() {
-    let answer = tool_call_answer();
-    let pieces = vec![
-        Piece::Bytes(answer[0].clone().into_bytes()),
-        Piece::Bytes(answer[1].clone().into_bytes()),
-        // Let the head and the first events leave before the connection drops.
-        Piece::Pause(Duration::from_millis(50)),
-        Piece::Reset,
-    ];
-    let stub = Stub::start(vec![Reply::Sse(pieces)]).await;
+    let stub = Stub::start(vec![dropped_after(&tool_call_answer(), 2)]).await;
     let error = ask(&stub.client(), &question_with_tools()).await.unwrap_err();
     assert!(matches!(error, ModelError::StreamCut { .. }), "{error:?}");
     assert!(error.detail().contains("tool call"), "{}", error.detail());
@@ -574,12 +541,7 @@ async fn a_connection_dropped_in_a_tool_call_is_cut() {
 
 #[tokio::test]
 async fn a_connection_dropped_after_the_finish_loses_only_the_usage() {
-    let answer = tool_call_answer();
-    let mut pieces: Vec<Piece> =
-        answer[..4].iter().map(|piece| Piece::Bytes(piece.clone().into_bytes())).collect();
-    pieces.push(Piece::Pause(Duration::from_millis(50)));
-    pieces.push(Piece::Reset);
-    let stub = Stub::start(vec![Reply::Sse(pieces)]).await;
+    let stub = Stub::start(vec![dropped_after(&tool_call_answer(), 4)]).await;
     let events = ask(&stub.client(), &question_with_tools()).await.unwrap();
     assert_eq!(events, tool_call_events()[..2]);
 }
@@ -597,12 +559,9 @@ async fn a_request_that_times_out_is_not_sent_again() {
 #[tokio::test]
 async fn a_silence_in_the_middle_of_an_answer_cuts_it() {
     let answer = text_answer();
-    let pieces = vec![
-        Piece::Bytes(answer[0].clone().into_bytes()),
-        Piece::Bytes(answer[1].clone().into_bytes()),
-        Piece::Pause(Duration::from_secs(2)),
-        Piece::Bytes(answer[2..].concat().into_bytes()),
-    ];
+    let mut pieces = pieces(&answer[..2]);
+    pieces.push(Piece::Pause(Duration::from_secs(2)));
+    pieces.push(Piece::Bytes(answer[2..].concat().into_bytes()));
     let stub = Stub::start(vec![Reply::Sse(pieces)]).await;
     let mut config = config(&stub.base_url);
     config.read_timeout_ms = 200;

@@ -79,6 +79,9 @@ fn jwt(sub: &str) -> String {
     jwt_with(&serde_json::json!({"sub": sub, "aud": "mcp-nextcloud"}))
 }
 
+/// Unpadded base64url written out by hand rather than with the `base64`
+/// crate the code decodes with, so the round trip below checks the decoder
+/// against an independent encoder.
 fn base64url(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut text = String::new();

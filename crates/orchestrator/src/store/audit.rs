@@ -117,11 +117,9 @@ pub fn record(connection: &Connection, call: &ToolCallRecord) -> Result<(), Stor
 
 /// A user's calls, oldest first.
 pub fn calls_of(connection: &Connection, uid: &str) -> Result<Vec<ToolCallRecord>, StoreError> {
-    let mut statement = connection.prepare(
-        "SELECT at, uid, conversation_id, tool, arguments_hash, duration_ms, outcome
-         FROM tool_calls WHERE uid = ?1 ORDER BY at, rowid",
-    )?;
-    let rows = statement.query_map([uid], |row| {
+    let sql = "SELECT at, uid, conversation_id, tool, arguments_hash, duration_ms, outcome
+         FROM tool_calls WHERE uid = ?1 ORDER BY at, rowid";
+    super::rows(connection, sql, [uid], |row| {
         Ok(ToolCallRecord {
             at: row.get(0)?,
             uid: row.get(1)?,
@@ -131,8 +129,7 @@ pub fn calls_of(connection: &Connection, uid: &str) -> Result<Vec<ToolCallRecord
             duration_ms: row.get(5)?,
             outcome: row.get(6)?,
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    })
 }
 
 #[cfg(test)]

@@ -152,14 +152,7 @@ pub fn append_message(
     now: i64,
 ) -> Result<Option<i64>, StoreError> {
     let transaction = connection.transaction()?;
-    let owned: bool = transaction
-        .query_row(
-            "SELECT COUNT(*) FROM conversations WHERE id = ?1 AND uid = ?2",
-            params![conversation_id, uid],
-            |row| row.get::<_, i64>(0),
-        )
-        .map(|count| count > 0)?;
-    if !owned {
+    if !owns(&transaction, uid, conversation_id)? {
         return Ok(None);
     }
     let seq: i64 = transaction.query_row(
@@ -181,18 +174,15 @@ pub fn append_message(
 
 /// A user's conversations, most recently updated first.
 pub fn conversations(connection: &Connection, uid: &str) -> Result<Vec<Conversation>, StoreError> {
-    let mut statement = connection.prepare(
-        "SELECT id, title, created, updated FROM conversations WHERE uid = ?1 ORDER BY updated DESC, id",
-    )?;
-    let rows = statement.query_map([uid], |row| {
+    let sql = "SELECT id, title, created, updated FROM conversations WHERE uid = ?1 ORDER BY updated DESC, id";
+    super::rows(connection, sql, [uid], |row| {
         Ok(Conversation {
             id: row.get(0)?,
             title: row.get(1)?,
             created: row.get(2)?,
             updated: row.get(3)?,
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    })
 }
 
 /// A conversation's messages, in order; `None` when it is not the user's.
@@ -201,21 +191,14 @@ pub fn messages(
     uid: &str,
     conversation_id: &str,
 ) -> Result<Option<Vec<StoredMessage>>, StoreError> {
-    let owned: i64 = connection.query_row(
-        "SELECT COUNT(*) FROM conversations WHERE id = ?1 AND uid = ?2",
-        params![conversation_id, uid],
-        |row| row.get(0),
-    )?;
-    if owned == 0 {
+    if !owns(connection, uid, conversation_id)? {
         return Ok(None);
     }
-    let mut statement = connection.prepare(
-        "SELECT seq, role, content FROM messages WHERE conversation_id = ?1 ORDER BY seq",
-    )?;
-    let rows = statement.query_map([conversation_id], |row| {
+    let sql = "SELECT seq, role, content FROM messages WHERE conversation_id = ?1 ORDER BY seq";
+    let messages = super::rows(connection, sql, [conversation_id], |row| {
         Ok(StoredMessage { seq: row.get(0)?, role: row.get(1)?, content: row.get(2)? })
     })?;
-    Ok(Some(rows.collect::<Result<_, _>>()?))
+    Ok(Some(messages))
 }
 
 /// Deletes one conversation of the user (messages, summaries and approvals
@@ -296,15 +279,12 @@ pub fn approvals(
     uid: &str,
     conversation_id: &str,
 ) -> Result<Vec<Approval>, StoreError> {
-    let mut statement = connection.prepare(
-        "SELECT a.approval_id, a.conversation_id, a.tool_call_id, a.tool, a.arguments,
+    let sql = "SELECT a.approval_id, a.conversation_id, a.tool_call_id, a.tool, a.arguments,
                 a.arguments_hash, a.decision
          FROM approvals a JOIN conversations c ON c.id = a.conversation_id
          WHERE a.conversation_id = ?1 AND c.uid = ?2
-         ORDER BY a.created, a.rowid",
-    )?;
-    let rows = statement.query_map(params![conversation_id, uid], approval_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+         ORDER BY a.created, a.rowid";
+    super::rows(connection, sql, params![conversation_id, uid], approval_row)
 }
 
 fn approval_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
@@ -350,6 +330,16 @@ pub fn decide(
     transaction.commit()?;
     approval.decision = Some(decision);
     Ok(Decided::Now(approval))
+}
+
+/// Whether conversation `conversation_id` exists and is `uid`'s.
+fn owns(connection: &Connection, uid: &str, conversation_id: &str) -> Result<bool, StoreError> {
+    let count: i64 = connection.query_row(
+        "SELECT COUNT(*) FROM conversations WHERE id = ?1 AND uid = ?2",
+        params![conversation_id, uid],
+        |row| row.get(0),
+    )?;
+    Ok(count > 0)
 }
 
 #[cfg(test)]

@@ -78,13 +78,10 @@ pub fn write(
 
 /// The user's facts, newest first, at most `limit`.
 pub fn list(connection: &Connection, uid: &str, limit: usize) -> Result<Vec<Fact>, StoreError> {
-    let mut statement = connection.prepare(
-        "SELECT id, text, source, created FROM facts WHERE uid = ?1 ORDER BY created DESC, id DESC LIMIT ?2",
-    )?;
-    let rows = statement.query_map(params![uid, limit as i64], |row| {
+    let sql = "SELECT id, text, source, created FROM facts WHERE uid = ?1 ORDER BY created DESC, id DESC LIMIT ?2";
+    super::rows(connection, sql, params![uid, limit as i64], |row| {
         Ok(Fact { id: row.get(0)?, text: row.get(1)?, source: row.get(2)?, created: row.get(3)? })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    })
 }
 
 /// The user's facts containing every word of `query` (case-insensitive),

@@ -7,39 +7,9 @@ use serde_json::json;
 
 use super::*;
 
-/// A chunk the way OpenAI writes it, around `choices`.
-fn chunk(choices: Value) -> String {
-    let chunk = json!({
-        "id": "chatcmpl-BxZ9", "object": "chat.completion.chunk", "created": 1767225600,
-        "model": "gpt-4.1-mini-2025-04-14", "service_tier": "default",
-        "system_fingerprint": "fp_6f2eabb9a5", "choices": choices, "usage": null,
-        "obfuscation": "kV3",
-    });
-    format!("data: {chunk}\n\n")
-}
-
-fn delta(delta: Value) -> String {
-    chunk(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]))
-}
-
-fn finish(reason: &str) -> String {
-    chunk(json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": reason}]))
-}
-
-fn usage(prompt_tokens: u64, completion_tokens: u64) -> String {
-    let chunk = json!({
-        "id": "chatcmpl-BxZ9", "object": "chat.completion.chunk", "created": 1767225600,
-        "model": "gpt-4.1-mini-2025-04-14", "choices": [],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}},
-    });
-    format!("data: {chunk}\n\n")
-}
-
-const DONE: &str = "data: [DONE]\n\n";
+#[path = "../../../tests/support/openai_chunks.rs"]
+mod openai_chunks;
+use openai_chunks::{DONE, chunk, delta, finish, text_answer, usage};
 
 fn openai_tool_call_stream() -> String {
     [
@@ -59,15 +29,7 @@ fn openai_tool_call_stream() -> String {
 }
 
 fn openai_text_stream() -> String {
-    [
-        delta(json!({"role": "assistant", "content": "", "refusal": null})),
-        delta(json!({"content": "Bonjour"})),
-        delta(json!({"content": ", où ?"})),
-        finish("stop"),
-        usage(12, 4),
-        DONE.to_owned(),
-    ]
-    .concat()
+    text_answer(&["Bonjour", ", où ?"], 12, 4).concat()
 }
 
 fn decode(chunks: &[&[u8]]) -> Result<Vec<ModelEvent>, ModelError> {
