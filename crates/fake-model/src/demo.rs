@@ -400,52 +400,45 @@ impl Language {
         }
     }
 
-    fn no_search_tool(self) -> String {
+    /// `english` or `french`, whichever this language is, then the disclaimer.
+    fn disclaimed(self, english: &str, french: &str) -> String {
         let text = match self {
-            Language::English => {
-                "I cannot search your documents: the files_grep tool is not available here."
-            }
-            Language::French => {
-                "Je ne peux pas chercher dans vos documents : l'outil files_grep n'est pas disponible ici."
-            }
+            Language::English => english,
+            Language::French => french,
         };
         format!("{text} {}", self.disclaimer())
+    }
+
+    fn no_search_tool(self) -> String {
+        self.disclaimed(
+            "I cannot search your documents: the files_grep tool is not available here.",
+            "Je ne peux pas chercher dans vos documents : l'outil files_grep n'est pas disponible ici.",
+        )
     }
 
     fn no_words(self) -> String {
-        let text = match self {
-            Language::English => {
-                "Ask me about something in your documents, with a few words to look for."
-            }
-            Language::French => {
-                "Posez-moi une question sur vos documents, avec quelques mots à chercher."
-            }
-        };
-        format!("{text} {}", self.disclaimer())
+        self.disclaimed(
+            "Ask me about something in your documents, with a few words to look for.",
+            "Posez-moi une question sur vos documents, avec quelques mots à chercher.",
+        )
     }
 
     fn nothing_to_answer(self) -> String {
-        let text = match self {
-            Language::English => {
-                "The demo stand-in answers only a question or a files_grep result."
-            }
-            Language::French => {
-                "Le substitut de démo ne répond qu'à une question ou à un résultat de files_grep."
-            }
-        };
-        format!("{text} {}", self.disclaimer())
+        self.disclaimed(
+            "The demo stand-in answers only a question or a files_grep result.",
+            "Le substitut de démo ne répond qu'à une question ou à un résultat de files_grep.",
+        )
     }
 
     fn not_a_grep_result(self, tool: &str) -> String {
-        let text = match self {
-            Language::English => format!(
+        self.disclaimed(
+            &format!(
                 "The demo stand-in reads only files_grep results; it cannot use what {tool} returned."
             ),
-            Language::French => format!(
+            &format!(
                 "Le substitut de démo ne lit que les résultats de files_grep ; il ne sait pas utiliser ce que {tool} a renvoyé."
             ),
-        };
-        format!("{text} {}", self.disclaimer())
+        )
     }
 
     fn grep_answer(self, query: &str, result: &GrepResult) -> String {

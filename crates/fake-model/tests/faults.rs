@@ -18,11 +18,7 @@ text = "one two three four five six seven eight"
 "#;
 
 async fn put_faults(fake: &fake_model::FakeModel, faults: Value) {
-    let response = common::admin(fake, reqwest::Method::PUT, "/__fake/faults")
-        .json(&faults)
-        .send()
-        .await
-        .unwrap();
+    let response = common::admin_put(fake, "/__fake/faults", &faults).await;
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
 }
 
@@ -61,13 +57,7 @@ async fn a_server_error_has_openai_shape() {
     }
     // The global fault applied to one request and cleared itself.
     assert_eq!(post(&fake, &ask("hello", &[], false)).await.status(), 200);
-    let faults: Value = common::admin(&fake, reqwest::Method::GET, "/__fake/faults")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let faults = common::admin_json(&fake, reqwest::Method::GET, "/__fake/faults").await;
     assert_eq!(faults, json!({}));
     fake.shutdown().await;
 }
@@ -190,11 +180,7 @@ async fn global_faults_act_before_rules_are_counted() {
 #[tokio::test]
 async fn bad_faults_are_refused() {
     let fake = start("").await;
-    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/faults")
-        .json(&json!({"error": "teapot"}))
-        .send()
-        .await
-        .unwrap();
+    let response = common::admin_put(&fake, "/__fake/faults", &json!({"error": "teapot"})).await;
     assert_eq!(response.status(), 400);
     fake.shutdown().await;
 }

@@ -38,13 +38,7 @@ async fn every_request_is_recorded_as_sent() {
     assert_eq!(records[1]["body"]["messages"][3]["tool_call_id"], "call_1");
     assert_eq!(fake.requests().len(), 2, "the library sees the same log");
 
-    let cleared: Value = common::admin(&fake, reqwest::Method::DELETE, "/__fake/requests")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let cleared = common::admin_json(&fake, reqwest::Method::DELETE, "/__fake/requests").await;
     assert_eq!(cleared, json!({"cleared": 2}));
     assert!(recorded(&fake).await.is_empty());
     fake.shutdown().await;
@@ -61,24 +55,14 @@ async fn the_script_is_replaced_at_run_time() {
             {"text": "new"},
         ],
     });
-    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/script")
-        .json(&script)
-        .send()
-        .await
-        .unwrap();
+    let response = common::admin_put(&fake, "/__fake/script", &script).await;
     assert_eq!(response.status(), 200);
     let stream = read_stream(post(&fake, &ask("x", &["files_grep"], true)).await).await;
     assert_eq!(stream.tool_calls[0].0, "call_fixed");
     assert_eq!(stream.tool_calls[0].2, r#"{"query":"apollo"}"#);
     let stream = read_stream(post(&fake, &ask("x", &["files_grep"], true)).await).await;
     assert_eq!(stream.text, "new", "times = 1 used up");
-    let current: Value = common::admin(&fake, reqwest::Method::GET, "/__fake/script")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let current = common::admin_json(&fake, reqwest::Method::GET, "/__fake/script").await;
     assert_eq!(current["rules"][0]["name"], "search");
     assert_eq!(current["faults"], json!({"delta_delay_ms": 1}));
     fake.shutdown().await;
@@ -89,22 +73,14 @@ async fn a_bad_script_is_refused_whole() {
     let fake = start("[[rules]]\ntext = \"kept\"").await;
     let script =
         json!({"rules": [{"when": {"last_user_regex": "("}, "text": "x"}, {"name": "mute"}]});
-    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/script")
-        .json(&script)
-        .send()
-        .await
-        .unwrap();
+    let response = common::admin_put(&fake, "/__fake/script", &script).await;
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await.unwrap();
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("rules[0]: when.last_user_regex"), "{message}");
     assert!(message.contains("rules[1] (mute): says nothing"), "{message}");
     let typo = json!({"rules": [{"txt": "x"}]});
-    let response = common::admin(&fake, reqwest::Method::PUT, "/__fake/script")
-        .json(&typo)
-        .send()
-        .await
-        .unwrap();
+    let response = common::admin_put(&fake, "/__fake/script", &typo).await;
     assert_eq!(response.status(), 400);
     // The old script still answers.
     let stream = read_stream(post(&fake, &ask("x", &[], true)).await).await;

@@ -151,13 +151,17 @@ pub fn admin(fake: &FakeModel, method: reqwest::Method, path: &str) -> reqwest::
     )
 }
 
+/// What an admin endpoint answers, as JSON.
+pub async fn admin_json(fake: &FakeModel, method: reqwest::Method, path: &str) -> Value {
+    admin(fake, method, path).send().await.unwrap().json().await.unwrap()
+}
+
+/// Puts `body` to an admin endpoint (the script, the faults).
+pub async fn admin_put(fake: &FakeModel, path: &str, body: &Value) -> reqwest::Response {
+    admin(fake, reqwest::Method::PUT, path).json(body).send().await.unwrap()
+}
+
 pub async fn recorded(fake: &FakeModel) -> Vec<Value> {
-    let answer: Value = admin(fake, reqwest::Method::GET, "/__fake/requests")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = admin_json(fake, reqwest::Method::GET, "/__fake/requests").await;
     answer["requests"].as_array().unwrap().clone()
 }
