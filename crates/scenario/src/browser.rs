@@ -99,16 +99,21 @@ impl Browser {
             .header("requesttoken", self.session.request_token.clone())
     }
 
-    /// Posts a chat body to the app; the status and the stream's chunks,
-    /// every one JSON (or the error envelope, alone).
-    pub async fn chat(&self, body: &Value) -> Result<(u16, Vec<Value>), String> {
-        let response = self
-            .request(reqwest::Method::POST, "/apps/tamebi/api/chat")
+    /// Posts a chat body to the app's chat route; the answer, its stream
+    /// not yet read.
+    pub async fn post_chat(&self, body: &Value) -> Result<reqwest::Response, String> {
+        self.request(reqwest::Method::POST, "/apps/tamebi/api/chat")
             .header("Content-Type", "application/json")
             .body(body.to_string())
             .send()
             .await
-            .map_err(|error| format!("the chat post failed: {error}"))?;
+            .map_err(|error| format!("the chat post failed: {error}"))
+    }
+
+    /// Posts a chat body to the app; the status and the stream's chunks,
+    /// every one JSON (or the error envelope, alone).
+    pub async fn chat(&self, body: &Value) -> Result<(u16, Vec<Value>), String> {
+        let response = self.post_chat(body).await?;
         let status = response.status().as_u16();
         let text = response.text().await.map_err(|error| format!("the stream broke: {error}"))?;
         if status != 200 {

@@ -636,73 +636,35 @@ impl Stack {
 
     /// `PUT /__fake/faults` on the fake Nextcloud.
     pub async fn nextcloud_faults(&self, faults: &Value) -> Result<(), String> {
-        let set = self
-            .nextcloud_admin(reqwest::Method::PUT, "/__fake/faults")
-            .json(faults)
-            .send()
-            .await
-            .map_err(|error| error.to_string())?;
-        if !set.status().is_success() {
-            let text = set.text().await.unwrap_or_default();
-            return Err(format!("PUT /__fake/faults refused them: {text}"));
-        }
-        Ok(())
+        let set = self.nextcloud_admin(reqwest::Method::PUT, "/__fake/faults").json(faults);
+        succeeds(set, |_, text| format!("PUT /__fake/faults refused them: {text}")).await
     }
 
     /// `PUT /__fake/faults` on the fake model.
     pub async fn model_faults(&self, faults: &Value) -> Result<(), String> {
-        let set = self
-            .model_admin(reqwest::Method::PUT, "/__fake/faults")
-            .json(faults)
-            .send()
-            .await
-            .map_err(|error| error.to_string())?;
-        if !set.status().is_success() {
-            let text = set.text().await.unwrap_or_default();
-            return Err(format!("the fake model refused the faults: {text}"));
-        }
-        Ok(())
+        let set = self.model_admin(reqwest::Method::PUT, "/__fake/faults").json(faults);
+        succeeds(set, |_, text| format!("the fake model refused the faults: {text}")).await
     }
 
     /// Moves the fake Nextcloud's clock (and so the MCP servers') forward.
     pub async fn advance_clock(&self, seconds: i64) -> Result<(), String> {
-        let set = self
+        let advance = self
             .nextcloud_admin(reqwest::Method::POST, "/__fake/clock/advance")
-            .json(&json!({"seconds": seconds}))
-            .send()
-            .await
-            .map_err(|error| error.to_string())?;
-        if !set.status().is_success() {
-            return Err(format!("the clock did not move: {}", set.status()));
-        }
-        Ok(())
+            .json(&json!({"seconds": seconds}));
+        succeeds(advance, |status, _| format!("the clock did not move: {status}")).await
     }
 
     /// Ends `uid`'s Nextcloud session, as a logout elsewhere does.
     pub async fn end_session(&self, uid: &str) -> Result<(), String> {
-        let path = format!("/__fake/sessions/{uid}/end");
-        let end = self
-            .nextcloud_admin(reqwest::Method::POST, &path)
-            .send()
-            .await
-            .map_err(|error| error.to_string())?;
-        if !end.status().is_success() {
-            return Err(format!("ending the session answered {}", end.status()));
-        }
-        Ok(())
+        let end =
+            self.nextcloud_admin(reqwest::Method::POST, &format!("/__fake/sessions/{uid}/end"));
+        succeeds(end, |status, _| format!("ending the session answered {status}")).await
     }
 
     /// Delivers the webhook calls the fake queued (`Delivery::OnDemand`).
     pub async fn flush_webhooks(&self) -> Result<(), String> {
-        let flushed = self
-            .nextcloud_admin(reqwest::Method::POST, "/__fake/webhooks/flush")
-            .send()
-            .await
-            .map_err(|error| error.to_string())?;
-        if !flushed.status().is_success() {
-            return Err(format!("flushing the webhooks answered {}", flushed.status()));
-        }
-        Ok(())
+        let flush = self.nextcloud_admin(reqwest::Method::POST, "/__fake/webhooks/flush");
+        succeeds(flush, |status, _| format!("flushing the webhooks answered {status}")).await
     }
 
     /// `GET /__fake/state`; null if it could not be read.
@@ -766,6 +728,20 @@ impl Stack {
         };
         Ok((status, body))
     }
+}
+
+/// Sends an admin request; unless it succeeds, what `refused` makes of
+/// its status and body.
+async fn succeeds(
+    request: reqwest::RequestBuilder,
+    refused: impl FnOnce(reqwest::StatusCode, String) -> String,
+) -> Result<(), String> {
+    let response = request.send().await.map_err(|error| error.to_string())?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    Err(refused(status, response.text().await.unwrap_or_default()))
 }
 
 fn unique() -> u64 {

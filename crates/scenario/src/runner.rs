@@ -466,13 +466,7 @@ impl Runner {
     ) -> Result<(), String> {
         let browser = self.stack.browser(user).await?;
         let started = Instant::now();
-        let response = browser
-            .request(reqwest::Method::POST, "/apps/tamebi/api/chat")
-            .header("Content-Type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .map_err(|error| format!("the chat post failed: {error}"))?;
+        let response = browser.post_chat(body).await?;
         let status = response.status().as_u16();
         let crate::sse::Timed { text: seen, first: first_text, whole: total } =
             crate::sse::read_timed(response, started, "\"text-delta\"")
