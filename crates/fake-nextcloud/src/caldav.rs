@@ -25,7 +25,7 @@ pub use principals::{handle_principals, handle_root};
 
 use crate::Shared;
 use crate::dav::collection::{self, Collection, FixtureMember, Homes, Kind, Member, MemberData};
-use crate::dav::{DavError, DavRequest, Depth};
+use crate::dav::{DavError, DavRequest};
 use crate::fixture::Fixture;
 use crate::world::{User, World};
 use crate::xml::{self, Element};
@@ -163,32 +163,35 @@ pub struct Caller<'a> {
 }
 
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
-    let now = shared.now();
-    let mut world = shared.world();
-    handle_locked(&mut world, &request, now).into_response()
+    collection::handle(shared, &request, route)
 }
 
-fn handle_locked(world: &mut World, request: &DavRequest, now: i64) -> Result<Response, DavError> {
-    let Some(segments) = webdav::decode_path(&request.path) else {
-        return Err(DavError::not_found());
-    };
-    let Some(user) = world.users.get(&request.user.uid).cloned() else {
-        return Err(DavError::not_found());
-    };
-    let caller = Caller { user: &user, now, minimal: webdav::prefers_minimal(request) };
+fn route(
+    world: &mut World,
+    request: &DavRequest,
+    caller: &Caller<'_>,
+    segments: &[String],
+) -> Result<Response, DavError> {
+    let uid = caller.user.uid.as_str();
     if request.method == Method::OPTIONS {
-        return Ok(options(&allowed_methods(world, &user.uid, &segments)));
+        return Ok(options(&allowed_methods(world, uid, segments)));
     }
-    match segments.as_slice() {
-        [] => calendars_root(request, &caller),
-        [owner, ..] if *owner != user.uid => Err(DavError::not_found()),
-        [_] => collection::home::<CalDav>(world, request, &caller),
+    match segments {
+        // `/remote.php/dav/calendars/`: lists only the caller's own home.
+        [] => collection::above_home(
+            request,
+            caller,
+            CALENDARS_ROOT,
+            (&collection::home_href::<CalDav>(uid), collection::home_properties(caller)),
+        ),
+        [owner, ..] if owner != uid => Err(DavError::not_found()),
+        [_] => collection::home::<CalDav>(world, request, caller),
         [_, name] => match name.as_str() {
-            "inbox" | "outbox" | "trashbin" => scheduling_collection(request, &caller, name),
-            _ => collection::collection::<CalDav>(world, request, &caller, name),
+            "inbox" | "outbox" | "trashbin" => scheduling_collection(request, caller, name),
+            _ => collection::collection::<CalDav>(world, request, caller, name),
         },
         [_, name, object] if !SCHEDULING_COLLECTIONS.contains(&name.as_str()) => {
-            collection::member::<CalDav>(world, request, &caller, name, object)
+            collection::member::<CalDav>(world, request, caller, name, object)
         }
         _ => Err(DavError::not_found()),
     }
@@ -474,29 +477,6 @@ fn scheduling_properties(caller: &Caller<'_>, name: &str) -> PropertySet {
     }
     common_properties(&mut set, caller, &[]);
     set
-}
-
-/// `/remote.php/dav/calendars/`: lists only the caller's own home.
-fn calendars_root(request: &DavRequest, caller: &Caller<'_>) -> Result<Response, DavError> {
-    if request.method.as_str() != "PROPFIND" {
-        return Err(DavError::method_not_allowed(
-            "This method is not allowed here",
-            "OPTIONS, PROPFIND",
-        ));
-    }
-    let properties = webdav::parse_propfind(&request.body)?;
-    let mut root = PropertySet::new();
-    root.xml(xml::DAV, "resourcetype", "<d:collection/>");
-    root.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
-    let mut responses = vec![root.response(CALENDARS_ROOT, &properties, caller.minimal)];
-    if request.depth(Depth::One) != Depth::Zero {
-        responses.push(collection::home_properties(caller).response(
-            &collection::home_href::<CalDav>(&caller.user.uid),
-            &properties,
-            caller.minimal,
-        ));
-    }
-    Ok(webdav::multistatus(&responses, None))
 }
 
 fn scheduling_collection(

@@ -14,14 +14,14 @@ mod report;
 pub mod vcard;
 
 use crate::Shared;
-use crate::caldav::webdav::{self, PropertySet, PropertyUpdate};
+use crate::caldav::webdav::{PropertySet, PropertyUpdate};
 use crate::caldav::{Caller, common_properties, options};
 use crate::dav::collection::{self, Collection, FixtureMember, Homes, Kind, Member, MemberData};
-use crate::dav::{DavError, DavRequest, Depth};
+use crate::dav::{DavError, DavRequest};
 use crate::fixture::Fixture;
 use crate::world::{User, World};
 use crate::xml;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http::Method;
 use std::collections::BTreeMap;
 use vcard::{CardData, InvalidCardData};
@@ -90,36 +90,42 @@ impl Homes<CardDav> {
 }
 
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
-    let now = shared.now();
-    let mut world = shared.world();
-    handle_locked(&mut world, &request, now).into_response()
+    collection::handle(shared, &request, route)
 }
 
-fn handle_locked(world: &mut World, request: &DavRequest, now: i64) -> Result<Response, DavError> {
-    let segments = webdav::decode_path(&request.path).ok_or_else(DavError::not_found)?;
-    let user = world.users.get(&request.user.uid).cloned().ok_or_else(DavError::not_found)?;
-    let caller = Caller { user: &user, now, minimal: webdav::prefers_minimal(request) };
+fn route(
+    world: &mut World,
+    request: &DavRequest,
+    caller: &Caller<'_>,
+    segments: &[String],
+) -> Result<Response, DavError> {
+    let uid = caller.user.uid.as_str();
     if request.method == Method::OPTIONS
-        && let Some(allow) = allowed_methods(world, &user.uid, &segments)
+        && let Some(allow) = allowed_methods(world, uid, segments)
     {
         return Ok(options(allow));
     }
+    // `/addressbooks/` and `/addressbooks/users/` are plain collections that
+    // lead to the caller's own home.
     let users_root = format!("{ADDRESSBOOKS_ROOT}users/");
-    match segments.as_slice() {
-        [] => root_collection(request, &caller, ADDRESSBOOKS_ROOT, Some(&users_root)),
-        [users] if users == "users" => root_collection(
+    let above_home = || collection::above_home_properties(caller);
+    match segments {
+        [] => {
+            collection::above_home(request, caller, ADDRESSBOOKS_ROOT, (&users_root, above_home()))
+        }
+        [users] if users == "users" => collection::above_home(
             request,
-            &caller,
+            caller,
             &users_root,
-            Some(&collection::home_href::<CardDav>(&user.uid)),
+            (&collection::home_href::<CardDav>(uid), above_home()),
         ),
-        [users, owner, ..] if users == "users" && *owner != user.uid => Err(DavError::not_found()),
-        [users, _] if users == "users" => collection::home::<CardDav>(world, request, &caller),
+        [users, owner, ..] if users == "users" && owner != uid => Err(DavError::not_found()),
+        [users, _] if users == "users" => collection::home::<CardDav>(world, request, caller),
         [users, _, name] if users == "users" => {
-            collection::collection::<CardDav>(world, request, &caller, name)
+            collection::collection::<CardDav>(world, request, caller, name)
         }
         [users, _, name, card] if users == "users" => {
-            collection::member::<CardDav>(world, request, &caller, name, card)
+            collection::member::<CardDav>(world, request, caller, name, card)
         }
         _ => Err(DavError::not_found()),
     }
@@ -144,33 +150,6 @@ fn allowed_methods(world: &World, uid: &str, segments: &[String]) -> Option<&'st
         },
         _ => None,
     }
-}
-
-/// `/addressbooks/` and `/addressbooks/users/`: plain collections that
-/// lead to the caller's own home.
-fn root_collection(
-    request: &DavRequest,
-    caller: &Caller<'_>,
-    href: &str,
-    child: Option<&str>,
-) -> Result<Response, DavError> {
-    if request.method.as_str() != "PROPFIND" {
-        return Err(DavError::method_not_allowed(
-            "This method is not allowed here",
-            "OPTIONS, PROPFIND",
-        ));
-    }
-    let properties = webdav::parse_propfind(&request.body)?;
-    let mut set = PropertySet::new();
-    set.xml(xml::DAV, "resourcetype", "<d:collection/>");
-    set.href(xml::DAV, "current-user-principal", &crate::caldav::principal_href(&caller.user.uid));
-    let mut responses = vec![set.response(href, &properties, caller.minimal)];
-    if request.depth(Depth::One) != Depth::Zero
-        && let Some(child) = child
-    {
-        responses.push(set.response(child, &properties, caller.minimal));
-    }
-    Ok(webdav::multistatus(&responses, None))
 }
 
 const ADDRESS_BOOK_REPORTS: &[(&str, &str)] = &[

@@ -455,6 +455,63 @@ pub fn dead_properties<K: Kind>(set: &mut PropertySet, collection: &Collection<K
     }
 }
 
+/// How CalDAV and CardDAV answer a path below their root: the world, the
+/// request, the caller and the path's decoded segments.
+pub type Route = fn(&mut World, &DavRequest, &Caller<'_>, &[String]) -> Result<Response, DavError>;
+
+/// A CalDAV or CardDAV request, answered under the world's lock: the path
+/// decoded and the caller looked up (either failing is a 404) before
+/// `route` runs.
+pub fn handle(shared: &crate::Shared, request: &DavRequest, route: Route) -> Response {
+    let now = shared.now();
+    routed(&mut shared.world(), request, now, route).into_response()
+}
+
+fn routed(
+    world: &mut World,
+    request: &DavRequest,
+    now: i64,
+    route: Route,
+) -> Result<Response, DavError> {
+    let segments = webdav::decode_path(&request.path).ok_or_else(DavError::not_found)?;
+    let user = world.users.get(&request.user.uid).cloned().ok_or_else(DavError::not_found)?;
+    let caller = Caller { user: &user, now, minimal: webdav::prefers_minimal(request) };
+    route(world, request, &caller, &segments)
+}
+
+/// Properties of a collection above the homes: a plain collection that
+/// names the caller.
+pub fn above_home_properties(caller: &Caller<'_>) -> PropertySet {
+    let mut set = PropertySet::new();
+    set.xml(xml::DAV, "resourcetype", "<d:collection/>");
+    set.href(xml::DAV, "current-user-principal", &crate::caldav::principal_href(&caller.user.uid));
+    set
+}
+
+/// A collection above the homes (`/calendars/`, `/addressbooks/`,
+/// `/addressbooks/users/`): PROPFIND only, listing the one `child` (href and
+/// properties) that leads down to the caller's home.
+pub fn above_home(
+    request: &DavRequest,
+    caller: &Caller<'_>,
+    href: &str,
+    (child_href, child): (&str, PropertySet),
+) -> Result<Response, DavError> {
+    if request.method.as_str() != "PROPFIND" {
+        return Err(DavError::method_not_allowed(
+            "This method is not allowed here",
+            "OPTIONS, PROPFIND",
+        ));
+    }
+    let properties = webdav::parse_propfind(&request.body)?;
+    let mut responses =
+        vec![above_home_properties(caller).response(href, &properties, caller.minimal)];
+    if request.depth(Depth::One) != Depth::Zero {
+        responses.push(child.response(child_href, &properties, caller.minimal));
+    }
+    Ok(webdav::multistatus(&responses, None))
+}
+
 /// Properties of a home: a plain collection owned by the caller.
 pub fn home_properties(caller: &Caller<'_>) -> PropertySet {
     let mut set = PropertySet::new();
