@@ -54,11 +54,11 @@ pub fn oidc_jwks_url(nextcloud_url: &str) -> String {
     format!("{}/index.php/apps/oidc/jwks", nextcloud_url.trim_end_matches('/'))
 }
 
-/// The MCP endpoint for `service` behind `admission`, with the metadata
+/// The MCP endpoint for `handler` behind `admission`, with the metadata
 /// and `/health` routes; `stop` ends the streams in flight.
 pub fn router<S, A>(
     endpoint: &Endpoint,
-    service: S,
+    handler: McpHandler<S>,
     admission: A,
     stop: CancellationToken,
 ) -> Router
@@ -66,7 +66,6 @@ where
     S: Service,
     A: Admission<Caller = S::Caller>,
 {
-    let handler = McpHandler(service);
     let mcp_config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)

@@ -27,6 +27,6 @@ pub mod server;
 pub use http::{Endpoint, ListenError, Running};
 pub use registry::{Definition, RegisteredTool, Registry, ToolKind, ToolOutcome, ToolOutput};
 pub use result::into_result;
-pub use server::{Caller, McpHandler, Service};
+pub use server::{About, Caller, McpHandler, Service};
 pub use tokio_util::sync::CancellationToken;
 pub use wire::{FailureKind, ToolFailure};

@@ -155,3 +155,102 @@ fn object(value: Value) -> JsonObject {
         other => panic!("a schema or _meta must be a JSON object, got {other}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Input {
+        count: u32,
+    }
+
+    fn registry() -> Registry<Arc<AtomicUsize>> {
+        let mut registry = Registry::default();
+        registry.add(
+            Definition {
+                name: "count",
+                title: "Count",
+                description: "Counts.",
+                kind: ToolKind::Action { destructive: false, idempotent: true, open_world: true },
+                output_schema: json!({"type": "object"}),
+                meta: Some(json!({"ui": {"resourceUri": "ui://count.html"}})),
+            },
+            |calls: Arc<AtomicUsize>, input: Input| async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                if input.count == 0 {
+                    return Err(ToolFailure::invalid_arguments("count must be positive."));
+                }
+                Ok(ToolOutput { text: format!("{}", input.count), structured: json!({"n": 1}) })
+            },
+        );
+        registry
+    }
+
+    fn arguments(value: Value) -> JsonObject {
+        let Value::Object(object) = value else { unreachable!() };
+        object
+    }
+
+    #[tokio::test]
+    async fn arguments_that_do_not_parse_fail_before_the_handler_runs() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let tool = registry().get("count").unwrap().clone();
+        for wrong in [json!({"count": "three"}), json!({"count": 1, "extra": true}), json!({})] {
+            let result = tool.call(calls.clone(), arguments(wrong.clone())).await;
+            assert_eq!(result.is_error, Some(true), "{wrong}");
+            let meta = result.meta.unwrap();
+            assert_eq!(meta.0[wire::meta::FAILURE_KIND], "invalid_arguments", "{wrong}");
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+        let result = tool.call(calls.clone(), arguments(json!({"count": 0}))).await;
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+        let result = tool.call(calls.clone(), arguments(json!({"count": 3}))).await;
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(result.structured_content, Some(json!({"n": 1})));
+        assert!(result.meta.is_none());
+    }
+
+    #[test]
+    fn a_definition_becomes_the_tool_a_client_lists() {
+        let registry = registry();
+        let tool = serde_json::to_value(&registry.get("count").unwrap().tool).unwrap();
+        assert_eq!(tool["inputSchema"]["required"], json!(["count"]));
+        assert_eq!(tool["inputSchema"]["additionalProperties"], json!(false));
+        assert_eq!(
+            tool["annotations"],
+            json!({
+                "title": "Count",
+                "readOnlyHint": false,
+                "destructiveHint": false,
+                "idempotentHint": true,
+                "openWorldHint": true
+            })
+        );
+        assert_eq!(tool["_meta"], json!({"ui": {"resourceUri": "ui://count.html"}}));
+    }
+
+    #[test]
+    #[should_panic(expected = "registered twice")]
+    fn a_name_is_registered_once() {
+        let mut registry = registry();
+        registry.add(
+            Definition {
+                name: "count",
+                title: "Again",
+                description: "Again.",
+                kind: ToolKind::Data,
+                output_schema: json!({"type": "object"}),
+                meta: None,
+            },
+            |_: Arc<AtomicUsize>, _: Input| async { unreachable!() },
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! The rmcp handler both servers run: `tools/list` from the registry,
 //! `tools/call` dispatched by name with the caller the HTTP layer verified
 //! (one log line per call, never the arguments), and resources where a
-//! server has some. What differs between servers is a [`Service`].
+//! server has some. What differs between servers is data ([`About`], the
+//! registry) and behaviour (a [`Service`]: the context a call gets).
 
 use crate::registry::Registry;
 use rmcp::model::{
@@ -13,6 +14,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::future::Future;
+use std::sync::Arc;
 
 /// The verified caller `mcp-auth` put in the request's extensions.
 pub trait Caller: Clone + Send + Sync + 'static {
@@ -20,24 +22,36 @@ pub trait Caller: Clone + Send + Sync + 'static {
     fn uid(&self) -> &str;
 }
 
-/// What one MCP server is: its name and instructions, its tools, and the
-/// context a call gets from its caller.
+/// What a server tells clients about itself at `initialize`.
+#[derive(Debug, Clone)]
+pub struct About {
+    /// `serverInfo.name`, e.g. `tamebi-mcp-mail`.
+    pub name: &'static str,
+    pub version: &'static str,
+    pub instructions: &'static str,
+    pub capabilities: ServerCapabilities,
+}
+
+impl About {
+    /// A server that offers tools only.
+    pub fn tools(name: &'static str, version: &'static str, instructions: &'static str) -> About {
+        About {
+            name,
+            version,
+            instructions,
+            capabilities: ServerCapabilities::builder().enable_tools().build(),
+        }
+    }
+}
+
+/// How one MCP server serves a call: the context a tool gets from its
+/// caller, and what it adds to listing.
 pub trait Service: Clone + Send + Sync + 'static {
     type Caller: Caller;
     /// What a tool handler receives: the client built from the caller's
     /// own credential (and whatever else the server shares with its tools).
     type Context: Send + 'static;
 
-    /// `serverInfo.name`, e.g. `tamebi-mcp-mail`.
-    fn name(&self) -> &'static str;
-    fn version(&self) -> &'static str;
-    fn instructions(&self) -> &'static str;
-    /// Tools only, unless the server offers more.
-    fn capabilities(&self) -> ServerCapabilities {
-        ServerCapabilities::builder().enable_tools().build()
-    }
-
-    fn registry(&self) -> &Registry<Self::Context>;
     fn context(&self, caller: &Self::Caller) -> Self::Context;
 
     /// Whether the tools are listed to this caller (asked on every listing:
@@ -64,9 +78,29 @@ pub trait Service: Clone + Send + Sync + 'static {
     }
 }
 
-/// A [`Service`] as an rmcp `ServerHandler`.
-#[derive(Clone)]
-pub struct McpHandler<S>(pub S);
+/// A server as an rmcp `ServerHandler`: what it is, its tools, and its
+/// [`Service`].
+pub struct McpHandler<S: Service> {
+    about: Arc<About>,
+    registry: Arc<Registry<S::Context>>,
+    service: S,
+}
+
+impl<S: Service> Clone for McpHandler<S> {
+    fn clone(&self) -> Self {
+        McpHandler {
+            about: self.about.clone(),
+            registry: self.registry.clone(),
+            service: self.service.clone(),
+        }
+    }
+}
+
+impl<S: Service> McpHandler<S> {
+    pub fn new(about: About, registry: Registry<S::Context>, service: S) -> McpHandler<S> {
+        McpHandler { about: Arc::new(about), registry: Arc::new(registry), service }
+    }
+}
 
 fn caller<C: Caller>(context: &RequestContext<RoleServer>) -> Option<C> {
     context
@@ -78,9 +112,9 @@ fn caller<C: Caller>(context: &RequestContext<RoleServer>) -> Option<C> {
 
 impl<S: Service> ServerHandler for McpHandler<S> {
     fn get_info(&self) -> ServerConfig {
-        let mut info = InitializeResult::new(self.0.capabilities());
-        info.server_info = Implementation::new(self.0.name(), self.0.version());
-        info.instructions = Some(self.0.instructions().to_string());
+        let mut info = InitializeResult::new(self.about.capabilities.clone());
+        info.server_info = Implementation::new(self.about.name, self.about.version);
+        info.instructions = Some(self.about.instructions.to_string());
         info
     }
 
@@ -90,11 +124,11 @@ impl<S: Service> ServerHandler for McpHandler<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let caller = caller::<S::Caller>(&context);
-        if !self.0.offers_tools(caller.as_ref()).await {
+        if !self.service.offers_tools(caller.as_ref()).await {
             return Ok(ListToolsResult::with_all_items(Vec::new()));
         }
         Ok(ListToolsResult::with_all_items(
-            self.0.registry().tools().map(|tool| tool.tool.clone()).collect(),
+            self.registry.tools().map(|tool| tool.tool.clone()).collect(),
         ))
     }
 
@@ -103,7 +137,7 @@ impl<S: Service> ServerHandler for McpHandler<S> {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.0.list_resources()
+        self.service.list_resources()
     }
 
     async fn read_resource(
@@ -111,7 +145,7 @@ impl<S: Service> ServerHandler for McpHandler<S> {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.0.read_resource(&request.uri).map(Into::into)
+        self.service.read_resource(&request.uri).map(Into::into)
     }
 
     async fn call_tool(
@@ -119,15 +153,15 @@ impl<S: Service> ServerHandler for McpHandler<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(tool) = self.0.registry().get(&request.name) else {
-            return Err(McpError::invalid_params(self.0.unknown_tool(&request.name), None));
+        let Some(tool) = self.registry.get(&request.name) else {
+            return Err(McpError::invalid_params(self.service.unknown_tool(&request.name), None));
         };
         let caller = caller::<S::Caller>(&context).ok_or_else(|| {
             McpError::internal_error("the request carries no verified caller", None)
         })?;
         let started = std::time::Instant::now();
         let result =
-            tool.call(self.0.context(&caller), request.arguments.unwrap_or_default()).await;
+            tool.call(self.service.context(&caller), request.arguments.unwrap_or_default()).await;
         tracing::info!(
             tool = %request.name,
             uid = %caller.uid(),

@@ -54,8 +54,8 @@ impl McpMail {
 /// The whole router, for tests that drive it without a socket too.
 pub fn router(config: Config, stop: CancellationToken) -> Router {
     let http = http_client();
-    let server = ToolServer::new(crate::tools::all(), &config.app_url, http.clone());
-    mcp_kit::http::router(&config.endpoint(), server, CallerCheck::new(&config, http), stop)
+    let handler = ToolServer::new(&config.app_url, http.clone()).handler();
+    mcp_kit::http::router(&config.endpoint(), handler, CallerCheck::new(&config, http), stop)
 }
 
 fn http_client() -> reqwest::Client {

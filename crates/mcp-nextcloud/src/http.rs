@@ -93,10 +93,9 @@ impl McpNextcloud {
 /// The whole router, for tests that drive it without a socket too.
 pub fn router(config: Config, index: Index, stop: CancellationToken) -> Router {
     let http = http_client();
-    let server =
-        ToolServer::new(crate::tools::all(), &config.nextcloud_url, http.clone(), index.clone());
+    let handler = ToolServer::new(&config.nextcloud_url, http.clone(), index.clone()).handler();
     let mcp =
-        mcp_kit::http::router(&config.endpoint(), server, CallerCheck::new(&config, http), stop);
+        mcp_kit::http::router(&config.endpoint(), handler, CallerCheck::new(&config, http), stop);
     let webhooks = match config.index.webhook_secret.clone() {
         Some(secret) => Router::new()
             .route(webhook::PATH, post(webhook::receive))

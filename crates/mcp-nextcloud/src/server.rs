@@ -1,11 +1,12 @@
 //! What this server is to the shared MCP handler (`mcp-kit`): its name and
-//! instructions, its registry, the Nextcloud client and index a call gets,
+//! instructions, its tools, the Nextcloud client and index a call gets,
 //! and the MCP Apps views served as resources.
 
 use crate::bearer::Caller;
 use crate::index::Index;
 use crate::nextcloud::Nextcloud;
-use crate::tools::{Registry, ToolCall};
+use crate::tools::ToolCall;
+use mcp_kit::{About, McpHandler};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ListResourcesResult, ReadResourceResult, ServerCapabilities};
 use std::sync::Arc;
@@ -15,53 +16,39 @@ pub const INSTRUCTIONS: &str = "Tools over the user's Nextcloud: files, calendar
 Every call runs as the user, so it sees exactly what the user can see. Identifiers circulate: \
 a fileid, path, event uid or card id returned by one tool is what the next tool takes.";
 
+/// What a call gets its Nextcloud client and the index from.
 #[derive(Clone)]
 pub struct ToolServer {
-    registry: Arc<Registry>,
     nextcloud_url: Arc<str>,
     http: reqwest::Client,
     index: Index,
 }
 
 impl ToolServer {
-    pub fn new(
-        registry: Registry,
-        nextcloud_url: &str,
-        http: reqwest::Client,
-        index: Index,
-    ) -> ToolServer {
-        ToolServer {
-            registry: Arc::new(registry),
-            nextcloud_url: nextcloud_url.into(),
-            http,
-            index,
-        }
+    pub fn new(nextcloud_url: &str, http: reqwest::Client, index: Index) -> ToolServer {
+        ToolServer { nextcloud_url: nextcloud_url.into(), http, index }
+    }
+
+    /// The server as the kit's handler, with every tool of
+    /// [`crate::tools::all`].
+    pub fn handler(self) -> McpHandler<ToolServer> {
+        let about = About {
+            name: "tamebi-mcp-nextcloud",
+            version: env!("CARGO_PKG_VERSION"),
+            instructions: INSTRUCTIONS,
+            capabilities: ServerCapabilities::builder()
+                .enable_tools()
+                .enable_completions()
+                .enable_resources()
+                .build(),
+        };
+        McpHandler::new(about, crate::tools::all(), self)
     }
 }
 
 impl mcp_kit::Service for ToolServer {
     type Caller = Caller;
     type Context = ToolCall;
-
-    fn name(&self) -> &'static str {
-        "tamebi-mcp-nextcloud"
-    }
-
-    fn version(&self) -> &'static str {
-        env!("CARGO_PKG_VERSION")
-    }
-
-    fn instructions(&self) -> &'static str {
-        INSTRUCTIONS
-    }
-
-    fn capabilities(&self) -> ServerCapabilities {
-        ServerCapabilities::builder().enable_tools().enable_completions().enable_resources().build()
-    }
-
-    fn registry(&self) -> &Registry {
-        &self.registry
-    }
 
     fn context(&self, caller: &Caller) -> ToolCall {
         ToolCall {
