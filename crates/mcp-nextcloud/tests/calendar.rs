@@ -299,7 +299,7 @@ async fn a_created_event_is_listed_as_it_was_created() {
     {
         let world = stack.fake.shared.world();
         let calendar = world.calendars.get("alice", "personal").unwrap();
-        let stored = &calendar.objects[&format!("{uid}.ics")].data.text;
+        let stored = &calendar.members[&format!("{uid}.ics")].data.text;
         assert!(stored.contains("DTSTART;TZID=Europe/Berlin:20260414T100000"), "{stored}");
         assert!(stored.contains("BEGIN:VTIMEZONE"), "{stored}");
     }
@@ -471,7 +471,7 @@ async fn bad_event_arguments_are_explained() {
     }
     let world = stack.fake.shared.world();
     assert_eq!(
-        world.calendars.get("alice", "personal").unwrap().objects.len(),
+        world.calendars.get("alice", "personal").unwrap().members.len(),
         2,
         "nothing written"
     );

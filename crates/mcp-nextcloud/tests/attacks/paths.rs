@@ -185,7 +185,7 @@ async fn files_write_and_files_move_cannot_place_or_take_anything_in_another_use
 async fn a_calendar_argument_cannot_reach_another_users_calendar() {
     let (stack, recorder) = recorded_stack(|_| {}).await;
     let alices_objects =
-        || stack.fake.shared.world().calendars.get("alice", "personal").unwrap().objects.len();
+        || stack.fake.shared.world().calendars.get("alice", "personal").unwrap().members.len();
     let before = alices_objects();
     // A path is refused as such; anything else is looked up among bob's
     // own calendars and not found there.
