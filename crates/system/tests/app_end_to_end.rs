@@ -124,48 +124,21 @@ async fn tools_keep_working_when_the_first_tokens_have_expired() {
     let before = alice.ask("c-long", "Where are my notes?").await.unwrap();
     assert_eq!(of_type(&before, "tool-output-available").len(), 1, "{before:#?}");
     let authorized = |requests: Value| requests["requests"].as_array().unwrap().len();
-    let url = format!("{}/__fake/oidc/authorize-requests", stack.fake.base_url());
-    let token = stack.fake.admin_token().unwrap();
-    let first: Value = stack
-        .http
-        .get(&url)
-        .header(fake_nextcloud::admin::TOKEN_HEADER, token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let authorize_requests = || async {
+        let list = stack.nextcloud_admin(reqwest::Method::GET, "/__fake/oidc/authorize-requests");
+        list.send().await.unwrap().json::<Value>().await.unwrap()
+    };
+    let first = authorize_requests().await;
 
     tokio::time::sleep(Duration::from_millis(3_500)).await;
     let after = alice.ask("c-long", "Where are my notes now?").await.unwrap();
     assert_eq!(of_type(&after, "tool-output-available").len(), 1, "{after:#?}");
     assert!(of_type(&after, "tool-output-error").is_empty(), "{after:#?}");
-    let second: Value = stack
-        .http
-        .get(&url)
-        .header(fake_nextcloud::admin::TOKEN_HEADER, token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let second = authorize_requests().await;
     assert!(authorized(second) > authorized(first), "the tokens were renewed by the code flow");
 
     // The session gone: one clear sentence, not a stack of tool failures.
-    let end = format!("{}/__fake/sessions/alice/end", stack.fake.base_url());
-    assert!(
-        stack
-            .http
-            .post(end)
-            .header(fake_nextcloud::admin::TOKEN_HEADER, token)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .is_success()
-    );
+    stack.end_session("alice").await.unwrap();
     let (status, envelope) = alice.chat(&question("c-long", "And now?")).await.unwrap();
     assert_eq!(status, 401);
     let message = envelope[0]["error"]["message"].as_str().unwrap();

@@ -207,9 +207,7 @@ async fn an_unset_overwritehost_is_named_with_its_occ_fix() {
     // Browsers use localhost; the services reach 127.0.0.1. With
     // overwritehost the issuer is the browser-facing URL whatever the Host...
     let set = stack
-        .http
-        .post(format!("{base}/__fake/server"))
-        .header(fake_nextcloud::admin::TOKEN_HEADER, stack.fake.admin_token().unwrap())
+        .nextcloud_admin(reqwest::Method::POST, "/__fake/server")
         .json(&json!({ "overwritehost": format!("localhost:{port}") }))
         .send()
         .await
@@ -221,15 +219,7 @@ async fn an_unset_overwritehost_is_named_with_its_occ_fix() {
     assert_eq!(healthy.finding("2. OIDC issuer")["status"], "ok", "{}", healthy.stdout);
     assert_eq!(healthy.finding("3. Nextcloud URL pair")["status"], "ok", "{}", healthy.stdout);
     // ... and without it, the issuer follows the Host of each request.
-    let set = stack
-        .http
-        .put(format!("{base}/__fake/faults"))
-        .header(fake_nextcloud::admin::TOKEN_HEADER, stack.fake.admin_token().unwrap())
-        .json(&json!({ "overwritehost_unset": true }))
-        .send()
-        .await
-        .unwrap();
-    assert!(set.status().is_success());
+    stack.nextcloud_faults(&json!({ "overwritehost_unset": true })).await.unwrap();
     let outcome = stack.doctor(flags).await;
     assert_eq!(outcome.code, 1, "{}", outcome.stdout);
     let issuer = outcome.finding("2. OIDC issuer");
@@ -259,15 +249,7 @@ async fn a_missing_converter_secret_is_an_error_with_the_fix() {
     // The other side: the document server runs with JWT off (the fake's
     // converter_secret_missing): it accepts anything, which the doctor
     // catches by signing with a wrong secret.
-    let set = stack
-        .http
-        .put(format!("{}/__fake/faults", stack.fake.base_url()))
-        .header(fake_nextcloud::admin::TOKEN_HEADER, stack.fake.admin_token().unwrap())
-        .json(&json!({ "converter_secret_missing": true }))
-        .send()
-        .await
-        .unwrap();
-    assert!(set.status().is_success());
+    stack.nextcloud_faults(&json!({ "converter_secret_missing": true })).await.unwrap();
     let outcome = stack.doctor(stack.flags()).await;
     assert_eq!(outcome.code, 1, "{}", outcome.stdout);
     let converter = outcome.finding("7. converter");
@@ -293,15 +275,7 @@ async fn a_model_on_a_closed_port_is_an_error() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_model_refusing_streamed_tool_calls_is_a_warning() {
     let stack = Doctor::start().await;
-    let set = stack
-        .http
-        .put(format!("{}/__fake/faults", stack.model().url()))
-        .header(fake_model::admin::TOKEN_HEADER, stack.model().admin_token().unwrap())
-        .json(&json!({ "refuse_streaming_with_tools": true }))
-        .send()
-        .await
-        .unwrap();
-    assert!(set.status().is_success());
+    stack.model_faults(&json!({ "refuse_streaming_with_tools": true })).await.unwrap();
     let outcome = stack.doctor(stack.flags()).await;
     assert_eq!(outcome.code, 0, "{}", outcome.stdout);
     let model = outcome.finding("8. model");
@@ -343,15 +317,10 @@ async fn a_token_minted_for_another_audience_names_the_occ_fix() {
 #[tokio::test(flavor = "multi_thread")]
 async fn nextcloud_refusing_the_bearer_names_user_oidc_settings() {
     let stack = Doctor::start().await;
-    let set = stack
-        .http
-        .put(format!("{}/__fake/faults", stack.fake.base_url()))
-        .header(fake_nextcloud::admin::TOKEN_HEADER, stack.fake.admin_token().unwrap())
-        .json(&json!({ "bearer_rejected_on": ["/ocs/v2.php/cloud/user"] }))
-        .send()
+    stack
+        .nextcloud_faults(&json!({ "bearer_rejected_on": ["/ocs/v2.php/cloud/user"] }))
         .await
         .unwrap();
-    assert!(set.status().is_success());
     let outcome = stack.doctor(stack.flags()).await;
     assert_eq!(outcome.code, 1, "{}", outcome.stdout);
     let bearer = outcome.finding("5. Nextcloud accepts the bearer");
