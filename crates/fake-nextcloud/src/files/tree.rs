@@ -84,14 +84,7 @@ pub(super) fn delete(
     let world = &mut *guard;
     let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
     let viewer = user.viewer();
-    let current = match world.storage.resolve(viewer, &target.path) {
-        Ok(entry) => Current {
-            etag: quoted(&world.storage.summary(viewer, &entry).etag),
-            mtime: entry.node.mtime,
-        },
-        Err(error) => return Err(storage_error(error, &target.path)),
-    };
-    check_preconditions(request, Some(&current))?;
+    check_existing_preconditions(world, viewer, request, target)?;
     if target.path.is_empty() {
         return Err(DavError::forbidden("The files root cannot be deleted"));
     }
@@ -128,14 +121,7 @@ pub(super) fn move_or_copy(
     let world = &mut *guard;
     let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
     let viewer = user.viewer();
-    let current = match world.storage.resolve(viewer, &target.path) {
-        Ok(entry) => Current {
-            etag: quoted(&world.storage.summary(viewer, &entry).etag),
-            mtime: entry.node.mtime,
-        },
-        Err(error) => return Err(storage_error(error, &target.path)),
-    };
-    check_preconditions(request, Some(&current))?;
+    check_existing_preconditions(world, viewer, request, target)?;
     let (destination_parent, _) = storage::parent_and_name(&destination);
     match world.storage.resolve(viewer, destination_parent) {
         Err(_) => return Err(DavError::conflict("The destination node is not found")),
@@ -181,6 +167,25 @@ pub(super) fn move_or_copy(
     drop(guard);
     let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
     Ok((status, headers).into_response())
+}
+
+/// sabre's preconditions against the resource the request names, which
+/// must exist (a 404 otherwise).
+fn check_existing_preconditions(
+    world: &crate::world::World,
+    viewer: storage::Viewer<'_>,
+    request: &DavRequest,
+    target: &Target,
+) -> Result<(), DavError> {
+    let entry = world
+        .storage
+        .resolve(viewer, &target.path)
+        .map_err(|error| storage_error(error, &target.path))?;
+    let current = Current {
+        etag: quoted(&world.storage.summary(viewer, &entry).etag),
+        mtime: entry.node.mtime,
+    };
+    check_preconditions(request, Some(&current))
 }
 
 /// The clean path a `Destination` header names in the caller's files.
