@@ -47,9 +47,10 @@ pub enum Availability {
     Unknown,
 }
 
-/// One message in a search page, as the contract answers it.
+/// What a search result and a whole message both say about a message, as
+/// the contract answers it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MessageSummary {
+pub struct Envelope {
     pub id: u64,
     #[serde(default, deserialize_with = "null_as_default")]
     pub mailbox: String,
@@ -63,6 +64,13 @@ pub struct MessageSummary {
     pub subject: String,
     #[serde(default, deserialize_with = "null_as_default")]
     pub date: String,
+}
+
+/// One message in a search page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageSummary {
+    #[serde(flatten)]
+    pub envelope: Envelope,
     #[serde(default, deserialize_with = "null_as_default")]
     pub seen: bool,
     #[serde(default, deserialize_with = "null_as_default")]
@@ -80,19 +88,8 @@ pub struct SearchPage {
 /// One message with its text.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Message {
-    pub id: u64,
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub mailbox: String,
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub from: String,
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub to: Vec<String>,
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub cc: Vec<String>,
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub subject: String,
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub date: String,
+    #[serde(flatten)]
+    pub envelope: Envelope,
     #[serde(default, deserialize_with = "null_as_default")]
     pub body: String,
 }
@@ -466,8 +463,8 @@ mod tests {
             r#"{"id": 3, "from": "a@b.c", "subject": null, "date": "2026-01-01T00:00:00Z", "cc": null}"#,
         )
         .unwrap();
-        assert_eq!(summary.subject, "");
-        assert!(summary.cc.is_empty());
+        assert_eq!(summary.envelope.subject, "");
+        assert!(summary.envelope.cc.is_empty());
         assert!(!summary.seen);
         for (preview_id, expected) in [("\"p-1\"", "p-1"), ("17", "17")] {
             let preview: Preview = serde_json::from_str(&format!(

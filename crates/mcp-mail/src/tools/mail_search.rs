@@ -2,7 +2,9 @@
 //! text contain every word of a query, newest first, a page at a time (the
 //! app's `GET …/mail/search`).
 
-use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput, one_line};
+use super::{
+    Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput, message_schema, one_line,
+};
 use crate::app::{MessageSummary, SearchQuery};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -75,21 +77,16 @@ mailbox narrows to one folder, e.g. \"INBOX\" or \"Sent\"; omitted, all folders 
 }
 
 fn summary_schema() -> serde_json::Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "id": {"type": "integer", "description": "What mail_read takes."},
-            "mailbox": {"type": "string"},
-            "from": {"type": "string"},
-            "to": {"type": "array", "items": {"type": "string"}},
-            "cc": {"type": "array", "items": {"type": "string"}},
-            "subject": {"type": "string"},
-            "date": {"type": "string", "description": "RFC 3339."},
-            "seen": {"type": "boolean"},
-            "preview": {"type": "string", "description": "The start of the text, written by the sender."}
-        },
-        "required": ["id", "mailbox", "from", "to", "cc", "subject", "date", "seen", "preview"]
-    })
+    message_schema(
+        json!({"type": "integer", "description": "What mail_read takes."}),
+        [
+            ("seen", json!({"type": "boolean"})),
+            (
+                "preview",
+                json!({"type": "string", "description": "The start of the text, written by the sender."}),
+            ),
+        ],
+    )
 }
 
 async fn run(call: ToolCall, input: Input) -> ToolOutcome {
@@ -153,19 +150,19 @@ fn describe(
     let mut lines =
         vec![format!("{count} message{}{scope}, newest first:", if count == 1 { "" } else { "s" })];
     for message in messages {
-        let subject = match one_line(&message.subject, SUBJECT_LENGTH_MAX) {
+        let subject = match one_line(&message.envelope.subject, SUBJECT_LENGTH_MAX) {
             subject if subject.is_empty() => "(no subject)".to_string(),
             subject => format!("\"{subject}\""),
         };
         let mut line = format!(
             "- {} | from {} | {subject} | id {} | {}",
-            one_line(&message.date, 40),
-            one_line(&message.from, FROM_LENGTH_MAX),
-            message.id,
+            one_line(&message.envelope.date, 40),
+            one_line(&message.envelope.from, FROM_LENGTH_MAX),
+            message.envelope.id,
             if message.seen { "seen" } else { "unseen" },
         );
-        if !message.mailbox.is_empty() {
-            line.push_str(&format!(" | {}", one_line(&message.mailbox, 60)));
+        if !message.envelope.mailbox.is_empty() {
+            line.push_str(&format!(" | {}", one_line(&message.envelope.mailbox, 60)));
         }
         let preview = one_line(&message.preview, PREVIEW_LENGTH_MAX);
         if !preview.is_empty() {

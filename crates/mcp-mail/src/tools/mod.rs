@@ -13,7 +13,8 @@ pub mod mail_compose;
 pub mod mail_read;
 pub mod mail_search;
 
-use crate::app::MailApp;
+use crate::app::{Envelope, MailApp};
+use serde_json::{Value, json};
 
 pub use mcp_kit::{Definition, ToolKind, ToolOutcome, ToolOutput};
 
@@ -33,6 +34,38 @@ pub fn all() -> Registry {
     mail_read::register(&mut registry);
     mail_compose::register(&mut registry);
     registry
+}
+
+/// The output schema of one message: its envelope (`id` as `id_schema`),
+/// then `extra` in order, every property required.
+pub fn message_schema<const N: usize>(id_schema: Value, extra: [(&str, Value); N]) -> Value {
+    let string = || json!({"type": "string"});
+    let strings = || json!({"type": "array", "items": {"type": "string"}});
+    let envelope = [
+        ("id", id_schema),
+        ("mailbox", string()),
+        ("from", string()),
+        ("to", strings()),
+        ("cc", strings()),
+        ("subject", string()),
+        ("date", json!({"type": "string", "description": "RFC 3339."})),
+    ];
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for (name, schema) in envelope.into_iter().chain(extra) {
+        properties.insert(name.to_string(), schema);
+        required.push(Value::String(name.to_string()));
+    }
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+/// A message's structured content: its envelope plus `extra`.
+pub fn message_json<const N: usize>(envelope: &Envelope, extra: [(&str, Value); N]) -> Value {
+    let mut message = json!(envelope);
+    for (name, value) in extra {
+        message[name] = value;
+    }
+    message
 }
 
 /// `text` on one line (control characters and runs of whitespace become one
