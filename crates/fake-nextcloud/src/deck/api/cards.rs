@@ -173,12 +173,7 @@ pub(super) fn assign_user(
     let assignment_id = deck.next_id();
     deck.cards.get_mut(&card_id).expect("checked").assigned.push((assignment_id, assignee.clone()));
     deck.touch_card(card_id, uid, now);
-    Ok(Answer::plain(json!({
-        "id": assignment_id,
-        "participant": user_json(&assignee, users),
-        "cardId": card_id,
-        "type": 0,
-    })))
+    Ok(Answer::plain(assignment_json(assignment_id, &assignee, users, card_id)))
 }
 
 pub(super) fn unassign_user(
@@ -194,12 +189,7 @@ pub(super) fn unassign_user(
     };
     let (assignment_id, _) = card.assigned.remove(position);
     deck.touch_card(card_id, uid, now);
-    Ok(Answer::plain(json!({
-        "id": assignment_id,
-        "participant": user_json(&assignee, users),
-        "cardId": card_id,
-        "type": 0,
-    })))
+    Ok(Answer::plain(assignment_json(assignment_id, &assignee, users, card_id)))
 }
 
 pub(super) fn set_archived(
@@ -211,4 +201,14 @@ pub(super) fn set_archived(
     deck.cards.get_mut(&card_id).expect("checked").archived = archived;
     deck.touch_card(card_id, uid, now);
     Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))
+}
+
+/// Deck's assignment entity: a user on a card.
+fn assignment_json(assignment_id: u64, assignee: &str, users: &Users, card_id: u64) -> Value {
+    json!({
+        "id": assignment_id,
+        "participant": user_json(assignee, users),
+        "cardId": card_id,
+        "type": 0,
+    })
 }
