@@ -8,6 +8,8 @@
 //! locally with `PROPTEST_CASES=5000 cargo test --release -p extract --test
 //! fuzz` (docs/reliability.md, "Fuzzing").
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use extract::{DocumentKind, ExtractError, Limits, extract_with_limits};
 use proptest::prelude::*;
 use std::time::{Duration, Instant};

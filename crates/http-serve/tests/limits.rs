@@ -4,6 +4,8 @@
 //! longer than the header timeout is not cut; shutdown lets a response
 //! finish; a request body that stops arriving is given up on.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use axum::Router;
 use axum::body::Body;
 use axum::routing::get;

@@ -7,6 +7,8 @@
 //! "no side effect" is checked too: a refused token fetches nothing more.
 //! `PROPTEST_CASES` raises the number of fuzz cases (docs/reliability.md).
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use access_token::{Audience, Claims, Signer, TokenError};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -4,6 +4,8 @@
 //! process's, so each case runs this test binary again as a child under
 //! `sh -c 'umask …'` rather than changing it under other tests' feet.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;

@@ -5,6 +5,8 @@
 //! is parsed within its bound. Fuzzing of random and mutated bodies is in
 //! `src/tests.rs` and `crates/mcp-nextcloud/tests/fuzz.rs`.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use std::time::{Duration, Instant};
 use xml_tree::{XmlError, parse, parse_limited};
 
