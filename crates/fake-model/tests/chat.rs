@@ -2,6 +2,8 @@
 //! reassemble to what the script says, usage only when asked, the
 //! non-streamed shape, the model list, and OpenAI's errors.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{ask, http, post, read_stream, start, start_with};

@@ -2,6 +2,8 @@
 //! files_grep call; the files_grep result becomes a quoted answer with
 //! citations that says it is a stand-in.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{post, read_stream, recorded, start_with};

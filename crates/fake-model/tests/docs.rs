@@ -1,6 +1,8 @@
 //! The worked example in docs/fake-model.md is a real script that does
 //! what the page says, so the manual cannot drift from the code.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{post, read_stream, start};

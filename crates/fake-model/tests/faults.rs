@@ -2,6 +2,8 @@
 //! mid-text and mid-tool-call, slow tokens, llama.cpp's refusal to stream
 //! with tools; per rule, global, and set at run time.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{ask, post, read_stream, recorded, start};

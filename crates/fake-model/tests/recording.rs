@@ -1,6 +1,8 @@
 //! The request log and the admin endpoint: a test sees exactly what the
 //! model was shown, and can replace the script while the server runs.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{ask, http, post, read_stream, recorded, start};

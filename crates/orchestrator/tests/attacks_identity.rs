@@ -8,6 +8,8 @@
 //! trace: the user's conversation list stays empty. The contrast cases
 //! (the same request, correctly signed) succeed, so each check can fail.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use orchestrator::identity::{self, Signed};

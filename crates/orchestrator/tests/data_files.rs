@@ -4,6 +4,8 @@
 //! the orchestrator there on a data directory left 0755 by an older
 //! version, and checks what it finds.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use orchestrator::service::{self, Orchestrator};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;

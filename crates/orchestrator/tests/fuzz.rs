@@ -8,6 +8,8 @@
 //! body-uid rule, and valid posts mutated byte by byte. Cases:
 //! `PROPTEST_CASES` (default 256); see docs/reliability.md, "Fuzzing".
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use orchestrator::identity::{self, IdentityError, Route, Signed, Verifier};
 use orchestrator::ui_stream::parse_chat_post;

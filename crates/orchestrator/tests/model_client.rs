@@ -6,6 +6,8 @@
 //! records them, so a test checks both what the client sent and what it made
 //! of the answers.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -7,6 +7,8 @@
 //! (after `npm ci` in `ci/peers/ai_stream/`) the same files also go through
 //! `ai@6.0.326`'s own parser and message builder, as `useChat` runs them.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
