@@ -643,7 +643,9 @@ fn cpu_seconds(pid: u32) -> f64 {
             Some(rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?)
         })
         .unwrap_or(0);
-    // SAFETY: sysconf reads a constant.
+    // SAFETY: sysconf reads a constant. A benchmark, not the product: the
+    // workspace denies unsafe code elsewhere.
+    #[allow(unsafe_code)]
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
     ticks as f64 / per_second as f64
 }
@@ -693,7 +695,9 @@ impl Up {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         // SAFETY: prctl is async-signal-safe; `up` (and through it every
-        // service) stops if this bench dies without stopping it.
+        // service) stops if this bench dies without stopping it. A
+        // benchmark's child, like `up`'s own: allowed here.
+        #[allow(unsafe_code)]
         unsafe {
             command.pre_exec(|| {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
@@ -798,6 +802,7 @@ impl Up {
     fn stop(mut self) {
         let pid = libc::pid_t::try_from(self.up.id()).expect("a pid fits pid_t");
         // SAFETY: kill has no memory effects; `up` is our child, not reaped.
+        #[allow(unsafe_code)]
         unsafe {
             libc::kill(pid, libc::SIGTERM);
         }

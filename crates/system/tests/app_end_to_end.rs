@@ -8,6 +8,8 @@
 //! `scenarios/stream_is_not_buffered.toml` and
 //! `scenarios/composed_mail_waits_for_a_click.toml`).
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use orchestrator::identity;
 use scenario::browser::question;
 use scenario::harness::{SECRET, Stack};

@@ -12,6 +12,8 @@
 //!    MCP client and its prompt files are the orchestrator's, which the
 //!    agent cannot depend on without a cycle).
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 

@@ -3,6 +3,8 @@
 //! the orchestrator): the real binary, run with flags, must say ok to a
 //! healthy stack and name the fix for each documented trap.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use scenario::harness::{MCP_MAIL_AUDIENCE, MCP_NEXTCLOUD_AUDIENCE, Stack};
 use serde_json::{Value, json};
 use std::path::PathBuf;

@@ -2,6 +2,8 @@
 //! audit stays, other users are untouched; `--agent-facts` takes back only
 //! what the agent wrote.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use orchestrator::store::{arguments_hash, audit, chat, memory};
 use std::process::Command;
 

@@ -2,6 +2,8 @@
 //! with every problem listed; a good one is served with its API key, and the
 //! start banner says where.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -4,6 +4,8 @@
 //! diagnostic with a line and a column inside the file, never a panic.
 //! Cases: `PROPTEST_CASES` (default 256); docs/reliability.md, "Fuzzing".
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;

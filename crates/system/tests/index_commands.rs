@@ -3,6 +3,8 @@
 //! `index report`, `webhooks register` against the fake Nextcloud, and what
 //! `mcp-nextcloud` says about its index, webhooks and converter at start.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use mcp_nextcloud::index::store::{self, Failure, NewPassage, SeenFile, Store};
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};

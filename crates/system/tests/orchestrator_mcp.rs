@@ -3,6 +3,8 @@
 //! and tells "unreachable" from "sign-in refused". (This test lives here
 //! because the orchestrator itself may not depend on mcp-nextcloud.)
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use orchestrator::mcp::{self, Credential, McpError, ServerConfig};
 use scenario::harness::{MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, Service, Stack};
 

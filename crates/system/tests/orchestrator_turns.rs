@@ -11,6 +11,8 @@
 //! `scenarios/restart_loses_nothing_acknowledged.toml`, the model that
 //! cannot stream tool calls `scenarios/model_refuses_streaming_with_tools.toml`.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use orchestrator::identity;
 use scenario::browser::{decision, question};
 use scenario::harness::{MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, SECRET, Service, Stack};

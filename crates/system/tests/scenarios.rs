@@ -7,6 +7,8 @@
 //! to review with `cargo insta review`, or run with `INSTA_UPDATE=always` to
 //! accept). Arguments that are not flags filter scenarios by name.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;

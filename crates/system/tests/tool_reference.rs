@@ -12,6 +12,8 @@
 //! exactly what its `list_tools` handler returns, serialised as the MCP wire
 //! form, so the page shows what a client sees.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,6 +4,8 @@
 //! exit code 2; the data directory and its secret survive restarts unless
 //! `--fresh`.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -114,7 +116,11 @@ impl Up {
     fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
         let pid = libc::pid_t::try_from(self.child.id()).unwrap();
         // SAFETY: kill has no memory effects; the pid is our unreaped child.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        // A test signalling its own child: allowed here, denied elsewhere.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(pid, libc::SIGTERM)
+        };
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -278,7 +284,11 @@ fn a_child_that_dies_stops_the_rest_and_up_fails_with_its_last_lines() {
         })
         .expect("an orchestrator child");
     // SAFETY: kill has no memory effects; the pid is a live child of `up`.
-    unsafe { libc::kill(libc::pid_t::try_from(orchestrator).unwrap(), libc::SIGKILL) };
+    // A test signalling a child: allowed here, denied elsewhere.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(libc::pid_t::try_from(orchestrator).unwrap(), libc::SIGKILL)
+    };
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
         if let Some(status) = up.child.try_wait().unwrap() {

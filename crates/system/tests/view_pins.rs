@@ -9,6 +9,8 @@
 //! TAMEBI_UPDATE_DOCS=1 cargo test -p system --test view_pins
 //! ```
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use orchestrator::agent::ToolSet as _;
 use orchestrator::mcp::{Credential, ServerConfig};
 use orchestrator::model::ToolCall;
