@@ -4,6 +4,8 @@
 //! for the Tamebi app records every request). `tests/auth.rs` covers the
 //! misaddressed and other-user pairs; this file adds the forged ones.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use base64::Engine as _;

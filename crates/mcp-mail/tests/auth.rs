@@ -2,6 +2,8 @@
 //! only the user's Nextcloud-audience token (same issuer, same `sub`), and
 //! says nothing but "401, see the metadata" to anyone else.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

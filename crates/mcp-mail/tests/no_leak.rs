@@ -6,6 +6,8 @@
 //! switches the stand-in's answer. On failure proptest prints the smallest
 //! case; `PROPTEST_RNG_SEED=<seed>` replays a run.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

@@ -2,6 +2,8 @@
 //! what clients get as structured content, what reaches the app — and that
 //! nothing here can send a mail.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

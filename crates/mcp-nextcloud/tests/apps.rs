@@ -2,6 +2,8 @@
 //! the views are listed and read as `ui://` resources with the MCP Apps
 //! MIME type and a default-deny CSP, and the server advertises resources.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

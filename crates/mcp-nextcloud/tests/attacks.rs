@@ -7,6 +7,8 @@
 //! upstream request.
 //! The list with its reasons is in docs/reliability.md ("Attack set").
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 #[path = "attacks/jwt.rs"]

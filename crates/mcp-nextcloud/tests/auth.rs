@@ -1,6 +1,8 @@
 //! Every way a bearer can be wrong is a 401 with the resource metadata
 //! pointer, and a valid token of one user cannot act as another.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use base64::Engine as _;

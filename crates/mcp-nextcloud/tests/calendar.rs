@@ -4,6 +4,8 @@
 //! next, created events read back, and CalDAV refusing bearer sign-ins
 //! (fixed by app-password mode).
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

@@ -3,6 +3,8 @@
 //! accents kept), every searched property, several address books, isolation
 //! between users, and failures that say what to do next.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

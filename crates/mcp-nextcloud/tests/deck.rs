@@ -4,6 +4,8 @@
 //! read-only boards, unknown ids, archived cards, and Deck refusing token
 //! sign-ins while app passwords work.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

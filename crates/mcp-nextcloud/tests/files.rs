@@ -2,6 +2,8 @@
 //! the user: what each user sees, continuation hints, and failures that say
 //! what to do next with a machine-readable kind.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

@@ -6,6 +6,8 @@
 //! CI); run long locally with e.g. `PROPTEST_CASES=100000` (see
 //! docs/reliability.md, "Fuzzing").
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use mcp_nextcloud::index::chunk::{PASSAGE_LENGTH_MAX, chunk};
 use mcp_nextcloud::nextcloud::{caldav, carddav, dav, ical};
 use proptest::prelude::*;

@@ -2,6 +2,8 @@
 //! real server, the index filled by passes with the searching user's own
 //! token and by webhooks that carry none.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{

@@ -9,6 +9,8 @@
 //! same answers. Cases: `PROPTEST_CASES` (default 8 here: each case starts
 //! two fake Nextclouds and two servers).
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{demo_fixture, grep, second_token, start_fixture, warm};

@@ -3,6 +3,8 @@
 //! sends half a request head is closed within the header timeout, and
 //! `/health` is still served.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use http_serve::probe::{answers, half_head_closed_after};
 use std::time::Duration;
 

@@ -23,6 +23,8 @@
 //! On failure the seed is printed; `PROPTEST_RNG_SEED=<seed>` replays the
 //! case and proptest prints the smallest world it shrank to.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::*;

@@ -5,6 +5,8 @@
 //! records how many were in flight, while alice's and bob's passes run at
 //! the same time, each with more documents to read than the limit.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use axum::extract::{Request, State};

@@ -3,6 +3,8 @@
 //! serves — byte for byte, through the real server, whatever the BOM, line
 //! endings, accents or structure of the file.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{second_token, start};

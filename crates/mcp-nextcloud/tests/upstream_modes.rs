@@ -4,6 +4,8 @@
 //! token (works only with user_oidc's audience check off), and app
 //! passwords. In every mode a tool acts as the token's `sub` and nobody else.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::proxy::{Recorded, recorded_stack};

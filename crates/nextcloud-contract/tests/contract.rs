@@ -6,6 +6,8 @@
 //! under unique names and remove it afterwards, so they do not depend on a
 //! real server's existing data.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod contract {
     mod caldav;
     mod carddav;
