@@ -1,6 +1,8 @@
 //! The `/__fake/` admin endpoint: faults, the clock, sessions, server
 //! settings and state counts, each checked by its effect on the fake.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{SMALL, start};

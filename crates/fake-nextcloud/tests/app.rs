@@ -3,6 +3,8 @@
 //! through the loopback authorization-code flow, the mail routes and their
 //! bearer/click split, the MCP Apps re-serve and the chat page.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod app_support;
 
 use app_support::{

@@ -3,6 +3,8 @@
 //! by time range), object and calendar lifecycles with their error paths,
 //! multiget, sync-collection, isolation between users, and the bearer fault.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{

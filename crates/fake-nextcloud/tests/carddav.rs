@@ -2,6 +2,8 @@
 //! home, vCard lifecycle and validation, addressbook-query filters,
 //! multiget, sync-collection, extended MKCOL and isolation between users.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, as_alice, request, start_demo};

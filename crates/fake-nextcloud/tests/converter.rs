@@ -2,6 +2,8 @@
 //! seeds' missing-secret bug), error codes, JSON and XML answers, and the
 //! result URL.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{Running, start};

@@ -2,6 +2,8 @@
 //! shapes, card life cycle and moves, ETags, the OCS variant, and the
 //! bearer-rejection fault on Deck's app routes.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{Running, start};

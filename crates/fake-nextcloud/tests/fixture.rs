@@ -1,6 +1,8 @@
 //! Fixtures: the demo loads, and a bad fixture reports every problem at once
 //! with enough detail to fix it.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use fake_nextcloud::{Config, FakeNextcloud, Fixture, StartError};
 use std::path::Path;
 

@@ -4,6 +4,8 @@
 //! it while other requests are served. (The fake's configuration is not
 //! this crate's to shrink, so this test waits the default 10 s.)
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 use http_serve::probe::{answers, half_head_closed_after};
 use std::time::Duration;
 

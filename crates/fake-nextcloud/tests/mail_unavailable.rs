@@ -4,6 +4,8 @@
 //! authentication, so mcp-mail can tell "no mail here" from an outage and
 //! list no tools (docs/app-contract.md, "Mail").
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod app_support;
 
 use app_support::{Browser, demo_fixture, http_client, start_fake};

@@ -9,6 +9,8 @@
 //! absent from SEARCH. Proptest prints the failing world; the seed of a
 //! failure is kept in `no_leak.proptest-regressions` beside this file.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod dav_support;
 
 use dav_support::{multistatus, name_like, propfind_body, search_body};

@@ -2,6 +2,8 @@
 //! rule, capabilities as nc-py-api reads them, users, and the shares API —
 //! including that deleting a share revokes WebDAV access at once.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{SMALL, start};

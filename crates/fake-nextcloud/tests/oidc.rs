@@ -3,6 +3,8 @@
 //! access tokens, the Host-derived issuer, audience checks, and the
 //! iss-mismatch bug.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use base64::Engine as _;

@@ -2,6 +2,8 @@
 //! FileSearchBackend answers it: operators, ordering, limits, scopes, and
 //! only what the caller can see.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 mod dav_support;
 

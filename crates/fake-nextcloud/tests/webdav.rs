@@ -1,6 +1,8 @@
 //! WebDAV files over real sockets: each method, its headers and its error
 //! cases, answered as Nextcloud's sabre/dav server answers them.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 mod dav_support;
 

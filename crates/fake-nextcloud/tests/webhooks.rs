@@ -2,6 +2,8 @@
 //! only), delivery to a real receiver with Nextcloud's payload and the
 //! registered auth header, filters, on-demand flushing and bounded retries.
 
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
 mod common;
 
 use common::{Running, SMALL, start};
