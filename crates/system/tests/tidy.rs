@@ -53,3 +53,18 @@ fn every_crate_has_a_description() {
         assert!(text.contains("\ndescription = "), "{} has no description", manifest.display());
     }
 }
+
+/// Each crate inherits the workspace's lints (`unsafe_code` and
+/// `clippy::unwrap_used` denied), so a new crate cannot opt out by omission.
+#[test]
+fn every_crate_inherits_the_workspace_lints() {
+    for crate_dir in std::fs::read_dir(workspace_root().join("crates")).unwrap() {
+        let manifest = crate_dir.unwrap().path().join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        assert!(
+            text.contains("\n[lints]\nworkspace = true\n"),
+            "{} does not say [lints] workspace = true",
+            manifest.display()
+        );
+    }
+}
