@@ -6,19 +6,13 @@
 mod common;
 
 use common::{SMALL, start};
+use reqwest::Method;
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn faults_round_trip_and_route_faults_bite() {
     let running = start(SMALL).await;
-    let faults: Value = running
-        .admin(reqwest::Method::GET, "/__fake/faults")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let faults: Value = running.admin_json(Method::GET, "/__fake/faults", None).await;
     assert_eq!(faults["routes"], json!([]));
     assert_eq!(faults["converter_secret_missing"], false);
 
@@ -26,72 +20,40 @@ async fn faults_round_trip_and_route_faults_bite() {
         "routes": [{"prefix": "/ocs/v2.php/cloud/user", "status": 503, "remaining": 1}],
         "converter_secret_missing": true,
     });
-    let response = running
-        .admin(reqwest::Method::PUT, "/__fake/faults")
-        .json(&new_faults)
-        .send()
-        .await
-        .unwrap();
+    let response = running.admin_send(Method::PUT, "/__fake/faults", Some(new_faults)).await;
     assert_eq!(response.status(), 200);
-    let faults: Value = running
-        .admin(reqwest::Method::GET, "/__fake/faults")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let faults: Value = running.admin_json(Method::GET, "/__fake/faults", None).await;
     assert_eq!(faults["converter_secret_missing"], true);
     assert_eq!(faults["routes"][0]["status"], 503);
 
-    let user = || {
-        running
-            .as_user("GET", "alice", "/ocs/v2.php/cloud/user?format=json")
-            .header("OCS-APIRequest", "true")
-            .send()
-    };
+    let user = || running.ocs("GET", "alice", "/ocs/v2.php/cloud/user?format=json").send();
     assert_eq!(user().await.unwrap().status(), 503);
     assert_eq!(user().await.unwrap().status(), 200, "remaining ran out");
 
     let response = running
-        .admin(reqwest::Method::PUT, "/__fake/faults")
-        .json(&json!({"no_such_fault": true}))
-        .send()
-        .await
-        .unwrap();
+        .admin_send(Method::PUT, "/__fake/faults", Some(json!({"no_such_fault": true})))
+        .await;
     assert!(response.status().is_client_error(), "unknown faults are refused");
     let response = running
-        .admin(reqwest::Method::PUT, "/__fake/faults")
-        .json(&json!({"routes": [{"prefix": "/__fake/", "status": 500}]}))
-        .send()
-        .await
-        .unwrap();
+        .admin_send(
+            Method::PUT,
+            "/__fake/faults",
+            Some(json!({"routes": [{"prefix": "/__fake/", "status": 500}]})),
+        )
+        .await;
     assert_eq!(response.status(), 200);
-    let response = running.admin(reqwest::Method::GET, "/__fake/faults").send().await.unwrap();
+    let response = running.admin_send(Method::GET, "/__fake/faults", None).await;
     assert_eq!(response.status(), 200, "route faults never apply to the admin endpoint");
 }
 
 #[tokio::test]
 async fn the_clock_advances() {
     let running = start(SMALL).await;
-    let before: Value = running
-        .admin(reqwest::Method::GET, "/__fake/clock")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let before: Value = running.admin_json(Method::GET, "/__fake/clock", None).await;
     assert_eq!(before["offset_seconds"], 0);
     let after: Value = running
-        .admin(reqwest::Method::POST, "/__fake/clock/advance")
-        .json(&json!({"seconds": 901}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .admin_json(Method::POST, "/__fake/clock/advance", Some(json!({"seconds": 901})))
+        .await;
     assert_eq!(after["offset_seconds"], 901);
     assert!(after["now"].as_i64().unwrap() >= before["now"].as_i64().unwrap() + 901);
     assert!(
@@ -99,52 +61,28 @@ async fn the_clock_advances() {
         "the fake's own clock moved"
     );
     let response = running
-        .admin(reqwest::Method::POST, "/__fake/clock/advance")
-        .json(&json!({"seconds": i64::MAX / 2}))
-        .send()
-        .await
-        .unwrap();
+        .admin_send(Method::POST, "/__fake/clock/advance", Some(json!({"seconds": i64::MAX / 2})))
+        .await;
     assert_eq!(response.status(), 400);
 }
 
 #[tokio::test]
 async fn ending_sessions_logs_the_browser_out() {
     let running = start(SMALL).await;
-    let login = running
-        .http
-        .post(running.url("/index.php/login"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body("user=alice&password=alice-pw")
-        .send()
-        .await
-        .unwrap();
-    let cookies: Vec<String> = login
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
-        .collect();
+    let cookies = common::cookies(&running.login("alice", "alice-pw", None).await);
     let me = || {
         running
             .http
             .get(running.url("/ocs/v2.php/cloud/user?format=json"))
-            .header("Cookie", cookies.join("; "))
+            .header("Cookie", &cookies)
             .header("OCS-APIRequest", "true")
             .send()
     };
     assert_eq!(me().await.unwrap().status(), 200);
-    let ended: Value = running
-        .admin(reqwest::Method::POST, "/__fake/sessions/alice/end")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ended: Value = running.admin_json(Method::POST, "/__fake/sessions/alice/end", None).await;
     assert_eq!(ended["ended"], 1);
     assert_eq!(me().await.unwrap().status(), 401);
-    let response =
-        running.admin(reqwest::Method::POST, "/__fake/sessions/nobody/end").send().await.unwrap();
+    let response = running.admin_send(Method::POST, "/__fake/sessions/nobody/end", None).await;
     assert_eq!(response.status(), 404);
 }
 
@@ -158,47 +96,28 @@ async fn server_settings_change_the_issuer() {
     };
     assert_eq!(issuer("elsewhere:1").await, json!(running.fake.base_url()), "overwritehost = self");
     let answer: Value = running
-        .admin(reqwest::Method::POST, "/__fake/server")
-        .json(&json!({"overwritehost": null}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .admin_json(Method::POST, "/__fake/server", Some(json!({"overwritehost": null})))
+        .await;
     assert_eq!(answer["overwritehost"], Value::Null);
     assert_eq!(issuer("elsewhere:1").await, "http://elsewhere:1", "now the Host header decides");
     let answer: Value = running
-        .admin(reqwest::Method::POST, "/__fake/server")
-        .json(&json!({"overwritehost": "cloud.example:8080", "converter_secret": "s"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .admin_json(
+            Method::POST,
+            "/__fake/server",
+            Some(json!({"overwritehost": "cloud.example:8080", "converter_secret": "s"})),
+        )
+        .await;
     assert_eq!(answer, json!({"overwritehost": "cloud.example:8080", "converter_secret": "s"}));
     assert_eq!(issuer("elsewhere:1").await, "http://cloud.example:8080");
-    let response = running
-        .admin(reqwest::Method::POST, "/__fake/server")
-        .json(&json!({"nope": "x"}))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        running.admin_send(Method::POST, "/__fake/server", Some(json!({"nope": "x"}))).await;
     assert_eq!(response.status(), 400);
 }
 
 #[tokio::test]
 async fn state_counts_what_the_world_holds() {
     let running = start(SMALL).await;
-    let state: Value = running
-        .admin(reqwest::Method::GET, "/__fake/state")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state: Value = running.admin_json(Method::GET, "/__fake/state", None).await;
     assert_eq!(state["users"], 3);
     assert_eq!(state["groups"], 1);
     assert_eq!(state["files"], 4);
@@ -219,12 +138,12 @@ async fn the_admin_routes_need_the_token_and_can_be_off() {
     let token = running.fake.admin_token().unwrap().to_string();
     assert_eq!(token.len(), 64, "32 random bytes, hex");
     let routes = [
-        (reqwest::Method::GET, "/__fake/faults"),
-        (reqwest::Method::PUT, "/__fake/faults"),
-        (reqwest::Method::POST, "/__fake/app"),
-        (reqwest::Method::GET, "/__fake/state"),
-        (reqwest::Method::POST, "/__fake/clock/advance"),
-        (reqwest::Method::POST, "/__fake/sessions/alice/end"),
+        (Method::GET, "/__fake/faults"),
+        (Method::PUT, "/__fake/faults"),
+        (Method::POST, "/__fake/app"),
+        (Method::GET, "/__fake/state"),
+        (Method::POST, "/__fake/clock/advance"),
+        (Method::POST, "/__fake/sessions/alice/end"),
     ];
     for (method, path) in routes {
         for wrong in [None, Some("not-the-token"), Some(&token[..63])] {
@@ -242,23 +161,9 @@ async fn the_admin_routes_need_the_token_and_can_be_off() {
         }
     }
     // Nothing moved: the clock, the app's orchestrator.
-    let clock: Value = running
-        .admin(reqwest::Method::GET, "/__fake/clock")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let clock: Value = running.admin_json(Method::GET, "/__fake/clock", None).await;
     assert_eq!(clock["offset_seconds"], 0);
-    let app: Value = running
-        .admin(reqwest::Method::GET, "/__fake/app")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let app: Value = running.admin_json(Method::GET, "/__fake/app", None).await;
     assert_ne!(app["orchestrator_url"], "http://127.0.0.1:1");
 
     let fixture = fake_nextcloud::Fixture::parse(SMALL).unwrap();

@@ -6,13 +6,8 @@
 
 mod common;
 
-use common::{SMALL, start};
+use common::{Running, SMALL, form, start};
 use serde_json::{Value, json};
-
-/// An `application/x-www-form-urlencoded` body.
-fn form(pairs: &[(&str, &str)]) -> String {
-    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
-}
 
 async fn ocs_json(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
@@ -22,27 +17,44 @@ async fn ocs_json(response: reqwest::Response) -> (u16, Value) {
 
 /// Whether `uid` sees `path` — asked of the storage's single `resolve`,
 /// which every protocol (WebDAV included) goes through.
-fn sees(running: &common::Running, uid: &str, path: &str) -> bool {
+fn sees(running: &Running, uid: &str, path: &str) -> bool {
     let world = running.fake.shared.world();
     let user = world.user(uid).unwrap();
     world.storage.resolve(user.viewer(), path).is_ok()
 }
 
 /// The permission bits `uid` holds on `path`.
-fn permissions(running: &common::Running, uid: &str, path: &str) -> u8 {
+fn permissions(running: &Running, uid: &str, path: &str) -> u8 {
     let world = running.fake.shared.world();
     let user = world.user(uid).unwrap();
     world.storage.resolve(user.viewer(), path).unwrap().permissions
 }
 
-fn ocs(running: &common::Running, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
-    running.as_user(method, uid, path).header("OCS-APIRequest", "true")
+/// An OCS call as `uid`: status and JSON body.
+async fn call(running: &Running, method: &str, uid: &str, path: &str) -> (u16, Value) {
+    ocs_json(running.ocs(method, uid, path).send().await.unwrap()).await
+}
+
+/// An OCS call as `uid` with a form body: status and JSON body.
+async fn call_with_form(
+    running: &Running,
+    method: &str,
+    uid: &str,
+    path: &str,
+    pairs: &[(&str, &str)],
+) -> (u16, Value) {
+    let request = running
+        .ocs(method, uid, path)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(pairs));
+    ocs_json(request.send().await.unwrap()).await
 }
 
 #[tokio::test]
 async fn capabilities_satisfy_nc_py_api() {
     let running = start(SMALL).await;
-    let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/capabilities?format=json")
+    let response = running
+        .ocs("GET", "alice", "/ocs/v1.php/cloud/capabilities?format=json")
         .send()
         .await
         .unwrap();
@@ -87,7 +99,7 @@ async fn capabilities_are_public_and_need_no_header() {
 #[tokio::test]
 async fn xml_is_the_default_and_accept_json_switches() {
     let running = start(SMALL).await;
-    let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/user").send().await.unwrap();
+    let response = running.ocs("GET", "alice", "/ocs/v1.php/cloud/user").send().await.unwrap();
     assert_eq!(response.headers()["content-type"], "application/xml; charset=utf-8");
     let body = response.text().await.unwrap();
     assert!(
@@ -98,7 +110,8 @@ async fn xml_is_the_default_and_accept_json_switches() {
     assert!(body.contains("<id>alice</id>"), "{body}");
     assert!(body.contains("<groups>\n   <element>staff</element>\n  </groups>"), "{body}");
 
-    let response = ocs(&running, "GET", "alice", "/ocs/v1.php/cloud/user")
+    let response = running
+        .ocs("GET", "alice", "/ocs/v1.php/cloud/user")
         .header("Accept", "application/json")
         .send()
         .await
@@ -110,10 +123,7 @@ async fn xml_is_the_default_and_accept_json_switches() {
 #[tokio::test]
 async fn current_user_reports_profile_fields() {
     let running = start(SMALL).await;
-    let (status, body) = ocs_json(
-        ocs(&running, "GET", "alice", "/ocs/v2.php/cloud/user?format=json").send().await.unwrap(),
-    )
-    .await;
+    let (status, body) = call(&running, "GET", "alice", "/ocs/v2.php/cloud/user?format=json").await;
     assert_eq!(status, 200);
     let data = &body["ocs"]["data"];
     assert_eq!(data["id"], "alice");
@@ -138,24 +148,11 @@ async fn app_passwords_and_sessions_authenticate_ocs() {
         .unwrap();
     assert_eq!(ocs_json(response).await.1["ocs"]["data"]["id"], "alice");
 
-    let login = running
-        .http
-        .post(running.url("/index.php/login"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form(&[("user", "bob"), ("password", "bob-pw")]))
-        .send()
-        .await
-        .unwrap();
-    let cookies: Vec<String> = login
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
-        .collect();
+    let cookies = common::cookies(&running.login("bob", "bob-pw", None).await);
     let response = running
         .http
         .get(running.url("/ocs/v2.php/cloud/user?format=json"))
-        .header("Cookie", cookies.join("; "))
+        .header("Cookie", &cookies)
         .header("OCS-APIRequest", "true")
         .send()
         .await
@@ -165,7 +162,7 @@ async fn app_passwords_and_sessions_authenticate_ocs() {
     let response = running
         .http
         .get(running.url("/ocs/v2.php/cloud/user?format=json"))
-        .header("Cookie", cookies.join("; "))
+        .header("Cookie", &cookies)
         .send()
         .await
         .unwrap();
@@ -206,51 +203,26 @@ async fn other_users_are_visible_to_admins_only() {
         "{SMALL}\n[[users]]\nuid = \"admin\"\npassword = \"admin-pw\"\ngroups = [\"admin\"]\n"
     );
     let running = start(&fixture).await;
-    let (status, body) = ocs_json(
-        ocs(&running, "GET", "alice", "/ocs/v2.php/cloud/users/alice?format=json")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        call(&running, "GET", "alice", "/ocs/v2.php/cloud/users/alice?format=json").await;
     assert_eq!((status, body["ocs"]["data"]["id"].clone()), (200, json!("alice")));
-    let (status, body) = ocs_json(
-        ocs(&running, "GET", "alice", "/ocs/v2.php/cloud/users/bob?format=json")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        call(&running, "GET", "alice", "/ocs/v2.php/cloud/users/bob?format=json").await;
     assert_eq!(status, 404);
     assert_eq!(body["ocs"]["meta"]["statuscode"], 998);
-    let (status, body) = ocs_json(
-        ocs(&running, "GET", "admin", "/ocs/v2.php/cloud/users/bob?format=json")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        call(&running, "GET", "admin", "/ocs/v2.php/cloud/users/bob?format=json").await;
     assert_eq!((status, body["ocs"]["data"]["id"].clone()), (200, json!("bob")));
-    let (status, _) = ocs_json(
-        ocs(&running, "GET", "admin", "/ocs/v2.php/cloud/users/nobody?format=json")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) =
+        call(&running, "GET", "admin", "/ocs/v2.php/cloud/users/nobody?format=json").await;
     assert_eq!(status, 404);
 }
 
 #[tokio::test]
 async fn unknown_ocs_routes_are_998() {
     let running = start(SMALL).await;
-    let (status, body) = ocs_json(
-        ocs(&running, "GET", "alice", "/ocs/v1.php/apps/nope/thing?format=json")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        call(&running, "GET", "alice", "/ocs/v1.php/apps/nope/thing?format=json").await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["meta"]["statuscode"], 998);
 }
@@ -262,10 +234,7 @@ const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
 #[tokio::test]
 async fn share_lists_show_outgoing_and_incoming() {
     let running = start(SMALL).await;
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (_, body) = call(&running, "GET", "alice", &format!("{SHARES}?format=json")).await;
     let shares = body["ocs"]["data"].as_array().unwrap();
     assert_eq!(shares.len(), 1);
     let share = &shares[0];
@@ -283,77 +252,39 @@ async fn share_lists_show_outgoing_and_incoming() {
     assert_eq!(share["item_source"], share["file_source"]);
     assert!(share["stime"].is_i64());
 
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "bob", &format!("{SHARES}?format=json&shared_with_me=true"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, body) =
+        call(&running, "GET", "bob", &format!("{SHARES}?format=json&shared_with_me=true")).await;
     let shares = body["ocs"]["data"].as_array().unwrap();
     assert_eq!(shares.len(), 1);
     assert_eq!(shares[0]["uid_owner"], "alice");
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "bob", &format!("{SHARES}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (_, body) = call(&running, "GET", "bob", &format!("{SHARES}?format=json")).await;
     assert_eq!(body["ocs"]["data"], json!([]), "bob shared nothing himself");
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "carol", &format!("{SHARES}?format=json&shared_with_me=true"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, body) =
+        call(&running, "GET", "carol", &format!("{SHARES}?format=json&shared_with_me=true")).await;
     assert_eq!(body["ocs"]["data"], json!([]));
 }
 
 #[tokio::test]
 async fn share_lists_filter_by_path_and_subfiles() {
     let running = start(SMALL).await;
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Documents"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, body) =
+        call(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Documents")).await;
     assert_eq!(body["ocs"]["data"], json!([]));
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Shared"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, body) =
+        call(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Shared")).await;
     assert_eq!(body["ocs"]["data"].as_array().unwrap().len(), 1);
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/&subfiles=true"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, body) =
+        call(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/&subfiles=true")).await;
     assert_eq!(body["ocs"]["data"].as_array().unwrap().len(), 1);
-    let (status, body) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Nope"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        call(&running, "GET", "alice", &format!("{SHARES}?format=json&path=/Nope")).await;
     assert_eq!(status, 404);
     assert_eq!(body["ocs"]["meta"]["message"], "Wrong path, file/folder does not exist");
-    let (status, _) = ocs_json(
-        ocs(
-            &running,
-            "GET",
-            "alice",
-            &format!("{SHARES}?format=json&path=/Documents/notes.md&subfiles=true"),
-        )
-        .send()
-        .await
-        .unwrap(),
+    let (status, _) = call(
+        &running,
+        "GET",
+        "alice",
+        &format!("{SHARES}?format=json&path=/Documents/notes.md&subfiles=true"),
     )
     .await;
     assert_eq!(status, 400, "subfiles of a file");
@@ -364,18 +295,14 @@ async fn creating_a_share_grants_webdav_access_and_deleting_revokes_it() {
     let running = start(SMALL).await;
     assert!(!sees(&running, "carol", "notes.md"));
 
-    let response = ocs(&running, "POST", "alice", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form(&[
-            ("path", "/Documents/notes.md"),
-            ("shareType", "0"),
-            ("shareWith", "carol"),
-            ("permissions", "31"),
-        ]))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = ocs_json(response).await;
+    let form = [
+        ("path", "/Documents/notes.md"),
+        ("shareType", "0"),
+        ("shareWith", "carol"),
+        ("permissions", "31"),
+    ];
+    let (status, body) =
+        call_with_form(&running, "POST", "alice", &format!("{SHARES}?format=json"), &form).await;
     assert_eq!(status, 200, "{body}");
     let share = &body["ocs"]["data"];
     assert_eq!(share["item_type"], "file");
@@ -386,33 +313,23 @@ async fn creating_a_share_grants_webdav_access_and_deleting_revokes_it() {
 
     assert!(sees(&running, "carol", "notes.md"));
 
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "carol", &format!("{SHARES}/{id}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (_, body) = call(&running, "GET", "carol", &format!("{SHARES}/{id}?format=json")).await;
     assert_eq!(body["ocs"]["data"][0]["id"], id.as_str(), "GET one answers a one-element list");
 
-    let (status, body) = ocs_json(
-        ocs(&running, "DELETE", "alice", &format!("{SHARES}/{id}?format=json"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        call(&running, "DELETE", "alice", &format!("{SHARES}/{id}?format=json")).await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["data"], json!([]));
     assert!(!sees(&running, "carol", "notes.md"), "revocation takes effect immediately");
-    let (status, _) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}/{id}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (status, _) = call(&running, "GET", "alice", &format!("{SHARES}/{id}?format=json")).await;
     assert_eq!(status, 404);
 }
 
 #[tokio::test]
 async fn json_bodies_and_group_shares_work() {
     let running = start(SMALL).await;
-    let response = ocs(&running, "POST", "bob", &format!("{SHARES}?format=json"))
+    let response = running
+        .ocs("POST", "bob", &format!("{SHARES}?format=json"))
         .json(&json!({"path": "Work", "shareType": 1, "shareWith": "staff", "permissions": 1}))
         .send()
         .await
@@ -428,12 +345,7 @@ async fn json_bodies_and_group_shares_work() {
 #[tokio::test]
 async fn share_creation_errors_match_nextcloud() {
     let running = start(SMALL).await;
-    let create = |uid: &'static str, pairs: Vec<(&'static str, &'static str)>| {
-        ocs(&running, "POST", uid, &format!("{SHARES}?format=json"))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form(&pairs))
-            .send()
-    };
+    let path = format!("{SHARES}?format=json");
     // (caller, form, status, message)
     type Case = (&'static str, Vec<(&'static str, &'static str)>, u16, &'static str);
     let cases: Vec<Case> = vec![
@@ -494,7 +406,7 @@ async fn share_creation_errors_match_nextcloud() {
         ),
     ];
     for (uid, form, status, message) in cases {
-        let (got_status, body) = ocs_json(create(uid, form.clone()).await.unwrap()).await;
+        let (got_status, body) = call_with_form(&running, "POST", uid, &path, &form).await;
         assert_eq!(got_status, status, "{form:?}: {body}");
         assert_eq!(body["ocs"]["meta"]["message"], message, "{form:?}");
         assert_eq!(body["ocs"]["meta"]["status"], "failure");
@@ -504,14 +416,9 @@ async fn share_creation_errors_match_nextcloud() {
 #[tokio::test]
 async fn v1_share_errors_are_http_200_with_the_code_in_meta() {
     let running = start(SMALL).await;
-    let response =
-        ocs(&running, "POST", "alice", "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json")
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form(&[("path", "/Documents"), ("shareType", "3")]))
-            .send()
-            .await
-            .unwrap();
-    let (status, body) = ocs_json(response).await;
+    let path = "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json";
+    let form = [("path", "/Documents"), ("shareType", "3")];
+    let (status, body) = call_with_form(&running, "POST", "alice", path, &form).await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["meta"]["statuscode"], 404);
 }
@@ -519,48 +426,39 @@ async fn v1_share_errors_are_http_200_with_the_code_in_meta() {
 #[tokio::test]
 async fn updating_permissions_takes_effect_and_recipients_cannot() {
     let running = start(SMALL).await;
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "alice", &format!("{SHARES}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (_, body) = call(&running, "GET", "alice", &format!("{SHARES}?format=json")).await;
     let id = body["ocs"]["data"][0]["id"].as_str().unwrap().to_string();
     assert_eq!(permissions(&running, "bob", "Shared"), 7);
 
-    let (status, body) = ocs_json(
-        ocs(&running, "PUT", "alice", &format!("{SHARES}/{id}?format=json"))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form(&[("permissions", "1")]))
-            .send()
-            .await
-            .unwrap(),
+    let (status, body) = call_with_form(
+        &running,
+        "PUT",
+        "alice",
+        &format!("{SHARES}/{id}?format=json"),
+        &[("permissions", "1")],
     )
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["ocs"]["data"]["permissions"], 1);
     assert_eq!(permissions(&running, "bob", "Shared"), 1, "bob can no longer write");
 
-    let (status, _) = ocs_json(
-        ocs(&running, "PUT", "bob", &format!("{SHARES}/{id}?format=json"))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form(&[("permissions", "31")]))
-            .send()
-            .await
-            .unwrap(),
+    let (status, _) = call_with_form(
+        &running,
+        "PUT",
+        "bob",
+        &format!("{SHARES}/{id}?format=json"),
+        &[("permissions", "31")],
     )
     .await;
     assert_eq!(status, 403, "recipients cannot edit incoming shares");
-    let (status, _) = ocs_json(
-        ocs(&running, "PUT", "alice", &format!("{SHARES}/{id}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (status, _) = call(&running, "PUT", "alice", &format!("{SHARES}/{id}?format=json")).await;
     assert_eq!(status, 400, "no update parameter");
-    let (status, _) = ocs_json(
-        ocs(&running, "PUT", "carol", &format!("{SHARES}/{id}?format=json"))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form(&[("permissions", "1")]))
-            .send()
-            .await
-            .unwrap(),
+    let (status, _) = call_with_form(
+        &running,
+        "PUT",
+        "carol",
+        &format!("{SHARES}/{id}?format=json"),
+        &[("permissions", "1")],
     )
     .await;
     assert_eq!(status, 404, "strangers learn nothing");
@@ -569,26 +467,13 @@ async fn updating_permissions_takes_effect_and_recipients_cannot() {
 #[tokio::test]
 async fn a_recipient_deleting_a_share_leaves_it() {
     let running = start(SMALL).await;
-    let (_, body) = ocs_json(
-        ocs(&running, "GET", "bob", &format!("{SHARES}?format=json&shared_with_me=true"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, body) =
+        call(&running, "GET", "bob", &format!("{SHARES}?format=json&shared_with_me=true")).await;
     let id = body["ocs"]["data"][0]["id"].as_str().unwrap().to_string();
-    let (status, _) = ocs_json(
-        ocs(&running, "DELETE", "carol", &format!("{SHARES}/{id}?format=json"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) =
+        call(&running, "DELETE", "carol", &format!("{SHARES}/{id}?format=json")).await;
     assert_eq!(status, 404, "carol has nothing to do with it");
-    let (status, _) = ocs_json(
-        ocs(&running, "DELETE", "bob", &format!("{SHARES}/{id}?format=json")).send().await.unwrap(),
-    )
-    .await;
+    let (status, _) = call(&running, "DELETE", "bob", &format!("{SHARES}/{id}?format=json")).await;
     assert_eq!(status, 200);
     assert!(!sees(&running, "bob", "Shared/plan.txt"));
     assert!(sees(&running, "alice", "Shared/plan.txt"), "the owner keeps the folder");

@@ -7,6 +7,7 @@
 mod common;
 
 use common::{Running, SMALL, start};
+use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
@@ -95,8 +96,7 @@ fn rename_file(running: &Running, uid: &str, from: &str, to: &str) {
 
 async fn register(running: &Running, uid: &str, body: Value) -> (u16, Value) {
     let response = running
-        .as_user("POST", uid, &format!("{WEBHOOKS}?format=json"))
-        .header("OCS-APIRequest", "true")
+        .ocs("POST", uid, &format!("{WEBHOOKS}?format=json"))
         .json(&body)
         .send()
         .await
@@ -122,9 +122,7 @@ async fn only_admins_register_and_the_api_lists_shows_and_deletes() {
     assert_eq!(registration["eventFilter"], json!([]));
     let id = registration["id"].as_u64().unwrap();
 
-    let get = |path: String| {
-        running.as_user("GET", "admin", &path).header("OCS-APIRequest", "true").send()
-    };
+    let get = |path: String| running.ocs("GET", "admin", &path).send();
     let list: Value = get(format!("{WEBHOOKS}?format=json")).await.unwrap().json().await.unwrap();
     assert_eq!(list["ocs"]["data"].as_array().unwrap().len(), 1);
     let list: Value = get(format!("{WEBHOOKS}?format=json&uri=http://elsewhere/"))
@@ -138,12 +136,8 @@ async fn only_admins_register_and_the_api_lists_shows_and_deletes() {
     assert_eq!(one.status(), 200);
     assert_eq!(get(format!("{WEBHOOKS}/999?format=json")).await.unwrap().status(), 404);
 
-    let delete = |id: u64| {
-        running
-            .as_user("DELETE", "admin", &format!("{WEBHOOKS}/{id}?format=json"))
-            .header("OCS-APIRequest", "true")
-            .send()
-    };
+    let delete =
+        |id: u64| running.ocs("DELETE", "admin", &format!("{WEBHOOKS}/{id}?format=json")).send();
     let deleted: Value = delete(id).await.unwrap().json().await.unwrap();
     assert_eq!(deleted["ocs"]["data"], true);
     let deleted: Value = delete(id).await.unwrap().json().await.unwrap();
@@ -231,14 +225,8 @@ async fn file_events_are_delivered_with_nextcloud_payload_and_auth_header() {
         "an overwrite is NodeWrittenEvent, not registered"
     );
 
-    let deliveries: Value = running
-        .admin(reqwest::Method::GET, "/__fake/webhooks/deliveries")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let deliveries: Value =
+        running.admin_json(Method::GET, "/__fake/webhooks/deliveries", None).await;
     assert_eq!(deliveries["deliveries"][0]["status"], 200);
     assert_eq!(deliveries["deliveries"][0]["attempts"], 1);
     assert_eq!(deliveries["deliveries"][0]["delivered"], true);
@@ -300,37 +288,16 @@ async fn on_demand_delivery_waits_for_the_flush() {
     write_file(&running, "carol", "a.txt");
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(hook.received.lock().unwrap().is_empty(), "nothing before the flush");
-    let state: Value = running
-        .admin(reqwest::Method::GET, "/__fake/state")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state: Value = running.admin_json(Method::GET, "/__fake/state", None).await;
     assert_eq!(state["webhook_pending"], 1);
 
-    let flushed: Value = running
-        .admin(reqwest::Method::POST, "/__fake/webhooks/flush")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let flushed: Value = running.admin_json(Method::POST, "/__fake/webhooks/flush", None).await;
     assert_eq!(flushed["delivered"].as_array().unwrap().len(), 1);
     assert_eq!(flushed["delivered"][0]["event"], CREATED);
     let received = hook.wait_for(1).await;
     assert_eq!(received[0].headers["x-token"], "fixture-secret");
     assert_eq!(received[0].body["event"]["node"]["path"], "/carol/files/a.txt");
-    let flushed: Value = running
-        .admin(reqwest::Method::POST, "/__fake/webhooks/flush")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let flushed: Value = running.admin_json(Method::POST, "/__fake/webhooks/flush", None).await;
     assert_eq!(flushed["delivered"], json!([]), "a flush delivers each call once");
 }
 
@@ -349,14 +316,7 @@ async fn failing_receivers_are_retried_a_bounded_number_of_times() {
     register(&running, "admin", json!({"httpMethod": "POST", "uri": closed, "event": CREATED}))
         .await;
     write_file(&running, "alice", "x.md");
-    let flushed: Value = running
-        .admin(reqwest::Method::POST, "/__fake/webhooks/flush")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let flushed: Value = running.admin_json(Method::POST, "/__fake/webhooks/flush", None).await;
     let records = flushed["delivered"].as_array().unwrap();
     assert_eq!(records.len(), 2);
     assert_eq!(records[0]["attempts"], 3);

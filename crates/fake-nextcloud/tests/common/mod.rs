@@ -77,12 +77,77 @@ impl Running {
         )
     }
 
+    /// An admin request with an optional JSON body, sent.
+    pub async fn admin_send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> reqwest::Response {
+        let mut request = self.admin(method, path);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        request.send().await.expect("the admin endpoint answers")
+    }
+
+    /// An admin request's answer as JSON; a body that is not JSON fails the test.
+    pub async fn admin_json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> serde_json::Value {
+        self.admin_send(method, path, body).await.json().await.expect("the admin answer is JSON")
+    }
+
     /// A request with Basic auth for `uid` (password = "{uid}-pw").
     pub fn as_user(&self, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
         self.http
             .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), self.url(path))
             .basic_auth(uid, Some(format!("{uid}-pw")))
     }
+
+    /// `as_user` with the `OCS-APIRequest` header OCS routes need.
+    pub fn ocs(&self, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
+        self.as_user(method, uid, path).header("OCS-APIRequest", "true")
+    }
+
+    /// Posts the login form (with `host` as the Host header when given).
+    pub async fn login(&self, user: &str, password: &str, host: Option<&str>) -> reqwest::Response {
+        let mut request = self
+            .http
+            .post(self.url("/index.php/login"))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(form(&[("user", user), ("password", password)]));
+        if let Some(host) = host {
+            request = request.header("Host", host);
+        }
+        request.send().await.expect("the login form answers")
+    }
+}
+
+/// An `application/x-www-form-urlencoded` body.
+pub fn form(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
+}
+
+/// The Cookie header value that sends back what `response` set.
+pub fn cookies(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Status and body; a body that is not JSON comes back as a JSON string.
+pub async fn json_of(response: reqwest::Response) -> (u16, serde_json::Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)))
 }
 
 pub async fn start(fixture: &str) -> Running {
