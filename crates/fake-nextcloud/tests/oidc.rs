@@ -9,7 +9,7 @@ mod common;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use common::Running;
+use common::{Running, form};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
@@ -42,29 +42,11 @@ redirect_uris = ["{REDIRECT}"]
     )
 }
 
-fn form(pairs: &[(&str, &str)]) -> String {
-    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
-}
-
 /// Logs alice in through the login form; returns the Cookie header value.
 async fn login(running: &Running, host: Option<&str>) -> String {
-    let mut request = running
-        .http
-        .post(running.url("/index.php/login"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form(&[("user", "alice"), ("password", "alice-pw")]));
-    if let Some(host) = host {
-        request = request.header("Host", host);
-    }
-    let response = request.send().await.unwrap();
+    let response = running.login("alice", "alice-pw", host).await;
     assert_eq!(response.status(), 303);
-    response
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
-        .collect::<Vec<_>>()
-        .join("; ")
+    common::cookies(&response)
 }
 
 struct Pkce {
@@ -271,14 +253,16 @@ async fn a_wrong_verifier_and_a_reused_code_are_invalid_grants() {
 #[tokio::test]
 async fn authorize_without_a_session_goes_to_the_login_page() {
     let running = common::start(&fixture(true, "")).await;
-    let query =
-        form(&[("response_type", "code"), ("client_id", "nextcloud"), ("redirect_uri", REDIRECT)]);
-    let response = running
-        .http
-        .get(running.url(&format!("/index.php/apps/oidc/authorize?{query}")))
-        .send()
-        .await
-        .unwrap();
+    // The same request but for the redirect URI, without a session.
+    let authorize_anonymously = |redirect_uri: &str| {
+        let query = form(&[
+            ("response_type", "code"),
+            ("client_id", "nextcloud"),
+            ("redirect_uri", redirect_uri),
+        ]);
+        running.http.get(running.url(&format!("/index.php/apps/oidc/authorize?{query}"))).send()
+    };
+    let response = authorize_anonymously(REDIRECT).await.unwrap();
     assert_eq!(response.status(), 303);
     assert!(
         response.headers()["location"]
@@ -286,30 +270,15 @@ async fn authorize_without_a_session_goes_to_the_login_page() {
             .unwrap()
             .starts_with("/index.php/login?redirect_url=")
     );
-    let query = form(&[
-        ("response_type", "code"),
-        ("client_id", "nextcloud"),
-        ("redirect_uri", "http://evil/"),
-    ]);
-    let response = running
-        .http
-        .get(running.url(&format!("/index.php/apps/oidc/authorize?{query}")))
-        .send()
-        .await
-        .unwrap();
+    let response = authorize_anonymously("http://evil/").await.unwrap();
     assert_eq!(response.status(), 400, "unregistered redirect URIs are refused");
 }
 
 #[tokio::test]
 async fn without_overwritehost_the_issuer_follows_the_host_header() {
     let running = common::start(&fixture(false, "")).await;
-    let issuer = |host: &'static str| {
-        let request =
-            running.http.get(running.url("/.well-known/openid-configuration")).header("Host", host);
-        async move { request.send().await.unwrap().json::<Value>().await.unwrap()["issuer"].clone() }
-    };
-    assert_eq!(issuer("nextcloud.internal").await, "http://nextcloud.internal");
-    assert_eq!(issuer("localhost:8080").await, "http://localhost:8080");
+    assert_eq!(running.issuer("nextcloud.internal").await, "http://nextcloud.internal");
+    assert_eq!(running.issuer("localhost:8080").await, "http://localhost:8080");
 }
 
 async fn ocs_user_status(running: &Running, token: &str) -> u16 {

@@ -113,6 +113,14 @@ impl Running {
         self.as_user(method, uid, path).header("OCS-APIRequest", "true")
     }
 
+    /// The issuer discovery names when asked through `host`.
+    pub async fn issuer(&self, host: &str) -> serde_json::Value {
+        let request =
+            self.http.get(self.url("/.well-known/openid-configuration")).header("Host", host);
+        let discovery: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
+        discovery["issuer"].clone()
+    }
+
     /// Posts the login form (with `host` as the Host header when given).
     pub async fn login(&self, user: &str, password: &str, host: Option<&str>) -> reqwest::Response {
         let mut request = self
