@@ -8,7 +8,7 @@ mod dav_support;
 
 use common::{Running, SMALL, start};
 use dav_support::{
-    PROPFIND_ALL_NAMED, basic_auth, by_href, multistatus, propfind_body, raw_request,
+    DavResponse, PROPFIND_ALL_NAMED, basic_auth, by_href, multistatus, propfind_body, raw_request,
 };
 use reqwest::StatusCode;
 
@@ -68,6 +68,16 @@ async fn get_status(running: &Running, uid: &str, path: &str) -> StatusCode {
 
 async fn put(running: &Running, uid: &str, path: &str, body: &str) -> reqwest::Response {
     files(running, "PUT", uid, path).body(body.to_string()).send().await.unwrap()
+}
+
+/// The first (for Depth 0: the only) entry of a multistatus answer.
+async fn first_entry(response: reqwest::Response) -> DavResponse {
+    multistatus(&response.text().await.unwrap()).remove(0)
+}
+
+/// PROPFIND with Depth 0 and `body`: the one entry.
+async fn propfind_one(running: &Running, uid: &str, path: &str, body: &str) -> DavResponse {
+    first_entry(propfind(running, uid, path, Some("0"), body).await).await
 }
 
 fn header<'r>(response: &'r reqwest::Response, name: &str) -> &'r str {
@@ -173,7 +183,7 @@ async fn propfind_allprop_and_propname() {
     let running = start(SMALL).await;
     for body in ["", r#"<d:propfind xmlns:d="DAV:"><d:allprop/></d:propfind>"#] {
         let response = propfind(&running, "alice", "Documents/notes.md", Some("0"), body).await;
-        let file = multistatus(&response.text().await.unwrap()).remove(0);
+        let file = first_entry(response).await;
         let names: Vec<&str> = file.properties.keys().map(String::as_str).collect();
         assert_eq!(
             names,
@@ -188,22 +198,12 @@ async fn propfind_allprop_and_propname() {
         );
     }
     let include = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:allprop/><d:include><oc:fileid/><oc:checksums/></d:include></d:propfind>"#;
-    let file = multistatus(
-        &propfind(&running, "alice", "Documents/notes.md", Some("0"), include)
-            .await
-            .text()
-            .await
-            .unwrap(),
-    )
-    .remove(0);
+    let file = propfind_one(&running, "alice", "Documents/notes.md", include).await;
     assert!(file.value("{http://owncloud.org/ns}fileid").is_some());
     assert_eq!(file.status_of("{http://owncloud.org/ns}checksums"), Some(404));
 
     let propname = r#"<d:propfind xmlns:d="DAV:"><d:propname/></d:propfind>"#;
-    let folder = multistatus(
-        &propfind(&running, "alice", "Documents", Some("0"), propname).await.text().await.unwrap(),
-    )
-    .remove(0);
+    let folder = propfind_one(&running, "alice", "Documents", propname).await;
     assert!(folder.properties.contains_key("{DAV:}quota-available-bytes"));
     assert!(folder.properties.values().all(|(status, value)| *status == 200 && value.is_empty()));
 }
@@ -233,7 +233,7 @@ async fn prefer_minimal_drops_the_404_propstat() {
         .send()
         .await
         .unwrap();
-    let file = multistatus(&response.text().await.unwrap()).remove(0);
+    let file = first_entry(response).await;
     assert_eq!(file.properties.len(), 1);
     assert!(file.value("{http://owncloud.org/ns}fileid").is_some());
 }
@@ -369,19 +369,12 @@ async fn proppatch_sets_and_removes_dead_properties() {
     </d:propertyupdate>"#;
     let response = proppatch(&running, "alice", "Documents/notes.md", set).await;
     assert_eq!(response.status(), StatusCode::MULTI_STATUS);
-    let patched = multistatus(&response.text().await.unwrap()).remove(0);
+    let patched = first_entry(response).await;
     assert_eq!(patched.href, "/remote.php/dav/files/alice/Documents/notes.md");
     assert!(patched.properties.values().all(|(status, _)| *status == 200), "{patched:?}");
 
     let body = r#"<d:propfind xmlns:d="DAV:" xmlns:x="urn:example:test"><d:prop><x:color/><x:tree/><nonamespace xmlns=""/></d:prop></d:propfind>"#;
-    let file = multistatus(
-        &propfind(&running, "alice", "Documents/notes.md", Some("0"), body)
-            .await
-            .text()
-            .await
-            .unwrap(),
-    )
-    .remove(0);
+    let file = propfind_one(&running, "alice", "Documents/notes.md", body).await;
     assert_eq!(file.value("{urn:example:test}color"), Some("blue & green"));
     assert_eq!(
         file.value("{urn:example:test}tree"),
@@ -400,14 +393,7 @@ async fn proppatch_sets_and_removes_dead_properties() {
         proppatch(&running, "alice", "Documents/notes.md", again).await.status(),
         StatusCode::MULTI_STATUS
     );
-    let file = multistatus(
-        &propfind(&running, "alice", "Documents/notes.md", Some("0"), body)
-            .await
-            .text()
-            .await
-            .unwrap(),
-    )
-    .remove(0);
+    let file = propfind_one(&running, "alice", "Documents/notes.md", body).await;
     assert_eq!(file.value("{urn:example:test}color"), Some("red"));
     assert_eq!(file.status_of("{urn:example:test}tree"), Some(404));
 }
@@ -420,18 +406,12 @@ async fn proppatch_of_a_protected_property_fails_the_whole_request() {
     </d:propertyupdate>"#;
     let response = proppatch(&running, "alice", "Documents/notes.md", body).await;
     assert_eq!(response.status(), StatusCode::MULTI_STATUS);
-    let patched = multistatus(&response.text().await.unwrap()).remove(0);
+    let patched = first_entry(response).await;
     assert_eq!(patched.status_of("{urn:example:test}color"), Some(424));
     assert_eq!(patched.status_of("{http://owncloud.org/ns}fileid"), Some(403));
     assert_eq!(patched.status_of("{DAV:}getcontentlength"), Some(403));
-    let file = multistatus(
-        &propfind(&running, "alice", "Documents/notes.md", Some("0"), &propfind_body(&["x:color"]))
-            .await
-            .text()
-            .await
-            .unwrap(),
-    )
-    .remove(0);
+    let file =
+        propfind_one(&running, "alice", "Documents/notes.md", &propfind_body(&["x:color"])).await;
     assert_eq!(file.status_of("{urn:example:test}color"), Some(404), "nothing was applied");
 }
 
@@ -441,35 +421,19 @@ async fn proppatch_favorite_etag_and_lastmodified_like_nextcloud() {
     let body = r#"<d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">
         <d:set><d:prop><oc:favorite>1</oc:favorite><d:getetag>"custom-etag"</d:getetag><d:lastmodified>1700000000</d:lastmodified></d:prop></d:set>
     </d:propertyupdate>"#;
-    let patched = multistatus(
-        &proppatch(&running, "alice", "Documents/notes.md", body).await.text().await.unwrap(),
-    )
-    .remove(0);
+    let patched = first_entry(proppatch(&running, "alice", "Documents/notes.md", body).await).await;
     assert!(patched.properties.values().all(|(status, _)| *status == 200), "{patched:?}");
     let names = ["oc:favorite", "d:getetag", "d:getlastmodified"];
-    let alice = multistatus(
-        &propfind(&running, "alice", "Documents/notes.md", Some("0"), &propfind_body(&names))
-            .await
-            .text()
-            .await
-            .unwrap(),
-    )
-    .remove(0);
+    let alice = propfind_one(&running, "alice", "Documents/notes.md", &propfind_body(&names)).await;
     assert_eq!(alice.value("{http://owncloud.org/ns}favorite"), Some("1"));
     assert_eq!(alice.value("{DAV:}getetag"), Some("\"custom-etag\""));
     assert_eq!(alice.value("{DAV:}getlastmodified"), Some("Tue, 14 Nov 2023 22:13:20 GMT"));
     // displayname cannot be changed; the favorite can be unset (204).
     let body = r#"<d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:set><d:prop><d:displayname>x</d:displayname></d:prop></d:set></d:propertyupdate>"#;
-    let refused = multistatus(
-        &proppatch(&running, "alice", "Documents/notes.md", body).await.text().await.unwrap(),
-    )
-    .remove(0);
+    let refused = first_entry(proppatch(&running, "alice", "Documents/notes.md", body).await).await;
     assert_eq!(refused.status_of("{DAV:}displayname"), Some(403));
     let body = r#"<d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:remove><d:prop><oc:favorite/></d:prop></d:remove></d:propertyupdate>"#;
-    let removed = multistatus(
-        &proppatch(&running, "alice", "Documents/notes.md", body).await.text().await.unwrap(),
-    )
-    .remove(0);
+    let removed = first_entry(proppatch(&running, "alice", "Documents/notes.md", body).await).await;
     assert_eq!(removed.status_of("{http://owncloud.org/ns}favorite"), Some(204));
 }
 
@@ -648,47 +612,49 @@ async fn put_errors() {
         StatusCode::CONFLICT
     );
     assert_eq!(put(&running, "alice", "Documents", "x").await.status(), StatusCode::CONFLICT);
-    let ranged = files(&running, "PUT", "alice", "Documents/notes.md")
-        .header("Content-Range", "bytes 0-1/2")
-        .body("xx")
-        .send()
-        .await
-        .unwrap();
+    let ranged = send_with(
+        &running,
+        "PUT",
+        "alice",
+        "Documents/notes.md",
+        &[("Content-Range", "bytes 0-1/2")],
+        "xx",
+    )
+    .await;
     assert_eq!(ranged.status(), StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
 async fn put_with_x_oc_mtime_sets_the_modification_time() {
     let running = start(SMALL).await;
-    let response = files(&running, "PUT", "alice", "Documents/dated.txt")
-        .header("X-OC-Mtime", "1700000000")
-        .body("x")
-        .send()
-        .await
-        .unwrap();
+    let response = send_with(
+        &running,
+        "PUT",
+        "alice",
+        "Documents/dated.txt",
+        &[("X-OC-Mtime", "1700000000")],
+        "x",
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::CREATED);
     assert_eq!(header(&response, "x-oc-mtime"), "accepted");
-    let file = multistatus(
-        &propfind(
-            &running,
-            "alice",
-            "Documents/dated.txt",
-            Some("0"),
-            &propfind_body(&["d:getlastmodified"]),
-        )
-        .await
-        .text()
-        .await
-        .unwrap(),
+    let file = propfind_one(
+        &running,
+        "alice",
+        "Documents/dated.txt",
+        &propfind_body(&["d:getlastmodified"]),
     )
-    .remove(0);
+    .await;
     assert_eq!(file.value("{DAV:}getlastmodified"), Some("Tue, 14 Nov 2023 22:13:20 GMT"));
-    let bad = files(&running, "PUT", "alice", "Documents/dated.txt")
-        .header("X-OC-Mtime", "yesterday")
-        .body("x")
-        .send()
-        .await
-        .unwrap();
+    let bad = send_with(
+        &running,
+        "PUT",
+        "alice",
+        "Documents/dated.txt",
+        &[("X-OC-Mtime", "yesterday")],
+        "x",
+    )
+    .await;
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
 }
 
@@ -704,10 +670,7 @@ async fn a_read_only_share_refuses_writes_with_403() {
     let mkcol = send(&running, "MKCOL", "carol", "Work/sub").await;
     assert_eq!(mkcol.status(), StatusCode::FORBIDDEN);
     let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:permissions/></d:prop></d:propfind>"#;
-    let file = multistatus(
-        &propfind(&running, "carol", "Work/todo.md", Some("0"), body).await.text().await.unwrap(),
-    )
-    .remove(0);
+    let file = propfind_one(&running, "carol", "Work/todo.md", body).await;
     assert_eq!(file.value("{http://owncloud.org/ns}permissions"), Some("SG"));
 }
 
