@@ -82,8 +82,7 @@ async fn ocs_get(running: &Running, uid: &str, path: &str) -> (u16, Value) {
 
 /// The status of listing the boards with `token` as the bearer.
 async fn boards_with_bearer(running: &Running, token: &str) -> reqwest::StatusCode {
-    let request = running.http.get(running.url(&format!("{API}/boards"))).bearer_auth(token);
-    request.send().await.unwrap().status()
+    running.get_with_bearer(&format!("{API}/boards"), token).send().await.unwrap().status()
 }
 
 /// (board id, [stack ids], [[card ids]]) as alice sees them.
@@ -497,14 +496,8 @@ async fn bearer_rejection_fault_bites_on_deck_routes_only() {
     let running = start(&fixture).await;
     let token = bearer(&running, "alice");
     assert_eq!(boards_with_bearer(&running, &token).await, 401, "bearer refused on Deck");
-    let response = running
-        .http
-        .get(running.url("/ocs/v2.php/cloud/user?format=json"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200, "the same token works on OCS");
+    let user = running.get_with_bearer("/ocs/v2.php/cloud/user?format=json", &token);
+    assert_eq!(user.send().await.unwrap().status(), 200, "the same token works on OCS");
     let response = running
         .http
         .get(running.url(&format!("{API}/boards")))

@@ -281,16 +281,10 @@ async fn without_overwritehost_the_issuer_follows_the_host_header() {
     assert_eq!(running.issuer("localhost:8080").await, "http://localhost:8080");
 }
 
+const OCS_USER: &str = "/ocs/v2.php/cloud/user?format=json";
+
 async fn ocs_user_status(running: &Running, token: &str) -> u16 {
-    running
-        .http
-        .get(running.url("/ocs/v2.php/cloud/user?format=json"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    running.get_with_bearer(OCS_USER, token).send().await.unwrap().status().as_u16()
 }
 
 async fn dav_status(running: &Running, token: &str) -> u16 {
@@ -365,13 +359,7 @@ async fn an_issuer_mismatch_is_a_bare_401() {
     // Minted through 127.0.0.1 (the client's Host), validated against the
     // issuer user_oidc discovers through localhost: the documented bug.
     let token = access_token_for(&running, "nextcloud", "nc-secret", None).await;
-    let response = running
-        .http
-        .get(running.url("/ocs/v2.php/cloud/user?format=json"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let response = running.get_with_bearer(OCS_USER, &token).send().await.unwrap();
     assert_eq!(response.status(), 401);
     assert!(!response.text().await.unwrap().contains("iss"), "the client learns nothing about why");
     assert_eq!(dav_status(&running, &token).await, 401);

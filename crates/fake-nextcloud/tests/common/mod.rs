@@ -108,6 +108,11 @@ impl Running {
             .basic_auth(uid, Some(format!("{uid}-pw")))
     }
 
+    /// A GET with `token` as the bearer.
+    pub fn get_with_bearer(&self, path: &str, token: &str) -> reqwest::RequestBuilder {
+        self.http.get(self.url(path)).bearer_auth(token)
+    }
+
     /// `as_user` with the `OCS-APIRequest` header OCS routes need.
     pub fn ocs(&self, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
         self.as_user(method, uid, path).header("OCS-APIRequest", "true")
