@@ -319,6 +319,7 @@ async fn labels_and_assignees() {
     let path = format!("/boards/{board}/stacks/{}/cards/{}", stacks[0], cards[0][1]);
     let (_, boards) = call(&running, "GET", "alice", "/boards?details=true", None).await;
     let label = boards[0]["labels"][0]["id"].as_u64().unwrap();
+    let (assign_user, labels) = (format!("{path}/assignUser"), format!("/boards/{board}/labels"));
 
     let (status, card) = call(
         &running,
@@ -341,26 +342,18 @@ async fn labels_and_assignees() {
     assert_eq!((status, card["labels"].clone()), (200, json!([])));
 
     let (status, assignment) =
-        call(&running, "PUT", "bob", &format!("{path}/assignUser"), Some(json!({"userId": "bob"})))
-            .await;
+        call(&running, "PUT", "bob", &assign_user, Some(json!({"userId": "bob"}))).await;
     assert_eq!(status, 200);
     assert_eq!(assignment["participant"]["uid"], "bob");
     assert_eq!(assignment["cardId"], cards[0][1]);
     let (status, body) =
-        call(&running, "PUT", "bob", &format!("{path}/assignUser"), Some(json!({"userId": "bob"})))
-            .await;
+        call(&running, "PUT", "bob", &assign_user, Some(json!({"userId": "bob"}))).await;
     assert_eq!(
         (status, body["message"].clone()),
         (400, json!("The user is already assigned to the card"))
     );
-    let (status, body) = call(
-        &running,
-        "PUT",
-        "bob",
-        &format!("{path}/assignUser"),
-        Some(json!({"userId": "carol"})),
-    )
-    .await;
+    let (status, body) =
+        call(&running, "PUT", "bob", &assign_user, Some(json!({"userId": "carol"}))).await;
     assert_eq!(
         (status, body["message"].clone()),
         (400, json!("The user is not part of the board"))
@@ -373,23 +366,13 @@ async fn labels_and_assignees() {
         assert_eq!(status, expected);
     }
 
-    let (status, created) = call(
-        &running,
-        "POST",
-        "alice",
-        &format!("/boards/{board}/labels"),
-        Some(json!({"title": "New", "color": "000000"})),
-    )
-    .await;
+    let (status, created) =
+        call(&running, "POST", "alice", &labels, Some(json!({"title": "New", "color": "000000"})))
+            .await;
     assert_eq!(status, 200);
-    let (status, _) = call(
-        &running,
-        "POST",
-        "bob",
-        &format!("/boards/{board}/labels"),
-        Some(json!({"title": "No", "color": "000000"})),
-    )
-    .await;
+    let (status, _) =
+        call(&running, "POST", "bob", &labels, Some(json!({"title": "No", "color": "000000"})))
+            .await;
     assert_eq!(status, 403, "labels need manage permission");
     let label_id = created["id"].as_u64().unwrap();
     let (status, got) =

@@ -310,18 +310,18 @@ async fn creating_a_share_grants_webdav_access_and_deleting_revokes_it() {
     assert_eq!(share["file_target"], "/notes.md");
     assert_eq!(share["share_with_displayname"], "carol");
     let id = share["id"].as_str().unwrap().to_string();
+    let share_path = format!("{SHARES}/{id}?format=json");
 
     assert!(sees(&running, "carol", "notes.md"));
 
-    let (_, body) = call(&running, "GET", "carol", &format!("{SHARES}/{id}?format=json")).await;
+    let (_, body) = call(&running, "GET", "carol", &share_path).await;
     assert_eq!(body["ocs"]["data"][0]["id"], id.as_str(), "GET one answers a one-element list");
 
-    let (status, body) =
-        call(&running, "DELETE", "alice", &format!("{SHARES}/{id}?format=json")).await;
+    let (status, body) = call(&running, "DELETE", "alice", &share_path).await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["data"], json!([]));
     assert!(!sees(&running, "carol", "notes.md"), "revocation takes effect immediately");
-    let (status, _) = call(&running, "GET", "alice", &format!("{SHARES}/{id}?format=json")).await;
+    let (status, _) = call(&running, "GET", "alice", &share_path).await;
     assert_eq!(status, 404);
 }
 
@@ -428,39 +428,22 @@ async fn updating_permissions_takes_effect_and_recipients_cannot() {
     let running = start(SMALL).await;
     let (_, body) = call(&running, "GET", "alice", &format!("{SHARES}?format=json")).await;
     let id = body["ocs"]["data"][0]["id"].as_str().unwrap().to_string();
+    let share_path = format!("{SHARES}/{id}?format=json");
     assert_eq!(permissions(&running, "bob", "Shared"), 7);
 
-    let (status, body) = call_with_form(
-        &running,
-        "PUT",
-        "alice",
-        &format!("{SHARES}/{id}?format=json"),
-        &[("permissions", "1")],
-    )
-    .await;
+    let (status, body) =
+        call_with_form(&running, "PUT", "alice", &share_path, &[("permissions", "1")]).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["ocs"]["data"]["permissions"], 1);
     assert_eq!(permissions(&running, "bob", "Shared"), 1, "bob can no longer write");
 
-    let (status, _) = call_with_form(
-        &running,
-        "PUT",
-        "bob",
-        &format!("{SHARES}/{id}?format=json"),
-        &[("permissions", "31")],
-    )
-    .await;
+    let (status, _) =
+        call_with_form(&running, "PUT", "bob", &share_path, &[("permissions", "31")]).await;
     assert_eq!(status, 403, "recipients cannot edit incoming shares");
-    let (status, _) = call(&running, "PUT", "alice", &format!("{SHARES}/{id}?format=json")).await;
+    let (status, _) = call(&running, "PUT", "alice", &share_path).await;
     assert_eq!(status, 400, "no update parameter");
-    let (status, _) = call_with_form(
-        &running,
-        "PUT",
-        "carol",
-        &format!("{SHARES}/{id}?format=json"),
-        &[("permissions", "1")],
-    )
-    .await;
+    let (status, _) =
+        call_with_form(&running, "PUT", "carol", &share_path, &[("permissions", "1")]).await;
     assert_eq!(status, 404, "strangers learn nothing");
 }
 
@@ -470,10 +453,10 @@ async fn a_recipient_deleting_a_share_leaves_it() {
     let (_, body) =
         call(&running, "GET", "bob", &format!("{SHARES}?format=json&shared_with_me=true")).await;
     let id = body["ocs"]["data"][0]["id"].as_str().unwrap().to_string();
-    let (status, _) =
-        call(&running, "DELETE", "carol", &format!("{SHARES}/{id}?format=json")).await;
+    let share_path = format!("{SHARES}/{id}?format=json");
+    let (status, _) = call(&running, "DELETE", "carol", &share_path).await;
     assert_eq!(status, 404, "carol has nothing to do with it");
-    let (status, _) = call(&running, "DELETE", "bob", &format!("{SHARES}/{id}?format=json")).await;
+    let (status, _) = call(&running, "DELETE", "bob", &share_path).await;
     assert_eq!(status, 200);
     assert!(!sees(&running, "bob", "Shared/plan.txt"));
     assert!(sees(&running, "alice", "Shared/plan.txt"), "the owner keeps the folder");
