@@ -147,11 +147,12 @@ async fn clearing_the_secret_at_run_time_fixes_unsigned_clients() {
     let body = request_body(&format!("{documents}/notes.md"), "md");
     assert_eq!(convert_json(&running, &body).await["error"], -8);
     let response = running
-        .admin(reqwest::Method::POST, "/__fake/server")
-        .json(&json!({"converter_secret": null}))
-        .send()
-        .await
-        .unwrap();
+        .admin_send(
+            reqwest::Method::POST,
+            "/__fake/server",
+            Some(json!({"converter_secret": null})),
+        )
+        .await;
     assert_eq!(response.status(), 200);
     assert_eq!(convert_json(&running, &body).await["endConvert"], true);
 }
