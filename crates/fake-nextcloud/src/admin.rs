@@ -146,21 +146,33 @@ async fn end_sessions(State(shared): State<AppState>, Path(uid): Path<String>) -
     Json(json!({ "ended": ended })).into_response()
 }
 
-async fn set_server(State(shared): State<AppState>, Json(body): Json<Value>) -> Response {
+/// Applies a body of `{name: string or null}` settings in order with `set`,
+/// which answers whether it knows the name; the first field that is not a
+/// string or null, or that `set` does not know, ends it with the 400's text.
+fn apply_settings(
+    body: Value,
+    mut set: impl FnMut(&str, Option<String>) -> bool,
+) -> Result<(), String> {
     let Value::Object(fields) = body else {
-        return (StatusCode::BAD_REQUEST, "expected a JSON object\n").into_response();
+        return Err("expected a JSON object\n".to_string());
     };
-    let mut world = shared.world();
-    for (name, value) in &fields {
+    for (name, value) in fields {
         let text = match value {
             Value::Null => None,
-            Value::String(text) => Some(text.clone()),
-            _ => {
-                return (StatusCode::BAD_REQUEST, format!("{name} must be a string or null\n"))
-                    .into_response();
-            }
+            Value::String(text) => Some(text),
+            _ => return Err(format!("{name} must be a string or null\n")),
         };
-        match name.as_str() {
+        if !set(&name, text) {
+            return Err(format!("unknown field {name}\n"));
+        }
+    }
+    Ok(())
+}
+
+async fn set_server(State(shared): State<AppState>, Json(body): Json<Value>) -> Response {
+    let mut world = shared.world();
+    let applied = apply_settings(body, |name, text| {
+        match name {
             "overwritehost" => {
                 world.server.overwritehost = match text.as_deref() {
                     Some("self") => Some(shared.base_url.trim_start_matches("http://").to_string()),
@@ -168,11 +180,12 @@ async fn set_server(State(shared): State<AppState>, Json(body): Json<Value>) -> 
                 }
             }
             "converter_secret" => world.server.converter_secret = text,
-            other => {
-                return (StatusCode::BAD_REQUEST, format!("unknown field {other}\n"))
-                    .into_response();
-            }
+            _ => return false,
         }
+        true
+    });
+    if let Err(message) = applied {
+        return (StatusCode::BAD_REQUEST, message).into_response();
     }
     Json(json!({
         "overwritehost": world.server.overwritehost,
@@ -199,28 +212,18 @@ async fn get_app(State(shared): State<AppState>) -> Response {
 }
 
 async fn set_app(State(shared): State<AppState>, Json(body): Json<Value>) -> Response {
-    let Value::Object(fields) = body else {
-        return (StatusCode::BAD_REQUEST, "expected a JSON object\n").into_response();
-    };
     let mut world = shared.world();
     let mut settings = world.app.settings.clone();
-    for (name, value) in &fields {
-        let text = match value {
-            Value::Null => None,
-            Value::String(text) => Some(text.clone()),
-            _ => {
-                return (StatusCode::BAD_REQUEST, format!("{name} must be a string or null\n"))
-                    .into_response();
-            }
-        };
-        match name.as_str() {
+    let applied = apply_settings(body, |name, text| {
+        match name {
             "orchestrator_url" => settings.orchestrator_url = text,
             "shared_secret" => settings.shared_secret = text.map(String::into_bytes),
-            other => {
-                return (StatusCode::BAD_REQUEST, format!("unknown field {other}\n"))
-                    .into_response();
-            }
+            _ => return false,
         }
+        true
+    });
+    if let Err(message) = applied {
+        return (StatusCode::BAD_REQUEST, message).into_response();
     }
     let problems = settings.problems();
     if !problems.is_empty() {

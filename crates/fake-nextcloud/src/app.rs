@@ -255,6 +255,18 @@ pub(crate) fn session_caller(
     Ok(SessionCaller { uid: session.uid, session_id })
 }
 
+/// A session route's caller (CSRF required) and then its body: how every
+/// chat-page POST that carries a body begins.
+pub(crate) async fn session_body(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+    request_id: &RequestId,
+) -> Result<(SessionCaller, bytes::Bytes), Response> {
+    let caller = session_caller(shared, headers, request_id, Csrf::Required)?;
+    Ok((caller, read_body(body, request_id).await?))
+}
+
 /// Reads a request body up to [`BODY_LENGTH_MAX`]; past it, the 413 envelope.
 pub(crate) async fn read_body(
     body: axum::body::Body,

@@ -122,6 +122,12 @@ impl Ocs {
         self.respond(status, message, json!([]), HeaderMap::new())
     }
 
+    /// The same failure as [`Ocs::error`], as a value a handler returns
+    /// with `?`.
+    pub fn fail(&self, status: u16, message: impl Into<String>) -> OcsError {
+        OcsError::Failure { ocs: *self, status, message: message.into() }
+    }
+
     /// The general case: `status` as an OCS controller would set it.
     pub fn respond(
         &self,
@@ -193,6 +199,31 @@ impl Ocs {
             (http_status, [(header::CONTENT_TYPE, content_type)], body).into_response();
         response.headers_mut().extend(extra_headers);
         response
+    }
+}
+
+/// Why an OCS request ends before its handler's answer. Handlers return
+/// `Result<Response, OcsError>` and refuse with `?`; the bytes each refusal
+/// sends are rendered once, here, through [`IntoResponse`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OcsError {
+    /// The path names neither `v1.php` nor `v2.php`: no OCS entry point, so
+    /// the web server's plain 404 rather than an envelope.
+    UnknownVersion,
+    /// `SecurityMiddleware`'s CSRF refusal, which OCS passes through
+    /// unwrapped (see [`csrf_failed`]).
+    CsrfFailed,
+    /// A failure envelope, rendered as [`Ocs::error`] renders it.
+    Failure { ocs: Ocs, status: u16, message: String },
+}
+
+impl IntoResponse for OcsError {
+    fn into_response(self) -> Response {
+        match self {
+            OcsError::UnknownVersion => (StatusCode::NOT_FOUND, "Not found\n").into_response(),
+            OcsError::CsrfFailed => csrf_failed(),
+            OcsError::Failure { ocs, status, message } => ocs.error(status, &message),
+        }
     }
 }
 
@@ -316,37 +347,36 @@ impl OcsCall {
 pub struct NotANumber;
 
 /// Authenticates, checks the guard and reads the parameters; any failure is
-/// the response to send.
+/// the refusal to send.
 pub async fn begin(
     shared: &Shared,
     version: &str,
     request: Request,
     guard: Guard,
-) -> Result<OcsCall, Response> {
+) -> Result<OcsCall, OcsError> {
     let (parts, body) = request.into_parts();
-    let Some(ocs) = Ocs::new(version, parts.uri.query(), &parts.headers) else {
-        return Err((StatusCode::NOT_FOUND, "Not found\n").into_response());
-    };
+    let ocs =
+        Ocs::new(version, parts.uri.query(), &parts.headers).ok_or(OcsError::UnknownVersion)?;
     let path = parts.uri.path().to_string();
     let user = match auth::authenticate(shared, &parts.headers, &path) {
         Ok(user) => Some(user),
         Err(_) if guard == Guard::Public => None,
-        Err(_) => return Err(ocs.error(code::UNAUTHORISED, "Current user is not logged in")),
+        Err(_) => return Err(ocs.fail(code::UNAUTHORISED, "Current user is not logged in")),
     };
     if guard != Guard::Public {
         let user = user.as_ref().expect("checked above");
         if guard == Guard::Admin && !is_admin(shared, &user.uid) {
-            return Err(ocs.error(403, "Logged in account must be an admin"));
+            return Err(ocs.fail(403, "Logged in account must be an admin"));
         }
         if !passes_csrf(shared, &parts.headers, user) {
-            return Err(csrf_failed());
+            return Err(OcsError::CsrfFailed);
         }
     }
     let body = axum::body::to_bytes(body, BODY_LENGTH_MAX)
         .await
-        .map_err(|_| ocs.error(400, "The request body is too large"))?;
+        .map_err(|_| ocs.fail(400, "The request body is too large"))?;
     let params = parameters(parts.uri.query(), &parts.headers, &body)
-        .map_err(|message| ocs.error(400, &message))?;
+        .map_err(|message| ocs.fail(400, message))?;
     Ok(OcsCall { ocs, user, params, path, headers: parts.headers })
 }
 
@@ -417,11 +447,11 @@ pub(crate) fn parameters(
 async fn unknown_route(
     Path((version, _rest)): Path<(String, String)>,
     request: Request,
-) -> Response {
+) -> OcsError {
     let Some(ocs) = Ocs::new(&version, request.uri().query(), request.headers()) else {
-        return (StatusCode::NOT_FOUND, "Not found\n").into_response();
+        return OcsError::UnknownVersion;
     };
-    ocs.error(
+    ocs.fail(
         code::NOT_FOUND,
         "Invalid query, please check the syntax. API specifications are here: http://www.freedesktop.org/wiki/Specifications/open-collaboration-services.\n",
     )
@@ -433,17 +463,14 @@ async fn capabilities(
     State(shared): State<AppState>,
     Path(version): Path<String>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::Public).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::Public).await?;
     let world = shared.world();
     let data = json!({
         "version": version_object(&world.server.version),
         "capabilities": capability_set(call.user.is_some()),
     });
-    call.ocs.ok(data)
+    Ok(call.ocs.ok(data))
 }
 
 /// `data.version` as `OC_Util::getVersion()` fills it.
@@ -533,38 +560,35 @@ async fn current_user(
     State(shared): State<AppState>,
     Path(version): Path<String>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::User).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
-    let uid = call.uid().to_string();
-    match user_data(&shared, &uid) {
-        Some(data) => call.ocs.ok(data),
-        None => call.ocs.error(404, "User does not exist"),
-    }
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::User).await?;
+    user_answer(&shared, &call, call.uid())
 }
 
 async fn user(
     State(shared): State<AppState>,
     Path((version, uid)): Path<(String, String)>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::User).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::User).await?;
     if !shared.world().users.contains_key(&uid) {
-        return call.ocs.error(404, "User does not exist");
+        return Err(call.ocs.fail(404, USER_MISSING));
     }
     // Only admins see other accounts (`getUserData` returns null otherwise).
     if uid != call.uid() && !is_admin(&shared, call.uid()) {
-        return call.ocs.error(code::NOT_FOUND, "");
+        return Err(call.ocs.fail(code::NOT_FOUND, ""));
     }
-    match user_data(&shared, &uid) {
-        Some(data) => call.ocs.ok(data),
-        None => call.ocs.error(404, "User does not exist"),
-    }
+    user_answer(&shared, &call, &uid)
+}
+
+/// What the users API answers for an account that does not exist (also
+/// what the shares API answers when the caller's own account is gone).
+pub(crate) const USER_MISSING: &str = "User does not exist";
+
+/// One account's data as the users API answers it.
+fn user_answer(shared: &Shared, call: &OcsCall, uid: &str) -> Result<Response, OcsError> {
+    let data = user_data(shared, uid).ok_or_else(|| call.ocs.fail(404, USER_MISSING))?;
+    Ok(call.ocs.ok(data))
 }
 
 /// `UsersController::getUserData` for one account.
@@ -671,6 +695,31 @@ mod tests {
         let value: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(value["ocs"]["meta"]["statuscode"], 200);
         assert_eq!(value["ocs"]["meta"]["message"], "OK");
+    }
+
+    async fn parts_of(response: Response) -> (u16, HeaderMap, String) {
+        let headers = response.headers().clone();
+        let (status, body) = body_of(response).await;
+        (status, headers, body)
+    }
+
+    #[tokio::test]
+    async fn a_refusal_sends_the_same_bytes_as_the_envelope_it_stands_for() {
+        for version in [Version::V1, Version::V2] {
+            for format in [Format::Json, Format::Xml] {
+                let ocs = ocs(version, format);
+                for status in [400, 403, 404, code::UNAUTHORISED, code::NOT_FOUND] {
+                    let direct = parts_of(ocs.error(status, "gone <now>")).await;
+                    let refused = parts_of(ocs.fail(status, "gone <now>").into_response()).await;
+                    assert_eq!(refused, direct, "{version:?} {format:?} {status}");
+                }
+            }
+        }
+        let (status, _, body) = parts_of(OcsError::UnknownVersion.into_response()).await;
+        assert_eq!((status, body.as_str()), (404, "Not found\n"));
+        let (status, headers, body) = parts_of(OcsError::CsrfFailed.into_response()).await;
+        assert_eq!((status, body.as_str()), (412, r#"{"message":"CSRF check failed"}"#));
+        assert_eq!(headers[header::CONTENT_TYPE], "application/json; charset=utf-8");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! Session routes with the request token (CSRF): only the user's browser
 //! saves or removes it, never a bearer.
 
-use super::{Csrf, envelope, read_body, session_caller};
+use super::{Csrf, SessionCaller, envelope, session_body, session_caller};
 use crate::{AppState, RequestId, Shared};
 use axum::extract::{Extension, Request, State};
 use axum::response::{IntoResponse, Response};
@@ -58,14 +58,11 @@ pub(super) async fn save(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let uid = match session_uid(&shared, &parts.headers, &request_id) {
-        Ok(uid) => uid,
-        Err(refusal) => return refusal,
-    };
-    let body = match read_body(body, &request_id).await {
-        Ok(body) => body,
-        Err(refusal) => return refusal,
-    };
+    let (SessionCaller { uid, .. }, body) =
+        match session_body(&shared, &parts.headers, body, &request_id).await {
+            Ok(found) => found,
+            Err(refusal) => return refusal,
+        };
     let given = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|value| value["appPassword"].as_str().map(str::to_string));

@@ -173,6 +173,30 @@ fn mail_missing(shared: &Shared, request_id: &RequestId) -> Option<Response> {
     )
 }
 
+/// The bearer's uid once Nextcloud Mail is known to be there: how every
+/// route mcp-mail calls begins (the token is checked first, so a caller
+/// without one learns nothing about Mail).
+fn mail_caller(
+    shared: &Shared,
+    headers: &HeaderMap,
+    path: &str,
+    request_id: &RequestId,
+) -> Result<String, Response> {
+    let uid = bearer_caller(shared, headers, path, request_id)?;
+    mail_missing(shared, request_id).map_or(Ok(uid), Err)
+}
+
+/// The signed-in user once Nextcloud Mail is known to be there: how every
+/// route the chat page calls begins.
+fn mail_session(
+    shared: &Shared,
+    headers: &HeaderMap,
+    request_id: &RequestId,
+) -> Result<SessionCaller, Response> {
+    let caller = session_caller(shared, headers, request_id, Csrf::Required)?;
+    mail_missing(shared, request_id).map_or(Ok(caller), Err)
+}
+
 /// `GET /api/mail/status`: whether the user's mail can be reached through
 /// Nextcloud Mail's contracts at all, asked by mcp-mail before it lists its
 /// tools (`{"available": true}`, or the `mail_unavailable` 503).
@@ -180,17 +204,10 @@ pub(super) async fn status(
     State(shared): State<AppState>,
     Extension(request_id): Extension<RequestId>,
     request: Request,
-) -> Response {
-    if let Err(refusal) =
-        bearer_caller(&shared, request.headers(), request.uri().path(), &request_id)
-    {
-        return refusal;
-    }
-    if let Some(missing) = mail_missing(&shared, &request_id) {
-        return missing;
-    }
-    ([(header::CACHE_CONTROL, "no-store")], axum::Json(json!({ "available": true })))
-        .into_response()
+) -> Result<Response, Response> {
+    mail_caller(&shared, request.headers(), request.uri().path(), &request_id)?;
+    Ok(([(header::CACHE_CONTROL, "no-store")], axum::Json(json!({ "available": true })))
+        .into_response())
 }
 
 fn carries_bearer(headers: &HeaderMap) -> bool {
@@ -199,7 +216,8 @@ fn carries_bearer(headers: &HeaderMap) -> bool {
     })
 }
 
-fn message_summary(message: &Message) -> Value {
+/// What a search result and a read message both say of a message.
+fn message_header(message: &Message) -> Value {
     json!({
         "id": message.id,
         "mailbox": message.mailbox,
@@ -208,9 +226,14 @@ fn message_summary(message: &Message) -> Value {
         "cc": message.cc,
         "subject": message.subject,
         "date": crate::clock::iso8601(message.date),
-        "seen": message.seen,
-        "preview": preview_text(&message.body),
     })
+}
+
+fn message_summary(message: &Message) -> Value {
+    let mut summary = message_header(message);
+    summary["seen"] = json!(message.seen);
+    summary["preview"] = json!(preview_text(&message.body));
+    summary
 }
 
 /// The start of a body on one line, cut at a word with `…`.
@@ -233,14 +256,8 @@ pub(super) async fn search(
     Extension(request_id): Extension<RequestId>,
     RawQuery(query): RawQuery,
     request: Request,
-) -> Response {
-    let uid = match bearer_caller(&shared, request.headers(), request.uri().path(), &request_id) {
-        Ok(uid) => uid,
-        Err(refusal) => return refusal,
-    };
-    if let Some(missing) = mail_missing(&shared, &request_id) {
-        return missing;
-    }
+) -> Result<Response, Response> {
+    let uid = mail_caller(&shared, request.headers(), request.uri().path(), &request_id)?;
     let params: BTreeMap<String, String> =
         url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()).into_owned().collect();
     let bad_request = |message: &str| envelope(StatusCode::BAD_REQUEST, message, &request_id);
@@ -248,7 +265,7 @@ pub(super) async fn search(
         None => SEARCH_LIMIT_DEFAULT,
         Some(limit) => match limit.parse::<usize>() {
             Ok(limit) if (1..=SEARCH_LIMIT_MAX).contains(&limit) => limit,
-            _ => return bad_request("limit must be a whole number from 1 to 50."),
+            _ => return Err(bad_request("limit must be a whole number from 1 to 50.")),
         },
     };
     let after = match params.get("cursor").filter(|cursor| !cursor.is_empty()) {
@@ -256,7 +273,7 @@ pub(super) async fn search(
         Some(cursor) => match decode_cursor(cursor) {
             Some(position) => Some(position),
             None => {
-                return bad_request("The cursor is not valid. Search again without a cursor.");
+                return Err(bad_request("The cursor is not valid. Search again without a cursor."));
             }
         },
     };
@@ -298,11 +315,11 @@ pub(super) async fn search(
         Some(last) if more => Some(encode_cursor((last.date, last.id))),
         _ => None,
     };
-    axum::Json(json!({
+    Ok(axum::Json(json!({
         "messages": found.into_iter().map(message_summary).collect::<Vec<_>>(),
         "nextCursor": next_cursor,
     }))
-    .into_response()
+    .into_response())
 }
 
 fn encode_cursor((date, id): (i64, u64)) -> String {
@@ -321,14 +338,8 @@ pub(super) async fn read(
     Extension(request_id): Extension<RequestId>,
     Path(id): Path<String>,
     request: Request,
-) -> Response {
-    let uid = match bearer_caller(&shared, request.headers(), request.uri().path(), &request_id) {
-        Ok(uid) => uid,
-        Err(refusal) => return refusal,
-    };
-    if let Some(missing) = mail_missing(&shared, &request_id) {
-        return missing;
-    }
+) -> Result<Response, Response> {
+    let uid = mail_caller(&shared, request.headers(), request.uri().path(), &request_id)?;
     let world = shared.world();
     let message = id.parse::<u64>().ok().and_then(|id| {
         world.mail.messages.iter().find(|message| {
@@ -339,20 +350,11 @@ pub(super) async fn read(
                     .is_some_and(|account| account.owner == uid)
         })
     });
-    let Some(message) = message else {
-        return envelope(StatusCode::NOT_FOUND, NO_SUCH_MESSAGE, &request_id);
-    };
-    axum::Json(json!({
-        "id": message.id,
-        "mailbox": message.mailbox,
-        "from": message.from,
-        "to": message.to,
-        "cc": message.cc,
-        "subject": message.subject,
-        "date": crate::clock::iso8601(message.date),
-        "body": message.body,
-    }))
-    .into_response()
+    let message =
+        message.ok_or_else(|| envelope(StatusCode::NOT_FOUND, NO_SUCH_MESSAGE, &request_id))?;
+    let mut answer = message_header(message);
+    answer["body"] = json!(message.body);
+    Ok(axum::Json(answer).into_response())
 }
 
 /// A compose body that passed every check.
@@ -434,31 +436,20 @@ pub(super) async fn compose(
     State(shared): State<AppState>,
     Extension(request_id): Extension<RequestId>,
     request: Request,
-) -> Response {
+) -> Result<Response, Response> {
     let (parts, body) = request.into_parts();
-    let uid = match bearer_caller(&shared, &parts.headers, parts.uri.path(), &request_id) {
-        Ok(uid) => uid,
-        Err(refusal) => return refusal,
-    };
-    if let Some(missing) = mail_missing(&shared, &request_id) {
-        return missing;
-    }
-    let body = match read_body(body, &request_id).await {
-        Ok(body) => body,
-        Err(refusal) => return refusal,
-    };
-    let draft = match parse_draft(&body) {
-        Ok(draft) => draft,
-        Err(message) => return envelope(StatusCode::BAD_REQUEST, &message, &request_id),
-    };
+    let uid = mail_caller(&shared, &parts.headers, parts.uri.path(), &request_id)?;
+    let body = read_body(body, &request_id).await?;
+    let draft = parse_draft(&body)
+        .map_err(|message| envelope(StatusCode::BAD_REQUEST, &message, &request_id))?;
     let now = shared.now();
     let mut world = shared.world();
     let Some(account) = world.mail.accounts_of(&uid).next().cloned() else {
-        return envelope(
+        return Err(envelope(
             StatusCode::BAD_REQUEST,
             "You have no mail account in Nextcloud Mail. Add one in the Mail app, then try again.",
             &request_id,
-        );
+        ));
     };
     let preview = Preview {
         id: crate::oidc::random_token(24),
@@ -474,7 +465,7 @@ pub(super) async fn compose(
     };
     let answer = preview.to_json();
     world.app.previews.insert(preview);
-    axum::Json(answer).into_response()
+    Ok(axum::Json(answer).into_response())
 }
 
 /// `GET /api/mail/previews/{id}`: the preview and what became of it
@@ -484,25 +475,21 @@ pub(super) async fn preview(
     Extension(request_id): Extension<RequestId>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Response {
-    let caller = match session_caller(&shared, &headers, &request_id, Csrf::Required) {
-        Ok(caller) => caller,
-        Err(refusal) => return refusal,
-    };
-    if let Some(missing) = mail_missing(&shared, &request_id) {
-        return missing;
-    }
+) -> Result<Response, Response> {
+    let caller = mail_session(&shared, &headers, &request_id)?;
     let world = shared.world();
-    let Some(preview) = world.app.previews.get(&caller.uid, &id) else {
-        return envelope(StatusCode::NOT_FOUND, NO_SUCH_PREVIEW, &request_id);
-    };
+    let preview = world
+        .app
+        .previews
+        .get(&caller.uid, &id)
+        .ok_or_else(|| envelope(StatusCode::NOT_FOUND, NO_SUCH_PREVIEW, &request_id))?;
     let mut answer = preview.to_json();
     answer["status"] = json!(match preview.outcome {
         None => "pending",
         Some(PreviewOutcome::Sent { .. }) => "sent",
         Some(PreviewOutcome::Saved { .. }) => "saved",
     });
-    axum::Json(answer).into_response()
+    Ok(axum::Json(answer).into_response())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -517,7 +504,7 @@ pub(super) async fn send(
     Extension(request_id): Extension<RequestId>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Response {
+) -> Result<Response, Response> {
     click(&shared, &request_id, &id, &headers, Click::Send)
 }
 
@@ -527,7 +514,7 @@ pub(super) async fn save(
     Extension(request_id): Extension<RequestId>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Response {
+) -> Result<Response, Response> {
     click(&shared, &request_id, &id, &headers, Click::Save)
 }
 
@@ -537,40 +524,31 @@ fn click(
     id: &str,
     headers: &HeaderMap,
     click: Click,
-) -> Response {
+) -> Result<Response, Response> {
     // First, before the session: a bearer means an agent, never a click.
     if carries_bearer(headers) {
-        return envelope(StatusCode::FORBIDDEN, NEEDS_CLICK, request_id);
+        return Err(envelope(StatusCode::FORBIDDEN, NEEDS_CLICK, request_id));
     }
-    let SessionCaller { uid, .. } =
-        match session_caller(shared, headers, request_id, Csrf::Required) {
-            Ok(caller) => caller,
-            Err(refusal) => return refusal,
-        };
-    if let Some(missing) = mail_missing(shared, request_id) {
-        return missing;
-    }
+    let SessionCaller { uid, .. } = mail_session(shared, headers, request_id)?;
     let now = shared.now();
     let mut world = shared.world();
-    let Some(preview) = world.app.previews.get(&uid, id).cloned() else {
-        return envelope(StatusCode::NOT_FOUND, NO_SUCH_PREVIEW, request_id);
-    };
-    match preview.outcome {
-        Some(PreviewOutcome::Sent { .. }) => {
-            return envelope(
-                StatusCode::CONFLICT,
-                "This mail has already been sent; nothing more was done.",
-                request_id,
-            );
-        }
-        Some(PreviewOutcome::Saved { .. }) => {
-            return envelope(
-                StatusCode::CONFLICT,
-                "This mail has already been saved as a draft; nothing more was done.",
-                request_id,
-            );
-        }
-        None => {}
+    let preview = world
+        .app
+        .previews
+        .get(&uid, id)
+        .cloned()
+        .ok_or_else(|| envelope(StatusCode::NOT_FOUND, NO_SUCH_PREVIEW, request_id))?;
+    // Each preview is acted on once; a second click changes nothing.
+    if let Some(outcome) = preview.outcome {
+        let done = match outcome {
+            PreviewOutcome::Sent { .. } => {
+                "This mail has already been sent; nothing more was done."
+            }
+            PreviewOutcome::Saved { .. } => {
+                "This mail has already been saved as a draft; nothing more was done."
+            }
+        };
+        return Err(envelope(StatusCode::CONFLICT, done, request_id));
     }
     let mailbox = match click {
         Click::Send => "Sent",
@@ -593,8 +571,8 @@ fn click(
         Click::Save => PreviewOutcome::Saved { message_id },
     };
     world.app.previews.by_id.get_mut(id).expect("found above").outcome = Some(outcome);
-    axum::Json(json!({ "previewId": preview.id, "id": message_id, "mailbox": mailbox }))
-        .into_response()
+    Ok(axum::Json(json!({ "previewId": preview.id, "id": message_id, "mailbox": mailbox }))
+        .into_response())
 }
 
 #[cfg(test)]

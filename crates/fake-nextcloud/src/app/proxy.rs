@@ -14,7 +14,7 @@
 //! every signature stale. Token expiry, which is Nextcloud's business, does
 //! follow the fake's clock.
 
-use super::{Csrf, envelope, read_body, renew, session_caller, sign};
+use super::{envelope, renew, session_body, sign};
 use crate::{AppState, RequestId};
 use axum::body::Body;
 use axum::extract::{Extension, Request, State};
@@ -42,12 +42,8 @@ pub(super) async fn forward(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let caller = match session_caller(&shared, &parts.headers, &request_id, Csrf::Required) {
-        Ok(caller) => caller,
-        Err(refusal) => return refusal,
-    };
-    let body = match read_body(body, &request_id).await {
-        Ok(body) => body,
+    let (caller, body) = match session_body(&shared, &parts.headers, body, &request_id).await {
+        Ok(found) => found,
         Err(refusal) => return refusal,
     };
     if sign::body_names_uid(&body) {

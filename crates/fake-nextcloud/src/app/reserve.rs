@@ -9,7 +9,7 @@
 //! a directive into the header. Pages are kept ten minutes on the fake's
 //! clock, for the user who stored them.
 
-use super::{Csrf, envelope, read_body, session_caller};
+use super::{Csrf, envelope, session_body, session_caller};
 use crate::{AppState, RequestId};
 use axum::extract::{Extension, Path, Request, State};
 use axum::response::{IntoResponse, Response};
@@ -146,12 +146,8 @@ pub(super) async fn store(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let caller = match session_caller(&shared, &parts.headers, &request_id, Csrf::Required) {
-        Ok(caller) => caller,
-        Err(refusal) => return refusal,
-    };
-    let body = match read_body(body, &request_id).await {
-        Ok(body) => body,
+    let (caller, body) = match session_body(&shared, &parts.headers, body, &request_id).await {
+        Ok(found) => found,
         Err(refusal) => return refusal,
     };
     let bad_request = |message: &str| envelope(StatusCode::BAD_REQUEST, message, &request_id);

@@ -8,41 +8,36 @@
 //! administrator" with `OCSNotFoundException`'s 404, as Nextcloud does when
 //! the administrator turned links off.
 
-use super::{Guard, begin};
+use super::{Guard, OcsCall, OcsError, USER_MISSING, begin};
+use crate::AppState;
 use crate::storage::{self, Share, ShareId, ShareType, StorageError, permission};
-use crate::world::World;
-use crate::{AppState, Shared};
+use crate::world::{User, World};
 use axum::extract::{Path, Request, State};
 use axum::response::Response;
 use serde_json::{Value, json};
 
 const WRONG_SHARE_ID: &str = "Wrong share ID, share does not exist";
 const WRONG_PATH: &str = "Wrong path, file/folder does not exist";
+const COULD_NOT_DELETE: &str = "Could not delete share";
 
 pub async fn list(
     State(shared): State<AppState>,
     Path(version): Path<String>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::User).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::User).await?;
     let flag = |name: &str| call.text(name).as_deref() == Some("true");
     let world = shared.world();
-    let Some(user) = world.user(call.uid()) else {
-        return call.ocs.error(404, "User does not exist");
-    };
-    let viewer = user.viewer();
+    let viewer = caller(&call, &world)?.viewer();
     let path_node = match call.text("path") {
         None => None,
         Some(path) => {
             let Ok(path) = storage::clean_path(&path) else {
-                return call.ocs.error(404, WRONG_PATH);
+                return Err(call.ocs.fail(404, WRONG_PATH));
             };
             match world.storage.resolve(viewer, &path) {
                 Ok(entry) => Some((path, entry.node.id, entry.node.is_folder())),
-                Err(_) => return call.ocs.error(404, WRONG_PATH),
+                Err(_) => return Err(call.ocs.fail(404, WRONG_PATH)),
             }
         }
     };
@@ -55,14 +50,14 @@ pub async fn list(
             .collect()
     } else if flag("subfiles") {
         let Some((path, _, is_folder)) = &path_node else {
-            return call.ocs.error(400, "Not a directory");
+            return Err(call.ocs.fail(400, "Not a directory"));
         };
         if !is_folder {
-            return call.ocs.error(400, "Not a directory");
+            return Err(call.ocs.fail(400, "Not a directory"));
         }
         let children: Vec<u64> = match world.storage.children(viewer, path) {
             Ok(children) => children.iter().map(|entry| entry.node.id).collect(),
-            Err(_) => return call.ocs.error(404, WRONG_PATH),
+            Err(_) => return Err(call.ocs.fail(404, WRONG_PATH)),
         };
         world
             .storage
@@ -80,71 +75,54 @@ pub async fn list(
             .filter(|share| path_node.as_ref().is_none_or(|(_, id, _)| *id == share.node))
             .collect()
     };
-    let formatted: Vec<Value> = shares
-        .into_iter()
-        .filter_map(|share| format_share(&shared, &world, call.uid(), share))
-        .collect();
-    call.ocs.ok(Value::Array(formatted))
+    let formatted: Vec<Value> =
+        shares.into_iter().filter_map(|share| format_share(&world, call.uid(), share)).collect();
+    Ok(call.ocs.ok(Value::Array(formatted)))
 }
 
 pub async fn show(
     State(shared): State<AppState>,
     Path((version, id)): Path<(String, String)>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::User).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::User).await?;
     let world = shared.world();
-    let Some(share) = parse_id(&id).and_then(|id| world.storage.share(id)) else {
-        return call.ocs.error(404, WRONG_SHARE_ID);
-    };
-    if !can_access(&world, call.uid(), share, true) {
-        return call.ocs.error(404, WRONG_SHARE_ID);
-    }
-    match format_share(&shared, &world, call.uid(), share) {
-        Some(formatted) => call.ocs.ok(json!([formatted])),
-        None => call.ocs.error(404, WRONG_SHARE_ID),
-    }
+    let share = accessible_share(&call, &world, &id, true, WRONG_SHARE_ID)?;
+    let formatted = formatted_share(&call, &world, share, WRONG_SHARE_ID)?;
+    Ok(call.ocs.ok(json!([formatted])))
 }
 
 pub async fn create(
     State(shared): State<AppState>,
     Path(version): Path<String>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::User).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::User).await?;
     let now = shared.now();
     let Ok(permissions) = call.integer("permissions") else {
-        return call.ocs.error(400, "Invalid permissions");
+        return Err(call.ocs.fail(400, "Invalid permissions"));
     };
     let share_type = match call.integer("shareType") {
         Ok(Some(share_type)) => share_type,
         Ok(None) | Err(_) => -1,
     };
     let Some(path) = call.text("path") else {
-        return call.ocs.error(404, "Please specify a file or folder path");
+        return Err(call.ocs.fail(404, "Please specify a file or folder path"));
     };
     let mut world = shared.world();
-    let Some(user) = world.user(call.uid()).cloned() else {
-        return call.ocs.error(404, "User does not exist");
-    };
+    let user = caller(&call, &world)?.clone();
     let Ok(path) = storage::clean_path(&path) else {
-        return call.ocs.error(404, WRONG_PATH);
+        return Err(call.ocs.fail(404, WRONG_PATH));
     };
     let (node_name, is_folder, held) = match world.storage.resolve(user.viewer(), &path) {
         Ok(entry) if !path.is_empty() => {
             (entry.node.name().to_string(), entry.node.is_folder(), entry.permissions)
         }
-        _ => return call.ocs.error(404, WRONG_PATH),
+        _ => return Err(call.ocs.fail(404, WRONG_PATH)),
     };
     let permissions = permissions.unwrap_or(permission::ALL as i64);
     if !(0..=permission::ALL as i64).contains(&permissions) {
-        return call.ocs.error(404, "Invalid permissions");
+        return Err(call.ocs.fail(404, "Invalid permissions"));
     }
     // Shares always carry read; a single file never grants create or delete.
     let mut permissions = permissions as u8 | permission::READ;
@@ -155,35 +133,35 @@ pub async fn create(
     let (share_type, target) = match share_type {
         0 => {
             let Some(recipient) = world.user(&share_with).cloned() else {
-                return call.ocs.error(404, "Please specify a valid account to share with");
+                return Err(call.ocs.fail(404, "Please specify a valid account to share with"));
             };
             if recipient.uid == user.uid {
-                return call.ocs.error(403, "Cannot share with yourself");
+                return Err(call.ocs.fail(403, "Cannot share with yourself"));
             }
             (ShareType::User, world.storage.free_target(recipient.viewer(), &node_name))
         }
         1 => {
             if !world.groups.contains_key(&share_with) {
-                return call.ocs.error(404, "Please specify a valid group");
+                return Err(call.ocs.fail(404, "Please specify a valid group"));
             }
             (ShareType::Group, node_name.clone())
         }
         3 => {
-            return call.ocs.error(404, "Public link sharing is disabled by the administrator");
+            return Err(call.ocs.fail(404, "Public link sharing is disabled by the administrator"));
         }
         4 | 6 | 7 | 10 => {
-            return call.ocs.error(
+            return Err(call.ocs.fail(
                 403,
                 "Sharing failed because the back end does not allow shares from this type",
-            );
+            ));
         }
-        _ => return call.ocs.error(400, "Unknown share type"),
+        _ => return Err(call.ocs.fail(400, "Unknown share type")),
     };
     if held & permission::SHARE == 0 {
-        return call.ocs.error(404, &format!("You are not allowed to share {node_name}"));
+        return Err(call.ocs.fail(404, format!("You are not allowed to share {node_name}")));
     }
     if permissions & !held != 0 {
-        return call.ocs.error(404, &format!("Cannot increase permissions of {node_name}"));
+        return Err(call.ocs.fail(404, format!("Cannot increase permissions of {node_name}")));
     }
     let created = world.storage.create_share(
         user.viewer(),
@@ -197,35 +175,24 @@ pub async fn create(
     let id = match created {
         Ok(id) => id,
         Err(StorageError::Forbidden) => {
-            return call.ocs.error(404, &format!("You are not allowed to share {node_name}"));
+            return Err(call.ocs.fail(404, format!("You are not allowed to share {node_name}")));
         }
-        Err(_) => return call.ocs.error(404, WRONG_PATH),
+        Err(_) => return Err(call.ocs.fail(404, WRONG_PATH)),
     };
     let share = world.storage.share(id).expect("share just created");
-    match format_share(&shared, &world, call.uid(), share) {
-        Some(formatted) => call.ocs.ok(formatted),
-        None => call.ocs.error(404, WRONG_PATH),
-    }
+    Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?))
 }
 
 pub async fn update(
     State(shared): State<AppState>,
     Path((version, id)): Path<(String, String)>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::User).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::User).await?;
     let mut world = shared.world();
-    let Some(share) = parse_id(&id).and_then(|id| world.storage.share(id)).cloned() else {
-        return call.ocs.error(404, WRONG_SHARE_ID);
-    };
-    if !can_access(&world, call.uid(), &share, false) {
-        return call.ocs.error(404, WRONG_SHARE_ID);
-    }
+    let share = accessible_share(&call, &world, &id, false, WRONG_SHARE_ID)?.clone();
     if share.owner != call.uid() && share.initiator != call.uid() {
-        return call.ocs.error(403, "You are not allowed to edit incoming shares");
+        return Err(call.ocs.fail(403, "You are not allowed to edit incoming shares"));
     }
     let updatable = [
         "permissions",
@@ -238,11 +205,11 @@ pub async fn update(
         "attributes",
     ];
     if !updatable.iter().any(|name| call.params.contains_key(*name)) {
-        return call.ocs.error(400, "Wrong or no update parameter given");
+        return Err(call.ocs.fail(400, "Wrong or no update parameter given"));
     }
     if let Ok(Some(permissions)) = call.integer("permissions") {
         if !(0..=permission::ALL as i64).contains(&permissions) {
-            return call.ocs.error(400, "Invalid permissions");
+            return Err(call.ocs.fail(400, "Invalid permissions"));
         }
         let is_folder = world.storage.node(share.node).is_some_and(storage::Node::is_folder);
         let mut permissions = permissions as u8;
@@ -250,38 +217,26 @@ pub async fn update(
             permissions &= !(permission::DELETE | permission::CREATE);
         }
         if world.storage.update_share_permissions(call.uid(), share.id, permissions).is_err() {
-            return call.ocs.error(404, WRONG_SHARE_ID);
+            return Err(call.ocs.fail(404, WRONG_SHARE_ID));
         }
     } else if call.params.contains_key("permissions") {
-        return call.ocs.error(400, "Invalid permissions");
+        return Err(call.ocs.fail(400, "Invalid permissions"));
     }
     let share = world.storage.share(share.id).expect("share still exists");
-    match format_share(&shared, &world, call.uid(), share) {
-        Some(formatted) => call.ocs.ok(formatted),
-        None => call.ocs.error(404, WRONG_SHARE_ID),
-    }
+    Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_SHARE_ID)?))
 }
 
 pub async fn delete(
     State(shared): State<AppState>,
     Path((version, id)): Path<(String, String)>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::User).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::User).await?;
     let now = shared.now();
     let mut world = shared.world();
-    let Some(share) = parse_id(&id).and_then(|id| world.storage.share(id)).cloned() else {
-        return call.ocs.error(404, WRONG_SHARE_ID);
-    };
-    if !can_access(&world, call.uid(), &share, true) {
-        return call.ocs.error(404, "Could not delete share");
-    }
-    let Some(user) = world.user(call.uid()).cloned() else {
-        return call.ocs.error(404, "Could not delete share");
-    };
+    let share = accessible_share(&call, &world, &id, true, COULD_NOT_DELETE)?.clone();
+    let user =
+        world.user(call.uid()).cloned().ok_or_else(|| call.ocs.fail(404, COULD_NOT_DELETE))?;
     let result = if share.owner == user.uid || share.initiator == user.uid {
         world.storage.delete_share(&user.uid, share.id)
     } else {
@@ -292,10 +247,43 @@ pub async fn delete(
             None => Err(StorageError::NotFound),
         }
     };
-    match result {
-        Ok(()) => call.ocs.ok(json!([])),
-        Err(_) => call.ocs.error(404, "Could not delete share"),
+    result.map_err(|_| call.ocs.fail(404, COULD_NOT_DELETE))?;
+    Ok(call.ocs.ok(json!([])))
+}
+
+/// The caller's account; gone only if a test removed it mid-session.
+fn caller<'w>(call: &OcsCall, world: &'w World) -> Result<&'w User, OcsError> {
+    world.user(call.uid()).ok_or_else(|| call.ocs.fail(404, USER_MISSING))
+}
+
+/// The share `id` names, if the caller may reach it: an unknown id is
+/// "Wrong share ID", an inaccessible one `denied` (each route words it its
+/// own way, as `ShareAPIController` does).
+fn accessible_share<'w>(
+    call: &OcsCall,
+    world: &'w World,
+    id: &str,
+    check_groups: bool,
+    denied: &str,
+) -> Result<&'w Share, OcsError> {
+    let share = parse_id(id)
+        .and_then(|id| world.storage.share(id))
+        .ok_or_else(|| call.ocs.fail(404, WRONG_SHARE_ID))?;
+    if !can_access(world, call.uid(), share, check_groups) {
+        return Err(call.ocs.fail(404, denied));
     }
+    Ok(share)
+}
+
+/// [`format_share`] for the caller; a share they cannot see is refused with
+/// `missing`.
+fn formatted_share(
+    call: &OcsCall,
+    world: &World,
+    share: &Share,
+    missing: &str,
+) -> Result<Value, OcsError> {
+    format_share(world, call.uid(), share).ok_or_else(|| call.ocs.fail(404, missing))
 }
 
 fn parse_id(id: &str) -> Option<ShareId> {
@@ -323,8 +311,7 @@ fn can_access(world: &World, uid: &str, share: &Share, check_groups: bool) -> bo
 
 /// `ShareAPIController::formatShare`, as seen by `uid`; `None` when the
 /// node is not visible to them (Nextcloud skips such shares).
-fn format_share(shared: &Shared, world: &World, uid: &str, share: &Share) -> Option<Value> {
-    let _ = shared;
+fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
     let user = world.user(uid)?;
     let viewer = user.viewer();
     let node = world.storage.node(share.node)?;

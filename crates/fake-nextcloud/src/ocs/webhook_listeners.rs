@@ -2,7 +2,7 @@
 //! update and delete registrations. Admin-only, as in Nextcloud
 //! (`AuthorizedAdminSetting`): here an admin is a member of group "admin".
 
-use super::{Guard, OcsCall, begin};
+use super::{Guard, OcsCall, OcsError, begin};
 use crate::AppState;
 use crate::webhooks::{RegistrationError, RegistrationRequest};
 use axum::extract::{Path, Request, State};
@@ -14,11 +14,8 @@ pub async fn list(
     State(shared): State<AppState>,
     Path(version): Path<String>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::Admin).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::Admin).await?;
     let uri = call.text("uri");
     let world = shared.world();
     let registrations: Vec<Value> = world
@@ -27,88 +24,80 @@ pub async fn list(
         .filter(|registration| uri.as_ref().is_none_or(|uri| &registration.uri == uri))
         .map(|registration| registration.to_json())
         .collect();
-    call.ocs.ok(Value::Array(registrations))
+    Ok(call.ocs.ok(Value::Array(registrations)))
 }
 
 pub async fn show(
     State(shared): State<AppState>,
     Path((version, id)): Path<(String, String)>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::Admin).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::Admin).await?;
     let world = shared.world();
-    match id.parse().ok().and_then(|id| world.webhooks.registration(id)) {
-        Some(registration) => call.ocs.ok(registration.to_json()),
-        None => call.ocs.error(404, &RegistrationError::NotFound.to_string()),
-    }
+    let registration = id
+        .parse()
+        .ok()
+        .and_then(|id| world.webhooks.registration(id))
+        .ok_or_else(|| refused(&call, RegistrationError::NotFound))?;
+    Ok(call.ocs.ok(registration.to_json()))
 }
 
 pub async fn create(
     State(shared): State<AppState>,
     Path(version): Path<String>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::Admin).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
-    let registration_request = match read_request(&call) {
-        Ok(registration_request) => registration_request,
-        Err(message) => return call.ocs.error(400, &message),
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::Admin).await?;
+    let registration_request = read_request(&call)?;
     let mut world = shared.world();
-    match world.webhooks.register(Some(call.uid()), registration_request) {
-        Ok(registration) => call.ocs.ok(registration.to_json()),
-        Err(error) => call.ocs.error(400, &error.to_string()),
-    }
+    let registration = world
+        .webhooks
+        .register(Some(call.uid()), registration_request)
+        .map_err(|error| refused(&call, error))?;
+    Ok(call.ocs.ok(registration.to_json()))
 }
 
 pub async fn update(
     State(shared): State<AppState>,
     Path((version, id)): Path<(String, String)>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::Admin).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
-    let Ok(id) = id.parse::<u64>() else {
-        return call.ocs.error(404, &RegistrationError::NotFound.to_string());
-    };
-    let registration_request = match read_request(&call) {
-        Ok(registration_request) => registration_request,
-        Err(message) => return call.ocs.error(400, &message),
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::Admin).await?;
+    let id = id.parse::<u64>().map_err(|_| refused(&call, RegistrationError::NotFound))?;
+    let registration_request = read_request(&call)?;
     let mut world = shared.world();
-    match world.webhooks.update(id, Some(call.uid()), registration_request) {
-        Ok(registration) => call.ocs.ok(registration.to_json()),
-        Err(RegistrationError::NotFound) => {
-            call.ocs.error(404, &RegistrationError::NotFound.to_string())
-        }
-        Err(error) => call.ocs.error(400, &error.to_string()),
-    }
+    let registration = world
+        .webhooks
+        .update(id, Some(call.uid()), registration_request)
+        .map_err(|error| refused(&call, error))?;
+    Ok(call.ocs.ok(registration.to_json()))
 }
 
 pub async fn delete(
     State(shared): State<AppState>,
     Path((version, id)): Path<(String, String)>,
     request: Request,
-) -> Response {
-    let call = match begin(&shared, &version, request, Guard::Admin).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
+) -> Result<Response, OcsError> {
+    let call = begin(&shared, &version, request, Guard::Admin).await?;
     let deleted = id.parse().is_ok_and(|id| shared.world().webhooks.unregister(id));
-    call.ocs.ok(Value::Bool(deleted))
+    Ok(call.ocs.ok(Value::Bool(deleted)))
+}
+
+/// The mapper's refusals: an unknown id is 404, an invalid registration 400
+/// (`register` never answers `NotFound`, so create sees only the latter).
+fn refused(call: &OcsCall, error: RegistrationError) -> OcsError {
+    let status = if error == RegistrationError::NotFound { 404 } else { 400 };
+    call.ocs.fail(status, error.to_string())
 }
 
 /// The controller's parameters. `httpMethod`, `uri` and `event` are
 /// required; where PHP would fail with a TypeError (a 500) the fake answers
 /// 400 with the parameter's name.
-fn read_request(call: &OcsCall) -> Result<RegistrationRequest, String> {
+fn read_request(call: &OcsCall) -> Result<RegistrationRequest, OcsError> {
+    read_parameters(call).map_err(|message| call.ocs.fail(400, message))
+}
+
+fn read_parameters(call: &OcsCall) -> Result<RegistrationRequest, String> {
     let required = |name: &str| call.text(name).ok_or_else(|| format!("Missing parameter {name}"));
     Ok(RegistrationRequest {
         http_method: required("httpMethod")?,
