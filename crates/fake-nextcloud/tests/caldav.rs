@@ -744,21 +744,7 @@ async fn the_bearer_fault_refuses_bearer_on_caldav_but_app_passwords_still_work(
         preferred_username: None,
         scope: None,
     });
-    let with_bearer = |path: &'static str| {
-        let running = &running;
-        let token = token.clone();
-        async move {
-            running
-                .http
-                .request(reqwest::Method::from_bytes(b"PROPFIND").unwrap(), running.url(path))
-                .bearer_auth(token)
-                .header("Depth", "0")
-                .send()
-                .await
-                .unwrap()
-                .status()
-        }
-    };
+    let with_bearer = |path: &'static str| running.propfind_status_with_bearer(path, &token);
     assert_eq!(
         with_bearer("/remote.php/dav/principals/users/alice/").await,
         StatusCode::MULTI_STATUS

@@ -245,6 +245,9 @@ async fn check_viewer(fake: &FakeNextcloud, http: &reqwest::Client, graph: &Grap
         )
         .basic_auth(&me, Some(format!("{me}-pw")))
     };
+    let search = |body: String| {
+        request("SEARCH", "/remote.php/dav/").header("Content-Type", "text/xml").body(body).send()
+    };
     let prefix = format!("/remote.php/dav/files/{me}/");
     let to_path = |href: &str| {
         href.strip_prefix(&prefix).expect("own href").trim_end_matches('/').to_string()
@@ -280,12 +283,7 @@ async fn check_viewer(fake: &FakeNextcloud, http: &reqwest::Client, graph: &Grap
         &name_like("%"),
         "<d:limit><d:nresults>1000</d:nresults></d:limit>",
     );
-    let response = request("SEARCH", "/remote.php/dav/")
-        .header("Content-Type", "text/xml")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let response = search(body).await.unwrap();
     assert_eq!(response.status().as_u16(), 207);
     let found: BTreeSet<String> = multistatus(&response.text().await.unwrap())
         .iter()
@@ -343,12 +341,7 @@ async fn check_viewer(fake: &FakeNextcloud, http: &reqwest::Client, graph: &Grap
         }
         // Searching another user's tree finds nothing of theirs.
         let body = search_body(&format!("/files/{}", uid(other)), &name_like("%"), "");
-        let response = request("SEARCH", "/remote.php/dav/")
-            .header("Content-Type", "text/xml")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
+        let response = search(body).await.unwrap();
         assert_eq!(response.status().as_u16(), 404, "{me} SEARCH in {}", uid(other));
     }
 }

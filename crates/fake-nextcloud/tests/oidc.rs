@@ -288,19 +288,7 @@ async fn ocs_user_status(running: &Running, token: &str) -> u16 {
 }
 
 async fn dav_status(running: &Running, token: &str) -> u16 {
-    running
-        .http
-        .request(
-            reqwest::Method::from_bytes(b"PROPFIND").unwrap(),
-            running.url("/remote.php/dav/files/alice/"),
-        )
-        .bearer_auth(token)
-        .header("Depth", "0")
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    running.propfind_status_with_bearer("/remote.php/dav/files/alice/", token).await.as_u16()
 }
 
 #[tokio::test]

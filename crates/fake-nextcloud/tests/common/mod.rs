@@ -113,6 +113,17 @@ impl Running {
         self.http.get(self.url(path)).bearer_auth(token)
     }
 
+    /// The status of a Depth-0 PROPFIND on `path` with `token` as the bearer.
+    pub async fn propfind_status_with_bearer(
+        &self,
+        path: &str,
+        token: &str,
+    ) -> reqwest::StatusCode {
+        let propfind = reqwest::Method::from_bytes(b"PROPFIND").unwrap();
+        let request = self.http.request(propfind, self.url(path)).bearer_auth(token);
+        request.header("Depth", "0").send().await.unwrap().status()
+    }
+
     /// `as_user` with the `OCS-APIRequest` header OCS routes need.
     pub fn ocs(&self, method: &str, uid: &str, path: &str) -> reqwest::RequestBuilder {
         self.as_user(method, uid, path).header("OCS-APIRequest", "true")
