@@ -733,14 +733,8 @@ impl Storage {
         overwrite: bool,
         now: i64,
     ) -> Result<(FileId, bool), StorageError> {
-        let entry = self.resolve(viewer, source)?;
+        let entry = self.transfer_source(viewer, source, destination)?;
         let id = entry.node.id;
-        if source == destination {
-            return Err(StorageError::SameSourceAndDestination);
-        }
-        if strip_under(destination, source).is_some() {
-            return Err(StorageError::IntoItself);
-        }
         if entry.is_mount_root {
             // Renaming a received share moves its mount point.
             let share_id = entry.share.expect("mount root has a share").id;
@@ -763,13 +757,8 @@ impl Storage {
             return Err(StorageError::Forbidden);
         }
         let is_folder = entry.node.is_folder();
-        let (dest_parent_path, dest_name) = parent_and_name(destination);
-        // Check the destination parent before touching anything.
-        self.writable_folder(viewer, dest_parent_path)?;
-        let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-        let (dest_owner, dest_parent_owner_path) =
-            self.writable_folder(viewer, dest_parent_path)?;
-        let dest_owner_path = join(&dest_parent_owner_path, dest_name);
+        let (dest_owner, dest_owner_path, existed) =
+            self.landing(viewer, destination, overwrite, now)?;
         let old_parent = parent_and_name(source).0.to_string();
         self.relocate_subtree(id, &dest_owner, &dest_owner_path);
         // Nextcloud derives the mimetype from the name again on rename.
@@ -801,13 +790,7 @@ impl Storage {
         recursive: bool,
         now: i64,
     ) -> Result<(FileId, bool), StorageError> {
-        let entry = self.resolve(viewer, source)?;
-        if source == destination {
-            return Err(StorageError::SameSourceAndDestination);
-        }
-        if strip_under(destination, source).is_some() {
-            return Err(StorageError::IntoItself);
-        }
+        let entry = self.transfer_source(viewer, source, destination)?;
         if !entry.can(permission::READ) {
             return Err(StorageError::Forbidden);
         }
@@ -822,12 +805,7 @@ impl Storage {
         } else {
             vec![(String::new(), entry.node.clone())]
         };
-        let (dest_parent_path, dest_name) = parent_and_name(destination);
-        self.writable_folder(viewer, dest_parent_path)?;
-        let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-        let (dest_owner, dest_parent_owner_path) =
-            self.writable_folder(viewer, dest_parent_path)?;
-        let dest_root = join(&dest_parent_owner_path, dest_name);
+        let (dest_owner, dest_root, existed) = self.landing(viewer, destination, overwrite, now)?;
         let mut root_id = 0;
         for (rest, node) in source_entries {
             let owner_path =
@@ -877,11 +855,11 @@ impl Storage {
         path: &str,
         mtime: i64,
     ) -> Result<(), StorageError> {
-        let id = self.updatable(viewer, path)?;
+        let id = self.updatable(viewer, path)?.id;
+        let etag = self.next_etag();
         let node = self.nodes.get_mut(&id).expect("resolved");
         node.mtime = mtime;
-        let etag = self.next_etag();
-        self.nodes.get_mut(&id).expect("resolved").etag = etag;
+        node.etag = etag;
         Ok(())
     }
 
@@ -892,8 +870,7 @@ impl Storage {
         path: &str,
         ctime: i64,
     ) -> Result<(), StorageError> {
-        let id = self.updatable(viewer, path)?;
-        self.nodes.get_mut(&id).expect("resolved").ctime = ctime;
+        self.updatable(viewer, path)?.ctime = ctime;
         Ok(())
     }
 
@@ -904,17 +881,19 @@ impl Storage {
         path: &str,
         etag: &str,
     ) -> Result<(), StorageError> {
-        let id = self.updatable(viewer, path)?;
-        self.nodes.get_mut(&id).expect("resolved").etag = etag.to_string();
+        self.updatable(viewer, path)?.etag = etag.to_string();
         Ok(())
     }
 
-    fn updatable(&self, viewer: Viewer<'_>, path: &str) -> Result<FileId, StorageError> {
+    /// The node the viewer sees at `path`, to change in place; refused
+    /// without update permission.
+    fn updatable(&mut self, viewer: Viewer<'_>, path: &str) -> Result<&mut Node, StorageError> {
         let entry = self.resolve(viewer, path)?;
         if !entry.can(permission::UPDATE) {
             return Err(StorageError::Forbidden);
         }
-        Ok(entry.node.id)
+        let id = entry.node.id;
+        Ok(self.nodes.get_mut(&id).expect("resolved"))
     }
 
     /// Creates a share of the viewer's `path` (the OCS shares API).
@@ -1072,6 +1051,42 @@ impl Storage {
             return Err(StorageError::Forbidden);
         }
         Ok((parent.node.owner.clone(), parent.node.path.clone()))
+    }
+
+    /// The source of a MOVE or COPY, refused when it is the destination or
+    /// would land inside itself.
+    fn transfer_source<'s>(
+        &'s self,
+        viewer: Viewer<'_>,
+        source: &str,
+        destination: &str,
+    ) -> Result<Entry<'s>, StorageError> {
+        let entry = self.resolve(viewer, source)?;
+        if source == destination {
+            return Err(StorageError::SameSourceAndDestination);
+        }
+        if strip_under(destination, source).is_some() {
+            return Err(StorageError::IntoItself);
+        }
+        Ok(entry)
+    }
+
+    /// Where a MOVE or COPY lands: `(owner, owner_path, existed)`. The
+    /// destination's parent is checked before anything is touched (so a
+    /// refused transfer deletes nothing), then an existing destination is
+    /// handled, then the parent's owner and path are read.
+    fn landing(
+        &mut self,
+        viewer: Viewer<'_>,
+        destination: &str,
+        overwrite: bool,
+        now: i64,
+    ) -> Result<(String, String, bool), StorageError> {
+        let (parent_path, name) = parent_and_name(destination);
+        self.writable_folder(viewer, parent_path)?;
+        let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
+        let (owner, parent_owner_path) = self.writable_folder(viewer, parent_path)?;
+        Ok((owner, join(&parent_owner_path, name), existed))
     }
 
     /// Handles an existing destination for MOVE/COPY; returns whether one existed.
