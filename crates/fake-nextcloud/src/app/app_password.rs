@@ -40,13 +40,10 @@ pub(super) async fn status(
     State(shared): State<AppState>,
     Extension(request_id): Extension<RequestId>,
     request: Request,
-) -> Response {
-    let uid = match session_uid(&shared, request.headers(), &request_id) {
-        Ok(uid) => uid,
-        Err(refusal) => return refusal,
-    };
+) -> Result<Response, Response> {
+    let uid = session_uid(&shared, request.headers(), &request_id)?;
     let set = shared.world().app.app_passwords.get(&uid).is_some();
-    axum::Json(json!({ "set": set })).into_response()
+    Ok(axum::Json(json!({ "set": set })).into_response())
 }
 
 /// `PUT /api/app-password` `{"appPassword": "..."}`: saved when it is one
@@ -83,13 +80,10 @@ pub(super) async fn remove(
     State(shared): State<AppState>,
     Extension(request_id): Extension<RequestId>,
     request: Request,
-) -> Response {
-    let uid = match session_uid(&shared, request.headers(), &request_id) {
-        Ok(uid) => uid,
-        Err(refusal) => return refusal,
-    };
+) -> Result<Response, Response> {
+    let uid = session_uid(&shared, request.headers(), &request_id)?;
     shared.world().app.app_passwords.0.remove(&uid);
-    StatusCode::NO_CONTENT.into_response()
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// Every route here: the session's uid, with the request token checked.
