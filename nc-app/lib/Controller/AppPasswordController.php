@@ -48,10 +48,7 @@ class AppPasswordController extends GuardedController {
 	#[PublicPage]
 	public function status(): Response {
 		$user = $this->guard->session();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		return new JSONResponse(['set' => $this->store->has($user->getUID())]);
+		return $this->forUser($user, fn (IUser $user): Response => new JSONResponse(['set' => $this->store->has($user->getUID())]));
 	}
 
 	/** `PUT` `{"appPassword": "…"}`: checked as the user's, stored encrypted, 204. */
@@ -84,11 +81,10 @@ class AppPasswordController extends GuardedController {
 	#[PublicPage]
 	public function remove(): Response {
 		$user = $this->guard->session();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		$this->store->remove($user->getUID());
-		return self::noContent();
+		return $this->forUser($user, function (IUser $user): Response {
+			$this->store->remove($user->getUID());
+			return self::noContent();
+		});
 	}
 
 	private static function noContent(): Response {

@@ -42,9 +42,19 @@ abstract class GuardedController extends Controller {
 	 * @param IUser|JSONResponse $verdict what the Guard answered
 	 */
 	protected function bodyFor(IUser|JSONResponse $verdict, int $bytesMax): string|JSONResponse {
-		if (!$verdict instanceof IUser) {
-			return $verdict;
-		}
-		return $this->rawRequest->body($bytesMax) ?? $this->envelope(413, Envelope::BODY_TOO_LARGE);
+		return $this->forUser($verdict, fn (): string|JSONResponse => $this->rawRequest->body($bytesMax) ?? $this->envelope(413, Envelope::BODY_TOO_LARGE));
+	}
+
+	/**
+	 * The Guard's refusal as it is, or `$work` done for the user it let
+	 * through: every route's first step, so none can act before the Guard.
+	 *
+	 * @template T
+	 * @param IUser|JSONResponse $verdict what the Guard answered
+	 * @param \Closure(IUser): T $work
+	 * @return T|JSONResponse
+	 */
+	protected function forUser(IUser|JSONResponse $verdict, \Closure $work): mixed {
+		return $verdict instanceof IUser ? $work($verdict) : $verdict;
 	}
 }

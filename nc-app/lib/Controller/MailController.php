@@ -49,10 +49,7 @@ class MailController extends GuardedController {
 	#[PublicPage]
 	public function status(): JSONResponse {
 		$user = $this->guard->bearer();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		return $this->mailMissing() ?? new JSONResponse(['available' => true]);
+		return $this->forUser($user, fn (): JSONResponse => $this->mailMissing() ?? new JSONResponse(['available' => true]));
 	}
 
 	#[NoAdminRequired]
@@ -60,23 +57,22 @@ class MailController extends GuardedController {
 	#[PublicPage]
 	public function search(): JSONResponse {
 		$user = $this->guard->bearer();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		$limitText = $this->stringParam('limit');
-		if ($limitText !== '' && preg_match('/\A[0-9]{1,3}\z/', $limitText) !== 1) {
-			return $this->envelope(400, 'limit: a whole number from 1 to ' . MailBridge::LIMIT_MAX . '.');
-		}
-		$limit = $limitText === '' ? MailBridge::LIMIT_DEFAULT : (int)$limitText;
-		$mailbox = $this->stringParam('mailbox');
-		$cursor = $this->stringParam('cursor');
-		return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->search(
-			$uid,
-			$this->stringParam('query'),
-			$mailbox === '' ? null : $mailbox,
-			$limit,
-			$cursor === '' ? null : $cursor,
-		));
+		return $this->forUser($user, function (IUser $user): JSONResponse {
+			$limitText = $this->stringParam('limit');
+			if ($limitText !== '' && preg_match('/\A[0-9]{1,3}\z/', $limitText) !== 1) {
+				return $this->envelope(400, 'limit: a whole number from 1 to ' . MailBridge::LIMIT_MAX . '.');
+			}
+			$limit = $limitText === '' ? MailBridge::LIMIT_DEFAULT : (int)$limitText;
+			$mailbox = $this->stringParam('mailbox');
+			$cursor = $this->stringParam('cursor');
+			return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->search(
+				$uid,
+				$this->stringParam('query'),
+				$mailbox === '' ? null : $mailbox,
+				$limit,
+				$cursor === '' ? null : $cursor,
+			));
+		});
 	}
 
 	#[NoAdminRequired]
@@ -84,13 +80,12 @@ class MailController extends GuardedController {
 	#[PublicPage]
 	public function message(string $id): JSONResponse {
 		$user = $this->guard->bearer();
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		if (preg_match('/\A[1-9][0-9]{0,17}\z/', $id) !== 1) {
-			return $this->envelope(404, MailBridge::NOT_FOUND_MESSAGE);
-		}
-		return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->read($uid, (int)$id));
+		return $this->forUser($user, function (IUser $user) use ($id): JSONResponse {
+			if (preg_match('/\A[1-9][0-9]{0,17}\z/', $id) !== 1) {
+				return $this->envelope(404, MailBridge::NOT_FOUND_MESSAGE);
+			}
+			return $this->answer($user, fn (MailBridge $bridge, string $uid) => $bridge->read($uid, (int)$id));
+		});
 	}
 
 	#[NoAdminRequired]
@@ -158,18 +153,17 @@ class MailController extends GuardedController {
 	 *
 	 * @param \Closure(MailBridge, string): array $work given the bridge and the user's uid
 	 */
-	private function answer(IUser|JSONResponse $user, \Closure $work): JSONResponse {
-		if (!$user instanceof IUser) {
-			return $user;
-		}
-		$missing = $this->mailMissing();
-		if ($missing !== null) {
-			return $missing;
-		}
-		try {
-			return new JSONResponse($work($this->container->get(MailBridge::class), $user->getUID()));
-		} catch (MailFailure $failure) {
-			return $this->envelope($failure->status, $failure->getMessage());
-		}
+	private function answer(IUser|JSONResponse $verdict, \Closure $work): JSONResponse {
+		return $this->forUser($verdict, function (IUser $user) use ($work): JSONResponse {
+			$missing = $this->mailMissing();
+			if ($missing !== null) {
+				return $missing;
+			}
+			try {
+				return new JSONResponse($work($this->container->get(MailBridge::class), $user->getUID()));
+			} catch (MailFailure $failure) {
+				return $this->envelope($failure->status, $failure->getMessage());
+			}
+		});
 	}
 }
