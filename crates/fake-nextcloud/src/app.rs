@@ -187,8 +187,8 @@ pub fn routes() -> Router<AppState> {
             .route(&at("/api/mail/messages/{id}"), get(mail_api::read))
             .route(&at("/api/mail/compose"), post(mail_api::compose))
             .route(&at("/api/mail/previews/{id}"), get(mail_api::preview))
-            .route(&at("/api/mail/previews/{id}/send"), post(mail_api::send))
-            .route(&at("/api/mail/previews/{id}/save"), post(mail_api::save))
+            .route(&at("/api/mail/previews/{id}/send"), mail_api::clicked(mail_api::Click::Send))
+            .route(&at("/api/mail/previews/{id}/save"), mail_api::clicked(mail_api::Click::Save))
             .route(
                 &at("/api/app-password"),
                 get(app_password::status).put(app_password::save).delete(app_password::remove),
@@ -255,16 +255,18 @@ pub(crate) fn session_caller(
     Ok(SessionCaller { uid: session.uid, session_id })
 }
 
-/// A session route's caller (CSRF required) and then its body: how every
-/// chat-page POST that carries a body begins.
+/// A session route's caller (CSRF required) and then its body, with the
+/// request's method, URI and headers: how every chat-page request that
+/// carries a body begins.
 pub(crate) async fn session_body(
     shared: &Shared,
-    headers: &HeaderMap,
-    body: axum::body::Body,
+    request: axum::extract::Request,
     request_id: &RequestId,
-) -> Result<(SessionCaller, bytes::Bytes), Response> {
-    let caller = session_caller(shared, headers, request_id, Csrf::Required)?;
-    Ok((caller, read_body(body, request_id).await?))
+) -> Result<(http::request::Parts, SessionCaller, bytes::Bytes), Response> {
+    let (parts, body) = request.into_parts();
+    let caller = session_caller(shared, &parts.headers, request_id, Csrf::Required)?;
+    let body = read_body(body, request_id).await?;
+    Ok((parts, caller, body))
 }
 
 /// Reads a request body up to [`BODY_LENGTH_MAX`]; past it, the 413 envelope.

@@ -53,26 +53,21 @@ pub(super) async fn save(
     State(shared): State<AppState>,
     Extension(request_id): Extension<RequestId>,
     request: Request,
-) -> Response {
-    let (parts, body) = request.into_parts();
-    let (SessionCaller { uid, .. }, body) =
-        match session_body(&shared, &parts.headers, body, &request_id).await {
-            Ok(found) => found,
-            Err(refusal) => return refusal,
-        };
+) -> Result<Response, Response> {
+    let (_, SessionCaller { uid, .. }, body) = session_body(&shared, request, &request_id).await?;
     let given = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|value| value["appPassword"].as_str().map(str::to_string));
     let Some(given) = given.filter(|given| !given.trim().is_empty()) else {
-        return envelope(StatusCode::BAD_REQUEST, NOT_JSON, &request_id);
+        return Err(envelope(StatusCode::BAD_REQUEST, NOT_JSON, &request_id));
     };
     let mut world = shared.world();
     let valid = world.user(&uid).is_some_and(|user| user.app_passwords.contains(&given));
     if !valid {
-        return envelope(StatusCode::BAD_REQUEST, NOT_YOURS, &request_id);
+        return Err(envelope(StatusCode::BAD_REQUEST, NOT_YOURS, &request_id));
     }
     world.app.app_passwords.0.insert(uid, given);
-    StatusCode::NO_CONTENT.into_response()
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `DELETE /api/app-password`: forgets it; 204 whether or not one was saved.

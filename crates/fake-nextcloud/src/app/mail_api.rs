@@ -17,6 +17,7 @@ use crate::mail::Message;
 use crate::{AppState, RequestId, Shared};
 use axum::extract::{Extension, Path, RawQuery, Request, State};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, post};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{HeaderMap, StatusCode, header};
@@ -492,30 +493,24 @@ pub(super) async fn preview(
     Ok(axum::Json(answer).into_response())
 }
 
+/// The user's click on a preview: send it, or save it as a draft.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Click {
+pub(super) enum Click {
     Send,
     Save,
 }
 
-/// `POST /api/mail/previews/{id}/send`
-pub(super) async fn send(
-    State(shared): State<AppState>,
-    Extension(request_id): Extension<RequestId>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, Response> {
-    click(&shared, &request_id, &id, &headers, Click::Send)
-}
-
-/// `POST /api/mail/previews/{id}/save`
-pub(super) async fn save(
-    State(shared): State<AppState>,
-    Extension(request_id): Extension<RequestId>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, Response> {
-    click(&shared, &request_id, &id, &headers, Click::Save)
+/// `POST /api/mail/previews/{id}/send` and `…/save`: one route per click,
+/// both handled by [`click`].
+pub(super) fn clicked(action: Click) -> MethodRouter<AppState> {
+    post(
+        move |State(shared): State<AppState>,
+              Extension(request_id): Extension<RequestId>,
+              Path(id): Path<String>,
+              headers: HeaderMap| async move {
+            click(&shared, &request_id, &id, &headers, action)
+        },
+    )
 }
 
 fn click(

@@ -40,14 +40,10 @@ pub(super) async fn forward(
     State(shared): State<AppState>,
     Extension(request_id): Extension<RequestId>,
     request: Request,
-) -> Response {
-    let (parts, body) = request.into_parts();
-    let (caller, body) = match session_body(&shared, &parts.headers, body, &request_id).await {
-        Ok(found) => found,
-        Err(refusal) => return refusal,
-    };
+) -> Result<Response, Response> {
+    let (parts, caller, body) = session_body(&shared, request, &request_id).await?;
     if sign::body_names_uid(&body) {
-        return envelope(StatusCode::BAD_REQUEST, BODY_NAMES_UID, &request_id);
+        return Err(envelope(StatusCode::BAD_REQUEST, BODY_NAMES_UID, &request_id));
     }
     let (orchestrator_url, secret, display_name, time_zone, language, app_password) = {
         let world = shared.world();
@@ -66,7 +62,7 @@ pub(super) async fn forward(
             request_id = %request_id.0,
             "the Tamebi app has no orchestrator URL or no shared secret configured"
         );
-        return envelope(StatusCode::BAD_GATEWAY, UNREACHABLE, &request_id);
+        return Err(envelope(StatusCode::BAD_GATEWAY, UNREACHABLE, &request_id));
     };
 
     let tokens = renew::tokens(&shared, &caller, &parts.headers).await;
@@ -120,7 +116,7 @@ pub(super) async fn forward(
         Ok(answer) => answer,
         Err(error) => {
             tracing::warn!(request_id = %request_id.0, %error, "the orchestrator is unreachable");
-            return envelope(StatusCode::BAD_GATEWAY, UNREACHABLE, &request_id);
+            return Err(envelope(StatusCode::BAD_GATEWAY, UNREACHABLE, &request_id));
         }
     };
 
@@ -130,7 +126,7 @@ pub(super) async fn forward(
             response = response.header(HeaderName::from_static(name), HeaderValue::from(value));
         }
     }
-    response.body(Body::from_stream(answer.bytes_stream())).expect("copied headers are valid")
+    Ok(response.body(Body::from_stream(answer.bytes_stream())).expect("copied headers are valid"))
 }
 
 /// `/index.php/apps/tamebi/api/chat` → `/api/chat`.

@@ -144,30 +144,26 @@ pub(super) async fn store(
     State(shared): State<AppState>,
     Extension(request_id): Extension<RequestId>,
     request: Request,
-) -> Response {
-    let (parts, body) = request.into_parts();
-    let (caller, body) = match session_body(&shared, &parts.headers, body, &request_id).await {
-        Ok(found) => found,
-        Err(refusal) => return refusal,
-    };
+) -> Result<Response, Response> {
+    let (_, caller, body) = session_body(&shared, request, &request_id).await?;
     let bad_request = |message: &str| envelope(StatusCode::BAD_REQUEST, message, &request_id);
     let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(&body) else {
-        return bad_request("The body must be a JSON object with html and csp.");
+        return Err(bad_request("The body must be a JSON object with html and csp."));
     };
     let Some(html) = fields.get("html").and_then(Value::as_str) else {
-        return bad_request("html must be the app's HTML, as a string.");
+        return Err(bad_request("html must be the app's HTML, as a string."));
     };
     if html.len() > HTML_LENGTH_MAX {
-        return bad_request("html is larger than 1 MiB; the app view cannot be shown.");
+        return Err(bad_request("html is larger than 1 MiB; the app view cannot be shown."));
     }
     let csp = fields.get("csp").filter(|csp| !csp.is_null());
     if csp.is_some_and(|csp| !csp.is_object()) {
-        return bad_request("csp must be an object with connectDomains and resourceDomains.");
+        return Err(bad_request("csp must be an object with connectDomains and resourceDomains."));
     }
     let (connect_domains, resource_domains) =
         match (origins(csp, "connectDomains"), origins(csp, "resourceDomains")) {
             (Ok(connect), Ok(resource)) => (connect, resource),
-            (Err(message), _) | (_, Err(message)) => return bad_request(&message),
+            (Err(message), _) | (_, Err(message)) => return Err(bad_request(&message)),
         };
     let id = crate::oidc::random_token(32);
     let now = shared.now();
@@ -178,7 +174,7 @@ pub(super) async fn store(
         created: now,
     };
     shared.world().app.pages.insert(id.clone(), page, now);
-    axum::Json(json!({ "url": format!("/apps/tamebi/ui/{id}") })).into_response()
+    Ok(axum::Json(json!({ "url": format!("/apps/tamebi/ui/{id}") })).into_response())
 }
 
 /// `GET /ui/{id}`: the stored HTML under its policy, for its user only.
@@ -187,17 +183,14 @@ pub(super) async fn serve(
     Extension(request_id): Extension<RequestId>,
     Path(id): Path<String>,
     headers: http::HeaderMap,
-) -> Response {
-    let caller = match session_caller(&shared, &headers, &request_id, Csrf::NotRequired) {
-        Ok(caller) => caller,
-        Err(refusal) => return refusal,
-    };
+) -> Result<Response, Response> {
+    let caller = session_caller(&shared, &headers, &request_id, Csrf::NotRequired)?;
     let now = shared.now();
     let world = shared.world();
     let Some(page) = world.app.pages.get(&caller.uid, &id, now) else {
-        return envelope(StatusCode::NOT_FOUND, NO_SUCH_PAGE, &request_id);
+        return Err(envelope(StatusCode::NOT_FOUND, NO_SUCH_PAGE, &request_id));
     };
-    (
+    Ok((
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
@@ -206,7 +199,7 @@ pub(super) async fn serve(
         ],
         page.html.clone(),
     )
-        .into_response()
+        .into_response())
 }
 
 #[cfg(test)]
