@@ -5,12 +5,10 @@ declare(strict_types=1);
 namespace OCA\Tamebi\Tests\Unit;
 
 use OCA\Tamebi\Controller\AppPasswordController;
-use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Service\AppPasswordCheck;
 use OCA\Tamebi\Service\AppPasswordStore;
 use OCA\Tamebi\Service\Settings;
 use OCA\Tamebi\Tests\Doubles\FakeAppConfig;
-use OCA\Tamebi\Tests\Doubles\FakeAppManager;
 use OCA\Tamebi\Tests\Doubles\FakeClientService;
 use OCA\Tamebi\Tests\Doubles\FakeConfig;
 use OCA\Tamebi\Tests\Doubles\FakeCrypto;
@@ -19,15 +17,12 @@ use OCA\Tamebi\Tests\Doubles\FakeLogger;
 use OCA\Tamebi\Tests\Doubles\FakeRawRequest;
 use OCA\Tamebi\Tests\Doubles\FakeRequest;
 use OCA\Tamebi\Tests\Doubles\FakeUser;
-use OCA\Tamebi\Tests\Doubles\FakeUserSession;
 use OCP\AppFramework\Http\JSONResponse;
 use OCP\Http\Client\IResponse;
 use PHPUnit\Framework\TestCase;
 
-require_once __DIR__ . '/Refusals.php';
-
 final class AppPasswordControllerTest extends TestCase {
-	use Refusals;
+	use GuardedCase;
 
 	private const REQUEST_ID = 'Ap9-req.1';
 	private const ALICES = 'Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs';
@@ -36,8 +31,6 @@ final class AppPasswordControllerTest extends TestCase {
 	private const NOT_YOURS = 'That is not an app password of your account. Create one under Settings → Security → Devices & sessions, then paste it here.';
 
 	private FakeRequest $request;
-	private FakeUserSession $userSession;
-	private FakeRawRequest $raw;
 	private FakeConfig $config;
 	private FakeCrypto $crypto;
 	private FakeLogger $logger;
@@ -45,8 +38,7 @@ final class AppPasswordControllerTest extends TestCase {
 
 	protected function setUp(): void {
 		$this->request = new FakeRequest(['requesttoken' => 'tok', 'Content-Type' => 'application/json'], [], self::REQUEST_ID, true, 'PUT');
-		$this->userSession = new FakeUserSession(new FakeUser('alice', 'Alice'));
-		$this->raw = new FakeRawRequest(json_encode(['appPassword' => self::ALICES]));
+		$this->signIn(new FakeUser('alice', 'Alice'), new FakeRawRequest(json_encode(['appPassword' => self::ALICES])));
 		$this->config = new FakeConfig();
 		$this->crypto = new FakeCrypto();
 		$this->logger = new FakeLogger();
@@ -66,7 +58,7 @@ final class AppPasswordControllerTest extends TestCase {
 	}
 
 	private function controller(): AppPasswordController {
-		$guard = new Guard($this->request, $this->userSession, new FakeAppManager());
+		$guard = $this->guard($this->request);
 		$check = new AppPasswordCheck($this->http, new Settings(FakeAppConfig::complete()), $this->logger);
 		return new AppPasswordController($this->request, $guard, $this->raw, $this->store(), $check);
 	}

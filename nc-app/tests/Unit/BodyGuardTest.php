@@ -7,8 +7,6 @@ namespace OCA\Tamebi\Tests\Unit;
 use OCA\Tamebi\Service\BodyGuard;
 use PHPUnit\Framework\TestCase;
 
-require_once __DIR__ . '/Vectors.php';
-
 final class BodyGuardTest extends TestCase {
 	public function bodyVectors(): array {
 		$cases = [];

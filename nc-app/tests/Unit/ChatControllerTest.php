@@ -5,7 +5,6 @@ declare(strict_types=1);
 namespace OCA\Tamebi\Tests\Unit;
 
 use OCA\Tamebi\Controller\ChatController;
-use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Http\StreamResponse;
 use OCA\Tamebi\Service\AppPasswordStore;
 use OCA\Tamebi\Service\OrchestratorProxy;
@@ -13,7 +12,6 @@ use OCA\Tamebi\Service\Settings;
 use OCA\Tamebi\Service\Signer;
 use OCA\Tamebi\Service\TokenRenewer;
 use OCA\Tamebi\Tests\Doubles\FakeAppConfig;
-use OCA\Tamebi\Tests\Doubles\FakeAppManager;
 use OCA\Tamebi\Tests\Doubles\FakeClientService;
 use OCA\Tamebi\Tests\Doubles\FakeConfig;
 use OCA\Tamebi\Tests\Doubles\FakeCrypto;
@@ -25,38 +23,30 @@ use OCA\Tamebi\Tests\Doubles\FakeRequest;
 use OCA\Tamebi\Tests\Doubles\FakeSession;
 use OCA\Tamebi\Tests\Doubles\FakeTime;
 use OCA\Tamebi\Tests\Doubles\FakeUser;
-use OCA\Tamebi\Tests\Doubles\FakeUserSession;
 use OCA\Tamebi\Tests\Doubles\OrchestratorServer;
 use PHPUnit\Framework\TestCase;
 
-require_once __DIR__ . '/Refusals.php';
-
 final class ChatControllerTest extends TestCase {
-	use Refusals;
+	use GuardedCase;
 
 	private const REQUEST_ID = 'Z9x-req.42';
 	private const SECRET = 'tamebi-test-vector-secret-0123456789abcdef';
 	private const COOKIES = ['ocabc123' => 'sessionid42', 'oc_sessionPassphrase' => 'p', 'nc_sameSiteCookiestrict' => 'true', 'evil' => 'x'];
 
 	private FakeRequest $request;
-	private FakeUserSession $userSession;
-	private FakeRawRequest $raw;
 	private FakeClientService $http;
 	private FakeAppConfig $appConfig;
 	private FakeTime $time;
-	private FakeAppManager $appManager;
 	private FakeConfig $config;
 	private FakeCrypto $crypto;
 
 	protected function setUp(): void {
 		// The client tries to choose a user in a header too: never read.
 		$this->request = new FakeRequest(['requesttoken' => 'tok', 'Content-Type' => 'application/json', 'X-Tamebi-Uid' => 'mallory'], [], self::REQUEST_ID);
-		$this->userSession = new FakeUserSession(new FakeUser('alice', 'Alice Martín'));
-		$this->raw = new FakeRawRequest('{"id":"c1","message":{"role":"user","parts":[{"type":"text","text":"Où est le rapport ?"}]}}', self::COOKIES);
+		$this->signIn(new FakeUser('alice', 'Alice Martín'), new FakeRawRequest('{"id":"c1","message":{"role":"user","parts":[{"type":"text","text":"Où est le rapport ?"}]}}', self::COOKIES));
 		$this->http = (new FakeOidc('ocabc123'))->service();
 		$this->appConfig = FakeAppConfig::complete();
 		$this->time = new FakeTime(1767225600);
-		$this->appManager = new FakeAppManager();
 		$this->config = new FakeConfig(['alice/core/timezone' => 'Europe/Paris', 'alice/core/lang' => 'pt_BR']);
 		$this->crypto = new FakeCrypto();
 	}
@@ -67,8 +57,59 @@ final class ChatControllerTest extends TestCase {
 		$logger = new FakeLogger();
 		$renewer = new TokenRenewer($this->http, new FakeSession(), $settings, $this->time, $logger);
 		$proxy = new OrchestratorProxy($settings, $renewer, new AppPasswordStore($this->config, $this->crypto, $logger), $this->config, $this->time, $this->request, $logger);
-		$guard = new Guard($this->request, $this->userSession, $this->appManager);
+		$guard = $this->guard($this->request);
 		return new ChatController($this->request, $guard, $this->raw, $proxy);
+	}
+
+	private function saveAppPassword(string $uid, string $password): void {
+		(new AppPasswordStore($this->config, $this->crypto, new FakeLogger()))->save($uid, $password);
+	}
+
+	/** The method the relay would send the forwarded request with. */
+	private static function upstreamMethod(StreamResponse $response): string {
+		$options = $response->curlOptions(new \OCA\Tamebi\Http\Relay(new FakeOutput(), static function (string $chunk): void {
+		}, 'r'));
+		return $options[CURLOPT_CUSTOMREQUEST];
+	}
+
+	/**
+	 * OrchestratorProxy::headers for one request of Alice's, fixed but for
+	 * the language and, when given at all, the app password.
+	 */
+	private static function headersFor(string $language, ?string ...$appPassword): array {
+		return OrchestratorProxy::headers(new Signer(self::SECRET), 'alice', 1767225600, str_repeat('ab', 16), 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', $language, ...$appPassword);
+	}
+
+	/**
+	 * A chat through the orchestrator stand-in (`php -S`, which echoes the
+	 * request it got in the stream's first event): what Nextcloud's output
+	 * was told, and the stream as it was relayed, chunk by chunk.
+	 *
+	 * @return array{0: FakeOutput, 1: string}
+	 */
+	private function chatThroughOrchestrator(): array {
+		$server = new OrchestratorServer();
+		$chunks = [];
+		$output = new FakeOutput();
+		try {
+			$response = $this->controller($server->url)->chat();
+			// Not an arrow function: it would capture a copy of $chunks.
+			$response->withSinkFactory(static function () use (&$chunks): \Closure {
+				return static function (string $chunk) use (&$chunks): void {
+					$chunks[] = $chunk;
+				};
+			})->callback($output);
+		} finally {
+			$server->stop();
+		}
+		return [$output, implode('', $chunks)];
+	}
+
+	/** The request the stand-in received, from the stream's first event; header names in lower case. */
+	private static function received(string $stream): array {
+		$received = json_decode(substr(explode("\n\n", $stream)[0], strlen('data: ')), true)['received'];
+		$received['headers'] = array_change_key_case($received['headers'], CASE_LOWER);
+		return $received;
 	}
 
 	public function testABodyNamingAUidIs400WithTheRequestIdAndNothingIsForwarded(): void {
@@ -124,9 +165,9 @@ final class ChatControllerTest extends TestCase {
 	}
 
 	public function testASavedAppPasswordRidesAlongOnEveryRoute(): void {
-		(new AppPasswordStore($this->config, $this->crypto, new FakeLogger()))->save('alice', 'Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs');
+		$this->saveAppPassword('alice', 'Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs');
 		// Bob's is not Alice's: only the session user's is read.
-		(new AppPasswordStore($this->config, $this->crypto, new FakeLogger()))->save('bob', 'bobs-own-app-password');
+		$this->saveAppPassword('bob', 'bobs-own-app-password');
 		$this->raw->bodyBytes = '';
 		$controller = $this->controller();
 		foreach ([['chat', []], ['conversations', []], ['conversation', ['c1']], ['deleteConversation', ['c1']], ['memory', []], ['deleteMemory', ['7']]] as [$method, $arguments]) {
@@ -144,37 +185,32 @@ final class ChatControllerTest extends TestCase {
 	}
 
 	public function testTheHeadersFunctionAddsTheAppPasswordOnlyWhenGiven(): void {
-		$signer = new Signer(self::SECRET);
-		$nonce = str_repeat('ab', 16);
-		$without = OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr');
+		$without = self::headersFor('fr');
 		self::assertArrayNotHasKey('X-Tamebi-App-Password', $without);
-		self::assertSame($without, OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr', null));
-		$with = OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr', 'Xk3pQ-7rTzw');
+		self::assertSame($without, self::headersFor('fr', null));
+		$with = self::headersFor('fr', 'Xk3pQ-7rTzw');
 		self::assertSame('Xk3pQ-7rTzw', $with['X-Tamebi-App-Password']);
-		self::assertSame(str_repeat('a', 256), OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr', str_repeat('a', 256))['X-Tamebi-App-Password']);
+		self::assertSame(str_repeat('a', 256), self::headersFor('fr', str_repeat('a', 256))['X-Tamebi-App-Password']);
 		// Not part of the signature: the rest is the same, byte for byte.
 		unset($with['X-Tamebi-App-Password']);
 		self::assertSame($without, $with);
 		// A value that could break the header is never sent.
 		foreach (["a\r\nX-Tamebi-Uid: bob", '', ' padded ', "caf\u{e9}", str_repeat('a', 257)] as $unsafe) {
-			self::assertArrayNotHasKey('X-Tamebi-App-Password', OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', 'fr', $unsafe));
+			self::assertArrayNotHasKey('X-Tamebi-App-Password', self::headersFor('fr', $unsafe));
 		}
 	}
 
 	public function testTheLanguageIsSentOnlyAsAShortTag(): void {
-		$signer = new Signer(self::SECRET);
-		$nonce = str_repeat('ab', 16);
-		$headers = static fn (string $language): array => OrchestratorProxy::headers($signer, 'alice', 1767225600, $nonce, 'POST', '/api/chat', '{}', 'r1', [], 'Alice', 'UTC', $language);
 		foreach (['fr', 'de_DE', 'pt-BR', 'zh-Hans-CN', 'es-419'] as $tag) {
-			self::assertSame($tag, $headers($tag)['X-Tamebi-Language'], $tag);
+			self::assertSame($tag, self::headersFor($tag)['X-Tamebi-Language'], $tag);
 		}
 		foreach (['', 'f', 'fren', 'sr@latin', "fr\r\nX-Tamebi-Uid: bob", 'fr FR', 'en-abcdefghi', 'de-', "d\u{e9}"] as $unsafe) {
-			self::assertArrayNotHasKey('X-Tamebi-Language', $headers($unsafe), $unsafe);
+			self::assertArrayNotHasKey('X-Tamebi-Language', self::headersFor($unsafe), $unsafe);
 		}
 		// Not part of the signature.
-		$with = $headers('fr');
+		$with = self::headersFor('fr');
 		unset($with['X-Tamebi-Language']);
-		self::assertSame($headers(''), $with);
+		self::assertSame(self::headersFor(''), $with);
 	}
 
 	public function testAUserWithoutALanguageSettingSendsNone(): void {
@@ -223,9 +259,7 @@ final class ChatControllerTest extends TestCase {
 		self::assertInstanceOf(StreamResponse::class, $response);
 		self::assertSame('http://orchestrator.test:9100/api/memory', $response->upstreamUrl());
 		self::assertSame($this->raw->bodyBytes, $response->upstreamBody());
-		$options = $response->curlOptions(new \OCA\Tamebi\Http\Relay(new FakeOutput(), static function (string $chunk): void {
-		}, 'r'));
-		self::assertSame('POST', $options[CURLOPT_CUSTOMREQUEST]);
+		self::assertSame('POST', self::upstreamMethod($response));
 		$headers = $response->upstreamHeaders();
 		self::assertSame('alice', $headers['X-Tamebi-Uid']);
 		self::assertSame((new Signer(self::SECRET))->signature('alice', $headers['X-Tamebi-Timestamp'], $headers['X-Tamebi-Nonce'], 'POST', '/api/memory', $this->raw->bodyBytes), $headers['X-Tamebi-Signature']);
@@ -251,9 +285,7 @@ final class ChatControllerTest extends TestCase {
 			$response = $controller->$method(...$arguments);
 			self::assertInstanceOf(StreamResponse::class, $response);
 			self::assertSame('http://orchestrator.test:9100' . $path, $response->upstreamUrl());
-			$options = $response->curlOptions(new \OCA\Tamebi\Http\Relay(new FakeOutput(), static function (string $chunk): void {
-			}, 'r'));
-			self::assertSame($verb, $options[CURLOPT_CUSTOMREQUEST]);
+			self::assertSame($verb, self::upstreamMethod($response));
 			// An empty body is signed as one: sha256 of nothing.
 			$headers = $response->upstreamHeaders();
 			self::assertSame((new Signer(self::SECRET))->signature('alice', $headers['X-Tamebi-Timestamp'], $headers['X-Tamebi-Nonce'], $verb, $path, ''), $headers['X-Tamebi-Signature']);
@@ -266,26 +298,11 @@ final class ChatControllerTest extends TestCase {
 	}
 
 	public function testEndToEndTheOrchestratorReceivesWhatWasSignedAndTheStreamComesBack(): void {
-		$server = new OrchestratorServer();
-		$chunks = [];
-		$output = new FakeOutput();
-		try {
-			$response = $this->controller($server->url)->chat();
-			// Not an arrow function: it would capture a copy of $chunks.
-			$response->withSinkFactory(static function () use (&$chunks): \Closure {
-				return static function (string $chunk) use (&$chunks): void {
-					$chunks[] = $chunk;
-				};
-			})->callback($output);
-		} finally {
-			$server->stop();
-		}
+		[$output, $stream] = $this->chatThroughOrchestrator();
 		self::assertSame(200, $output->code);
-		$stream = implode('', $chunks);
 		self::assertStringEndsWith("data: [DONE]\n\n", $stream);
-		$first = json_decode(substr(explode("\n\n", $stream)[0], strlen('data: ')), true);
-		$received = $first['received'];
-		$headers = array_change_key_case($received['headers'], CASE_LOWER);
+		$received = self::received($stream);
+		$headers = $received['headers'];
 		self::assertSame('POST', $received['method']);
 		self::assertSame($this->raw->bodyBytes, $received['body']);
 		self::assertSame('alice', $headers['x-tamebi-uid']);
@@ -306,20 +323,8 @@ final class ChatControllerTest extends TestCase {
 	}
 
 	public function testEndToEndTheSavedAppPasswordReachesTheOrchestrator(): void {
-		(new AppPasswordStore($this->config, $this->crypto, new FakeLogger()))->save('alice', 'Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs');
-		$server = new OrchestratorServer();
-		$chunks = [];
-		try {
-			$this->controller($server->url)->chat()->withSinkFactory(static function () use (&$chunks): \Closure {
-				return static function (string $chunk) use (&$chunks): void {
-					$chunks[] = $chunk;
-				};
-			})->callback(new FakeOutput());
-		} finally {
-			$server->stop();
-		}
-		$first = json_decode(substr(explode("\n\n", implode('', $chunks))[0], strlen('data: ')), true);
-		$headers = array_change_key_case($first['received']['headers'], CASE_LOWER);
+		$this->saveAppPassword('alice', 'Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs');
+		$headers = self::received($this->chatThroughOrchestrator()[1])['headers'];
 		self::assertSame('Xk3pQ-7rTzw-Lm2Nb-Vc8Hd-Ej4Fs', $headers['x-tamebi-app-password']);
 		self::assertSame('alice', $headers['x-tamebi-uid']);
 	}

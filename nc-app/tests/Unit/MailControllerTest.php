@@ -11,27 +11,21 @@ use OCA\Mail\Send\CopySentMessageHandler;
 use OCA\Mail\Service\AccountService;
 use OCA\Tamebi\Controller\MailController;
 use OCA\Tamebi\Db\PreviewStore;
-use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Service\MailBridge;
 use OCA\Tamebi\Service\MailContracts;
-use OCA\Tamebi\Tests\Doubles\FakeAppManager;
 use OCA\Tamebi\Tests\Doubles\FakeContainer;
 use OCA\Tamebi\Tests\Doubles\FakeLogger;
 use OCA\Tamebi\Tests\Doubles\FakeMail;
-use OCA\Tamebi\Tests\Doubles\FakeRawRequest;
 use OCA\Tamebi\Tests\Doubles\FakeRequest;
 use OCA\Tamebi\Tests\Doubles\FakeTime;
 use OCA\Tamebi\Tests\Doubles\FakeTransmission;
 use OCA\Tamebi\Tests\Doubles\FakeUser;
-use OCA\Tamebi\Tests\Doubles\FakeUserSession;
 use OCA\Tamebi\Tests\Doubles\SqliteConnection;
 use OCP\AppFramework\Http\JSONResponse;
 use PHPUnit\Framework\TestCase;
 
-require_once __DIR__ . '/Refusals.php';
-
 final class MailControllerTest extends TestCase {
-	use Refusals;
+	use GuardedCase;
 
 	private const REQUEST_ID = 'req-mail-1';
 	private const BEARER = ['Authorization' => 'Bearer eyJ.nextcloud.token'];
@@ -41,8 +35,6 @@ final class MailControllerTest extends TestCase {
 	private FakeTransmission $transmission;
 	private CopySentMessageHandler $copySent;
 	private IMAPClientFactory $clients;
-	private FakeUserSession $userSession;
-	private FakeRawRequest $raw;
 	private FakeTime $time;
 	private PreviewStore $previews;
 	private AccountService $accounts;
@@ -63,8 +55,7 @@ final class MailControllerTest extends TestCase {
 		$this->copySent = new CopySentMessageHandler();
 		$this->clients = new IMAPClientFactory();
 		$this->accounts = new AccountService($this->mail->accounts);
-		$this->userSession = new FakeUserSession(new FakeUser('alice'));
-		$this->raw = new FakeRawRequest();
+		$this->signIn(new FakeUser('alice'));
 		$this->time = new FakeTime(1767225600);
 		$this->previews = new PreviewStore(new SqliteConnection());
 	}
@@ -73,7 +64,7 @@ final class MailControllerTest extends TestCase {
 	private function controller(array $headers, array $params = [], bool $csrfPasses = true, ?array $mailContracts = null): MailController {
 		$request = new FakeRequest($headers, $params, self::REQUEST_ID, $csrfPasses);
 		$bridge = new MailBridge($this->mail, $this->mail, $this->transmission, $this->accounts, $this->clients, $this->copySent, $this->previews, $this->time, new FakeLogger());
-		return new MailController($request, new Guard($request, $this->userSession, new FakeAppManager()), $this->raw, new FakeContainer([MailBridge::class => $bridge]), $mailContracts ?? MailContracts::REQUIRED);
+		return new MailController($request, $this->guard($request), $this->raw, new FakeContainer([MailBridge::class => $bridge]), $mailContracts ?? MailContracts::REQUIRED);
 	}
 
 	private function compose(array $input): JSONResponse {

@@ -7,8 +7,6 @@ namespace OCA\Tamebi\Tests\Unit;
 use OCA\Tamebi\Service\Signer;
 use PHPUnit\Framework\TestCase;
 
-require_once __DIR__ . '/Vectors.php';
-
 final class SignerTest extends TestCase {
 	public function signatureVectors(): array {
 		$vectors = Vectors::load();

@@ -164,7 +164,7 @@ final class TokenRenewerTest extends TestCase {
 		$renewer->token('nextcloud', self::BROWSER_COOKIES);
 		$this->time->now += 800;
 		$refusing = new FakeClientService(fn () => new FakeHttpResponse(303, ['Location' => 'http://cloud.test/index.php/apps/tamebi/oauth/callback?error=invalid_scope']));
-		$later = new TokenRenewer($refusing, $this->session, new Settings(FakeAppConfig::complete()), $this->time, new FakeLogger());
+		$later = $this->renewer(null, $refusing);
 		self::assertSame('jwt-client-nextcloud-1', $later->token('nextcloud', self::BROWSER_COOKIES));
 	}
 
@@ -173,7 +173,7 @@ final class TokenRenewerTest extends TestCase {
 		$renewer->token('mcp-mail', self::BROWSER_COOKIES);
 		$this->time->now += 850; // 50 s left: renewal is due
 		$failing = new FakeClientService(fn () => new FakeHttpResponse(500));
-		$later = new TokenRenewer($failing, $this->session, new Settings(FakeAppConfig::complete()), $this->time, new FakeLogger());
+		$later = $this->renewer(null, $failing);
 		self::assertSame('jwt-client-mcp-mail-1', $later->token('mcp-mail', self::BROWSER_COOKIES));
 		$this->time->now += 60; // expired
 		self::assertNull($later->token('mcp-mail', self::BROWSER_COOKIES));

@@ -6,32 +6,29 @@ namespace OCA\Tamebi\Tests\Unit;
 
 use OCA\Tamebi\Controller\UiController;
 use OCA\Tamebi\Db\UiStore;
-use OCA\Tamebi\Http\Guard;
 use OCA\Tamebi\Http\HtmlResponse;
-use OCA\Tamebi\Tests\Doubles\FakeAppManager;
-use OCA\Tamebi\Tests\Doubles\FakeRawRequest;
 use OCA\Tamebi\Tests\Doubles\FakeRequest;
 use OCA\Tamebi\Tests\Doubles\FakeTime;
 use OCA\Tamebi\Tests\Doubles\FakeUser;
-use OCA\Tamebi\Tests\Doubles\FakeUserSession;
 use OCA\Tamebi\Tests\Doubles\SqliteConnection;
 use OCP\AppFramework\Http\JSONResponse;
 use OCP\IURLGenerator;
 use PHPUnit\Framework\TestCase;
 
 final class UiControllerTest extends TestCase {
-	private FakeUserSession $userSession;
-	private FakeRawRequest $raw;
+	use GuardedCase;
+
+	private const REQUEST_ID = 'req-ui-1';
+
 	private FakeTime $time;
 	private UiStore $store;
 	private FakeRequest $request;
 
 	protected function setUp(): void {
-		$this->userSession = new FakeUserSession(new FakeUser('alice'));
-		$this->raw = new FakeRawRequest();
+		$this->signIn(new FakeUser('alice'));
 		$this->time = new FakeTime(1767225600);
 		$this->store = new UiStore(new SqliteConnection());
-		$this->request = new FakeRequest(['requesttoken' => 'tok'], [], 'req-ui-1');
+		$this->request = new FakeRequest(['requesttoken' => 'tok'], [], self::REQUEST_ID);
 	}
 
 	private function controller(): UiController {
@@ -41,7 +38,7 @@ final class UiControllerTest extends TestCase {
 				return '/index.php/apps/tamebi/ui/' . $arguments['id'];
 			}
 		};
-		return new UiController($this->request, new Guard($this->request, $this->userSession, new FakeAppManager()), $this->raw, $this->userSession, $this->store, $urls, $this->time);
+		return new UiController($this->request, $this->guard($this->request), $this->raw, $this->userSession, $this->store, $urls, $this->time);
 	}
 
 	private function post(array $input): JSONResponse {
@@ -73,8 +70,7 @@ final class UiControllerTest extends TestCase {
 
 	public function testADomainThatIsNotAnOriginIs400AndNothingIsStored(): void {
 		$response = $this->post(['html' => '<p>x</p>', 'csp' => ['connectDomains' => ["https://a.example.com; script-src *"]]]);
-		self::assertSame(400, $response->getStatus());
-		self::assertSame(['error' => ['message' => 'csp.connectDomains: each entry must be an http:// or https:// origin, like https://cdn.example.com', 'requestId' => 'req-ui-1']], $response->getData());
+		self::assertEnvelope($response, 400, 'csp.connectDomains: each entry must be an http:// or https:// origin, like https://cdn.example.com');
 		self::assertSame(0, (int)(new \ReflectionProperty($this->store, 'db'))->getValue($this->store)->pdo->query('SELECT COUNT(*) FROM oc_tamebi_ui')->fetchColumn());
 	}
 
