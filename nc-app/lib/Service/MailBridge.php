@@ -167,23 +167,11 @@ final class MailBridge {
 		if (count($to) + count($cc) > self::RECIPIENTS_MAX) {
 			throw new MailFailure(400, 'to, cc: at most ' . self::RECIPIENTS_MAX . ' recipients in all.');
 		}
-		$subject = $input['subject'] ?? '';
-		if (!is_string($subject) || !mb_check_encoding($subject, 'UTF-8')) {
-			throw new MailFailure(400, 'subject: must be text.');
-		}
-		if (strlen($subject) > self::SUBJECT_BYTES_MAX) {
-			throw new MailFailure(400, 'subject: at most ' . self::SUBJECT_BYTES_MAX . ' bytes.');
-		}
+		$subject = self::text($input, 'subject', self::SUBJECT_BYTES_MAX);
 		if (preg_match('/[\r\n]/', $subject) === 1) {
 			throw new MailFailure(400, 'subject: must be one line.');
 		}
-		$body = $input['body'] ?? '';
-		if (!is_string($body) || !mb_check_encoding($body, 'UTF-8')) {
-			throw new MailFailure(400, 'body: must be text.');
-		}
-		if (strlen($body) > self::BODY_BYTES_MAX) {
-			throw new MailFailure(400, 'body: at most ' . self::BODY_BYTES_MAX . ' bytes.');
-		}
+		$body = self::text($input, 'body', self::BODY_BYTES_MAX);
 		$accounts = $this->accountService->findByUserId($uid);
 		if ($accounts === []) {
 			throw new MailFailure(404, 'You have no mail account in Nextcloud Mail. Add one in the Mail app first.');
@@ -366,6 +354,23 @@ final class MailBridge {
 		}
 		$message->setRecipients($recipients);
 		return $message;
+	}
+
+	/**
+	 * The body's `$field` (absent: empty) when it is UTF-8 text of at most
+	 * `$bytesMax` bytes; else the 400 naming the field.
+	 *
+	 * @param array<mixed> $input
+	 */
+	private static function text(array $input, string $field, int $bytesMax): string {
+		$value = $input[$field] ?? '';
+		if (!is_string($value) || !mb_check_encoding($value, 'UTF-8')) {
+			throw new MailFailure(400, $field . ': must be text.');
+		}
+		if (strlen($value) > $bytesMax) {
+			throw new MailFailure(400, $field . ': at most ' . $bytesMax . ' bytes.');
+		}
+		return $value;
 	}
 
 	/** @return list<array{name: string, email: string, text: string}> */

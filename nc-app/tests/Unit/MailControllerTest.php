@@ -99,6 +99,8 @@ final class MailControllerTest extends TestCase {
 			[['to' => ['a@example.com'], 'subject' => "Hi\r\nBcc: eve@example.com", 'body' => 'b'], 'subject: must be one line.'],
 			[['to' => ['a@example.com'], 'subject' => 's', 'body' => str_repeat('x', 100001)], 'body: at most 100000 bytes.'],
 			[['to' => 'a@example.com', 'subject' => 's', 'body' => 'b'], 'to: must be a list of addresses.'],
+			[['to' => ['a@example.com'], 'subject' => 42, 'body' => 'b'], 'subject: must be text.'],
+			[['to' => ['a@example.com'], 'subject' => 's', 'body' => ['b']], 'body: must be text.'],
 		];
 		foreach ($cases as [$input, $message]) {
 			self::assertEnvelope($this->compose($input), 400, $message);
