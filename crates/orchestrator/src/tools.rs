@@ -18,7 +18,7 @@ use crate::flows::Flow;
 use crate::mcp::{self, Connection, Credential, McpError, ServerConfig};
 use crate::model::{ToolCall, ToolDefinition};
 use crate::prompt::{Capability, Reach};
-use crate::store::{Database, arguments_hash, audit, now_ms};
+use crate::store::{Database, audit, now_ms};
 use agent::{ToolKind, ToolResult, ToolSet, ToolSpec};
 use futures_util::future::BoxFuture;
 use rmcp::model::{CallToolResult, Tool};
@@ -336,18 +336,7 @@ impl TurnTools {
     }
 
     async fn record(&self, call: &ToolCall, outcome: &audit::Outcome, duration_ms: i64) {
-        let record = audit::ToolCallRecord {
-            at: now_ms(),
-            uid: self.caller.uid.clone(),
-            conversation_id: self.caller.conversation_id.clone(),
-            tool: call.name.clone(),
-            arguments_hash: arguments_hash(&call.arguments),
-            duration_ms,
-            outcome: outcome.as_str().into(),
-        };
-        if let Err(error) = self.audit.run(move |c| audit::record(c, &record)).await {
-            tracing::error!(%error, "a tool call could not be written to the audit");
-        }
+        record(&self.audit, &self.caller, call, outcome, duration_ms, "a tool call").await;
     }
 }
 
@@ -368,17 +357,30 @@ impl ToolSet for TurnTools {
 
 /// Records a call the user denied: it never ran.
 pub async fn record_denied(audit: &Database, caller: &Caller, call: &ToolCall) {
-    let record = audit::ToolCallRecord {
-        at: now_ms(),
-        uid: caller.uid.clone(),
-        conversation_id: caller.conversation_id.clone(),
-        tool: call.name.clone(),
-        arguments_hash: arguments_hash(&call.arguments),
-        duration_ms: 0,
-        outcome: audit::Outcome::DeniedByUser.as_str().into(),
-    };
+    record(audit, caller, call, &audit::Outcome::DeniedByUser, 0, "a denied call").await;
+}
+
+/// Writes one call to the audit; a write that fails is logged (`what`
+/// names the call), the turn goes on.
+async fn record(
+    audit: &Database,
+    caller: &Caller,
+    call: &ToolCall,
+    outcome: &audit::Outcome,
+    duration_ms: i64,
+    what: &str,
+) {
+    let record = audit::ToolCallRecord::new(
+        now_ms(),
+        &caller.uid,
+        &caller.conversation_id,
+        &call.name,
+        &call.arguments,
+        duration_ms,
+        outcome,
+    );
     if let Err(error) = audit.run(move |c| audit::record(c, &record)).await {
-        tracing::error!(%error, "a denied call could not be written to the audit");
+        tracing::error!(%error, "{what} could not be written to the audit");
     }
 }
 

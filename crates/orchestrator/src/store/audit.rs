@@ -94,6 +94,30 @@ pub struct ToolCallRecord {
     pub outcome: String,
 }
 
+impl ToolCallRecord {
+    /// `uid`'s call of `tool` in `conversation_id`, ending in `outcome`; the
+    /// arguments are kept only as their hash (the audit holds no content).
+    pub fn new(
+        at: i64,
+        uid: &str,
+        conversation_id: &str,
+        tool: &str,
+        arguments: &str,
+        duration_ms: i64,
+        outcome: &Outcome,
+    ) -> ToolCallRecord {
+        ToolCallRecord {
+            at,
+            uid: uid.into(),
+            conversation_id: conversation_id.into(),
+            tool: tool.into(),
+            arguments_hash: super::arguments_hash(arguments),
+            duration_ms,
+            outcome: outcome.as_str().into(),
+        }
+    }
+}
+
 pub fn open(path: Option<&Path>) -> Result<Database, StoreError> {
     Database::open(path, MIGRATIONS)
 }
@@ -174,18 +198,7 @@ mod tests {
                 (1, "alice", Outcome::Ok),
                 (3, "bob", Outcome::Ok),
             ] {
-                record(
-                    c,
-                    &ToolCallRecord {
-                        at,
-                        uid: uid.into(),
-                        conversation_id: "c".into(),
-                        tool: "files_write".into(),
-                        arguments_hash: crate::store::arguments_hash("{}"),
-                        duration_ms: 0,
-                        outcome: outcome.as_str().into(),
-                    },
-                )?;
+                record(c, &ToolCallRecord::new(at, uid, "c", "files_write", "{}", 0, &outcome))?;
             }
             let alice = calls_of(c, "alice")?;
             assert_eq!(

@@ -48,18 +48,9 @@ fn erasing_a_user_removes_their_chats_and_leaves_the_audit() {
     .unwrap();
     audit_db
         .run_blocking(|c| {
-            audit::record(
-                c,
-                &audit::ToolCallRecord {
-                    at: 2,
-                    uid: "alice".into(),
-                    conversation_id: "c1".into(),
-                    tool: "files_read".into(),
-                    arguments_hash: arguments_hash("{}"),
-                    duration_ms: 12,
-                    outcome: audit::Outcome::Ok.as_str().into(),
-                },
-            )
+            let ok = audit::Outcome::Ok;
+            let call = audit::ToolCallRecord::new(2, "alice", "c1", "files_read", "{}", 12, &ok);
+            audit::record(c, &call)
         })
         .unwrap();
     chat.run_blocking(|c| {
