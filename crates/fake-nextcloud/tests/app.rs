@@ -6,11 +6,12 @@
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
 mod app_support;
+mod common;
 
 use app_support::{
-    Browser, FIRST_FRAME, LAST_FRAMES, SECRET, StandIn, demo_fixture, http_client, start_fake,
+    Browser, FIRST_FRAME, LAST_FRAMES, SECRET, Stack, StandIn, admin_send, app_config,
+    demo_fixture, http_client, start_fake, start_fake_with_app,
 };
-use fake_nextcloud::admin::TOKEN_HEADER;
 use fake_nextcloud::{AppConfig, FakeNextcloud};
 use hmac::Mac as _;
 use serde_json::{Value, json};
@@ -29,55 +30,6 @@ const AUDIENCES: [(&str, &str); 3] = [
 ];
 
 const CHAT_BODY: &str = r#"{"id":"chat-1","trigger":"submit-message","message":{"role":"user","parts":[{"type":"text","text":"Où est le rapport ?"}]}}"#;
-
-struct Stack {
-    fake: FakeNextcloud,
-    orchestrator: StandIn,
-    alice: Browser,
-}
-
-impl Stack {
-    async fn start(gated: bool) -> Stack {
-        let orchestrator = StandIn::start(gated).await;
-        let fake = start_fake(&demo_fixture(), Some(&orchestrator.url)).await;
-        let alice = Browser::login(fake.base_url(), "alice", "alice-demo-password").await;
-        Stack { fake, orchestrator, alice }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.fake.base_url())
-    }
-
-    async fn admin(&self, method: &str, path: &str, body: Value) -> Value {
-        let response = http_client()
-            .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), self.url(path))
-            .header(TOKEN_HEADER, self.fake.admin_token().unwrap())
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert!(response.status().is_success(), "{method} {path}: {}", response.status());
-        response.json().await.unwrap()
-    }
-
-    async fn advance_clock(&self, seconds: i64) {
-        self.admin("POST", "/__fake/clock/advance", json!({ "seconds": seconds })).await;
-    }
-
-    async fn state(&self) -> Value {
-        self.admin("GET", "/__fake/state", Value::Null).await
-    }
-
-    /// A bearer minted for `audience` (what the token endpoint would issue).
-    fn token_for(&self, uid: &str, audience: &str) -> String {
-        self.fake.shared.mint_access_token(uid, audience)
-    }
-
-    async fn stop(self) {
-        self.fake.shutdown().await;
-        self.orchestrator.stop().await;
-    }
-}
 
 /// Asserts an answer is the app's envelope with this status and message,
 /// carrying the request id of its own `X-Request-Id`.
@@ -282,18 +234,12 @@ async fn an_unreachable_or_unset_orchestrator_is_a_502_envelope() {
         format!("http://{}", listener.local_addr().unwrap())
     };
     let fake = start_fake(&demo_fixture(), Some(&closed)).await;
-    let alice = Browser::login(fake.base_url(), "alice", "alice-demo-password").await;
+    let alice = Browser::alice(&fake).await;
     assert_envelope(alice.chat(CHAT_BODY).await, 502, UNREACHABLE).await;
 
     // Unset at run time, then set to a live orchestrator.
-    let admin = |body: Value| {
-        http_client()
-            .post(format!("{}/__fake/app", fake.base_url()))
-            .header(TOKEN_HEADER, fake.admin_token().unwrap())
-            .json(&body)
-            .send()
-    };
-    let unset = admin(json!({ "orchestrator_url": null })).await.unwrap();
+    let admin = |body: Value| admin_send(&fake, "POST", "/__fake/app", body);
+    let unset = admin(json!({ "orchestrator_url": null })).await;
     assert_eq!(unset.status(), 200);
     let settings: Value = unset.json().await.unwrap();
     assert_eq!(settings["orchestrator_url"], Value::Null);
@@ -302,13 +248,13 @@ async fn an_unreachable_or_unset_orchestrator_is_a_502_envelope() {
     assert_envelope(alice.chat(CHAT_BODY).await, 502, UNREACHABLE).await;
 
     let orchestrator = StandIn::start(false).await;
-    let short = admin(json!({ "shared_secret": "short" })).await.unwrap();
+    let short = admin(json!({ "shared_secret": "short" })).await;
     assert_eq!(short.status(), 400, "a secret under 32 bytes is refused");
     let set = admin(json!({ "orchestrator_url": orchestrator.url, "shared_secret": SECRET }));
-    assert_eq!(set.await.unwrap().status(), 200);
+    assert_eq!(set.await.status(), 200);
     assert_eq!(alice.chat(CHAT_BODY).await.status(), 200);
     assert_signed(&orchestrator.received()[0], "alice");
-    let unset_secret = admin(json!({ "shared_secret": null })).await.unwrap();
+    let unset_secret = admin(json!({ "shared_secret": null })).await;
     assert_eq!(unset_secret.status(), 200);
     assert_envelope(alice.chat(CHAT_BODY).await, 502, UNREACHABLE).await;
     assert_eq!(orchestrator.received().len(), 1, "nothing unsigned is forwarded");
@@ -465,17 +411,15 @@ async fn a_token_the_app_cannot_obtain_is_left_out() {
     // An instance id outside `oc*` puts the session cookie outside the
     // forwarded set: the loopback authorize call then has no session and is
     // sent to the login page, as when the session is gone.
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml"),
-    )
-    .unwrap()
-    .replace("[server]\n", "[server]\ninstance_id = \"zzfake\"\n");
+    let demo = common::demo_fixture_path();
+    let text = std::fs::read_to_string(&demo)
+        .unwrap()
+        .replace("[server]\n", "[server]\ninstance_id = \"zzfake\"\n");
     let mut fixture = fake_nextcloud::Fixture::parse(&text).unwrap();
-    fixture.base_dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures");
+    fixture.base_dir = demo.parent().unwrap().to_path_buf();
     let orchestrator = StandIn::start(false).await;
     let fake = start_fake(&fixture, Some(&orchestrator.url)).await;
-    let alice = Browser::login(fake.base_url(), "alice", "alice-demo-password").await;
+    let alice = Browser::alice(&fake).await;
     assert_eq!(alice.chat(CHAT_BODY).await.status(), 200);
     let received = &orchestrator.received()[0];
     assert_signed(received, "alice");
@@ -486,8 +430,6 @@ async fn a_token_the_app_cannot_obtain_is_left_out() {
 
     // An audience whose client does not exist is left out; the others travel.
     let app = AppConfig {
-        orchestrator_url: Some(orchestrator.url.clone()),
-        shared_secret: Some(SECRET.as_bytes().to_vec()),
         audiences: vec![
             fake_nextcloud::app::Audience {
                 name: "nextcloud".into(),
@@ -498,13 +440,10 @@ async fn a_token_the_app_cannot_obtain_is_left_out() {
                 client_id: "no-such-client".into(),
             },
         ],
-        ..AppConfig::default()
+        ..app_config(Some(&orchestrator.url))
     };
-    let fake =
-        FakeNextcloud::start_with_app(&demo_fixture(), fake_nextcloud::Config::default(), app)
-            .await
-            .unwrap();
-    let alice = Browser::login(fake.base_url(), "alice", "alice-demo-password").await;
+    let fake = start_fake_with_app(&demo_fixture(), app).await;
+    let alice = Browser::alice(&fake).await;
     assert_eq!(alice.chat(CHAT_BODY).await.status(), 200);
     let received = &orchestrator.received()[1];
     assert!(received.header("x-tamebi-token-nextcloud").is_some());
@@ -658,7 +597,7 @@ async fn mail_routes_take_only_a_token_minted_for_nextcloud() {
     assert_envelope(with_session, 401, refused).await;
     let with_password = http_client()
         .get(stack.url(path))
-        .basic_auth("alice", Some("alice-demo-password"))
+        .basic_auth("alice", Some(app_support::DEMO_ALICE_PASSWORD))
         .send()
         .await
         .unwrap();
@@ -718,7 +657,7 @@ async fn compose_stores_a_preview_and_sends_nothing() {
         stack.alice.request("GET", &path).send().await.unwrap().json().await.unwrap();
     assert_eq!(shown["preview"], preview["preview"]);
     assert_eq!(shown["status"], "pending");
-    let bob = Browser::login(stack.fake.base_url(), "bob", "bob-demo-password").await;
+    let bob = Browser::bob(&stack.fake).await;
     let not_bobs = bob.request("GET", &path).send().await.unwrap();
     assert_envelope(
         not_bobs,
@@ -785,7 +724,7 @@ async fn send_and_save_need_the_users_click_and_happen_once() {
     assert_envelope(response, 403, NEEDS_CLICK).await;
     let no_token = stack.alice.request_without_token("POST", &send_path).send().await.unwrap();
     assert_eq!(no_token.status(), 412);
-    let bob = Browser::login(stack.fake.base_url(), "bob", "bob-demo-password").await;
+    let bob = Browser::bob(&stack.fake).await;
     assert_eq!(bob.request("POST", &send_path).send().await.unwrap().status(), 404);
 
     // The click.
@@ -894,7 +833,7 @@ async fn an_mcp_app_is_served_under_its_own_policy_to_its_user_for_ten_minutes()
     // Under index.php too; another user and no session do not get it.
     let indexed = stack.alice.request_without_token("GET", &format!("/index.php{url}")).send();
     assert_eq!(indexed.await.unwrap().status(), 200);
-    let bob = Browser::login(stack.fake.base_url(), "bob", "bob-demo-password").await;
+    let bob = Browser::bob(&stack.fake).await;
     assert_eq!(bob.request_without_token("GET", &url).send().await.unwrap().status(), 404);
     let anonymous = http_client().get(stack.url(&url)).send().await.unwrap();
     assert_envelope(anonymous, 401, SESSION_ENDED).await;
@@ -977,11 +916,8 @@ async fn page_with_web_dir(
     web_dir: &std::path::Path,
 ) -> (FakeNextcloud, Browser, reqwest::Response) {
     let app = AppConfig { web_dir: web_dir.to_path_buf(), ..AppConfig::default() };
-    let fake =
-        FakeNextcloud::start_with_app(&demo_fixture(), fake_nextcloud::Config::default(), app)
-            .await
-            .unwrap();
-    let alice = Browser::login(fake.base_url(), "alice", "alice-demo-password").await;
+    let fake = start_fake_with_app(&demo_fixture(), app).await;
+    let alice = Browser::alice(&fake).await;
     let page = alice.request_without_token("GET", "/apps/tamebi/").send().await.unwrap();
     (fake, alice, page)
 }

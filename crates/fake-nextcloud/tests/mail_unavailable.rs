@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
 mod app_support;
+mod common;
 
 use app_support::{Browser, demo_fixture, http_client, start_fake};
 use serde_json::Value;
@@ -73,7 +74,7 @@ async fn every_mail_route_answers_mail_unavailable_while_mail_is_missing() {
         let (code, body) = answer(request.bearer_auth(&token).send().await.unwrap()).await;
         assert_eq!((code, body["error"]["code"].as_str()), (503, Some("mail_unavailable")));
     }
-    let alice = Browser::login(&base, "alice", "alice-demo-password").await;
+    let alice = Browser::alice(&fake).await;
     for (method, path) in [
         ("GET", "/apps/tamebi/api/mail/previews/x"),
         ("POST", "/apps/tamebi/api/mail/previews/x/send"),

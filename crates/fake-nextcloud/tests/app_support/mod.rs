@@ -1,14 +1,23 @@
-//! Helpers for the Tamebi app tests: the demo world started with the app
-//! configured, a browser that logs in through the form and keeps its
-//! cookies and request token, and a stand-in orchestrator that records what
-//! it receives and can hold its answer's last frame until released.
+//! Helpers for the Tamebi app tests: the one way they stand the app up
+//! ([`Stack`]: the demo world with the app pointed at a stand-in
+//! orchestrator, alice logged in; [`start_fake`] and [`start_fake_with_app`]
+//! for a test that needs another world or other settings), a browser that
+//! logs in through the form and keeps its cookies and request token, and a
+//! stand-in orchestrator that records what it receives and can hold its
+//! answer's last frame until released. A test root using it also declares
+//! `mod common;`, which it builds on.
 
 #![allow(dead_code)]
 
+pub use crate::common::{
+    DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, demo_fixture, http_client, start_fake_with_app,
+};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use fake_nextcloud::{AppConfig, Config, FakeNextcloud, Fixture};
+use fake_nextcloud::admin::TOKEN_HEADER;
+use fake_nextcloud::{AppConfig, FakeNextcloud, Fixture};
+use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,24 +28,84 @@ pub const SECRET: &str = "tamebi-test-secret-0123456789abcdefghijklm";
 pub const FIRST_FRAME: &str = "data: {\"type\":\"start\",\"messageId\":\"m1\"}\n\n";
 pub const LAST_FRAMES: &str = "data: {\"type\":\"finish\"}\n\ndata: [DONE]\n\n";
 
-pub fn demo_fixture() -> Fixture {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
-    Fixture::load(&path).expect("the demo fixture loads")
-}
-
-pub fn http_client() -> reqwest::Client {
-    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+/// The app's settings pointing at `orchestrator_url` under [`SECRET`].
+pub fn app_config(orchestrator_url: Option<&str>) -> AppConfig {
+    AppConfig {
+        orchestrator_url: orchestrator_url.map(str::to_string),
+        shared_secret: Some(SECRET.as_bytes().to_vec()),
+        ..AppConfig::default()
+    }
 }
 
 /// The fake with the app pointed at `orchestrator_url` under [`SECRET`].
 pub async fn start_fake(fixture: &Fixture, orchestrator_url: Option<&str>) -> FakeNextcloud {
-    let app = AppConfig {
-        orchestrator_url: orchestrator_url.map(str::to_string),
-        shared_secret: Some(SECRET.as_bytes().to_vec()),
-        ..AppConfig::default()
-    };
-    FakeNextcloud::start_with_app(fixture, Config::default(), app).await.expect("fake starts")
+    start_fake_with_app(fixture, app_config(orchestrator_url)).await
+}
+
+/// The demo world with the app pointed at a stand-in orchestrator, and alice
+/// logged in: where most app tests begin.
+pub struct Stack {
+    pub fake: FakeNextcloud,
+    pub orchestrator: StandIn,
+    pub alice: Browser,
+}
+
+impl Stack {
+    /// `gated`: the stand-in's chat answer waits for [`StandIn::release`].
+    pub async fn start(gated: bool) -> Stack {
+        let orchestrator = StandIn::start(gated).await;
+        let fake = start_fake(&demo_fixture(), Some(&orchestrator.url)).await;
+        let alice = Browser::alice(&fake).await;
+        Stack { fake, orchestrator, alice }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.fake.base_url())
+    }
+
+    /// An admin request (`/__fake/…`) that must succeed; its JSON answer.
+    pub async fn admin(&self, method: &str, path: &str, body: Value) -> Value {
+        let response = admin_send(&self.fake, method, path, body).await;
+        assert!(response.status().is_success(), "{method} {path}: {}", response.status());
+        response.json().await.unwrap()
+    }
+
+    pub async fn advance_clock(&self, seconds: i64) {
+        self.admin("POST", "/__fake/clock/advance", json!({ "seconds": seconds })).await;
+    }
+
+    pub async fn state(&self) -> Value {
+        self.admin("GET", "/__fake/state", Value::Null).await
+    }
+
+    /// A bearer minted for `audience` (what the token endpoint would issue).
+    pub fn token_for(&self, uid: &str, audience: &str) -> String {
+        self.fake.shared.mint_access_token(uid, audience)
+    }
+
+    pub async fn stop(self) {
+        self.fake.shutdown().await;
+        self.orchestrator.stop().await;
+    }
+}
+
+/// An admin request to `fake` with the admin token and `body` as JSON, sent.
+pub async fn admin_send(
+    fake: &FakeNextcloud,
+    method: &str,
+    path: &str,
+    body: Value,
+) -> reqwest::Response {
+    http_client()
+        .request(
+            reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+            format!("{}{path}", fake.base_url()),
+        )
+        .header(TOKEN_HEADER, fake.admin_token().unwrap())
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
 }
 
 /// A logged-in browser: its cookies and its session's request token.
@@ -51,25 +120,15 @@ impl Browser {
     /// Logs in through the form, then reads the request token from the page.
     pub async fn login(base: &str, uid: &str, password: &str) -> Browser {
         let http = http_client();
-        let form = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("user", uid)
-            .append_pair("password", password)
-            .finish();
         let response = http
             .post(format!("{base}/index.php/login"))
             .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form)
+            .body(crate::common::form(&[("user", uid), ("password", password)]))
             .send()
             .await
             .unwrap();
         assert_eq!(response.status(), 303, "login of {uid}");
-        let cookies = response
-            .headers()
-            .get_all("set-cookie")
-            .iter()
-            .map(|value| value.to_str().unwrap().split(';').next().unwrap().to_string())
-            .collect::<Vec<_>>()
-            .join("; ");
+        let cookies = crate::common::cookies(&response);
         let page = http
             .get(format!("{base}/apps/tamebi/"))
             .header("Cookie", &cookies)
@@ -85,6 +144,16 @@ impl Browser {
             .expect("the page carries the request token")
             .to_string();
         Browser { base: base.to_string(), cookies, request_token, http }
+    }
+
+    /// The demo fixture's alice, logged in to `fake`.
+    pub async fn alice(fake: &FakeNextcloud) -> Browser {
+        Browser::login(fake.base_url(), "alice", DEMO_ALICE_PASSWORD).await
+    }
+
+    /// The demo fixture's bob, logged in to `fake`.
+    pub async fn bob(fake: &FakeNextcloud) -> Browser {
+        Browser::login(fake.base_url(), "bob", DEMO_BOB_PASSWORD).await
     }
 
     /// A request with the session cookies and the request token.

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use fake_nextcloud::{Config, FakeNextcloud, Fixture};
+use fake_nextcloud::{AppConfig, Config, FakeNextcloud, Fixture};
 
 /// A small world most tests start from: alice and bob in group "staff",
 /// carol alone; alice shares "Shared" with bob (read + update + create).
@@ -180,10 +180,18 @@ pub async fn start(fixture: &str) -> Running {
 
 /// Starts a fake on loopback from a parsed fixture.
 pub async fn start_with(fixture: &Fixture) -> Running {
-    let fake = FakeNextcloud::start(fixture, Config::default()).await.expect("fake starts");
-    let http =
-        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    Running { fake, http }
+    Running { fake: start_fake_with_app(fixture, AppConfig::default()).await, http: http_client() }
+}
+
+/// How every test starts a fake: on loopback, `app` as the Tamebi app's
+/// settings (the default: no orchestrator, no secret).
+pub async fn start_fake_with_app(fixture: &Fixture, app: AppConfig) -> FakeNextcloud {
+    FakeNextcloud::start_with_app(fixture, Config::default(), app).await.expect("fake starts")
+}
+
+/// A client that does not follow redirects, so tests see each 30x.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
 
 /// The scenarios' demo fixture (`scenarios/fixtures/demo.toml`).
