@@ -24,9 +24,11 @@ pub mod webdav;
 pub use principals::{handle_principals, handle_root};
 
 use crate::Shared;
-use crate::dav::collection::{self, Collection, FixtureMember, Homes, Kind, Member, MemberData};
+use crate::dav::collection::{
+    self, Collection, FixtureCollection, FixtureMember, Homes, Kind, Member, MemberData,
+};
 use crate::dav::{DavError, DavRequest};
-use crate::fixture::Fixture;
+use crate::fixture::{CalendarFixture, Fixture};
 use crate::world::{User, World};
 use crate::xml::{self, Element};
 use axum::response::{IntoResponse, Response};
@@ -115,43 +117,59 @@ impl Homes<CalDav> {
         now: i64,
         problems: &mut Vec<String>,
     ) -> Calendars {
-        let mut calendars = Calendars::default();
-        for calendar_fixture in &fixture.calendars {
-            let (owner, uri) = (&calendar_fixture.owner, &calendar_fixture.uri);
-            let label = collection::fixture_label::<CalDav>(owner, uri);
-            let Some(calendar) =
-                calendars.seed(users, owner, uri, SCHEDULING_COLLECTIONS, problems)
-            else {
-                continue;
-            };
-            let mut components = Vec::new();
-            for name in &calendar_fixture.components {
-                match ComponentKind::parse(name) {
-                    Some(kind) if !components.contains(&kind) => components.push(kind),
-                    Some(_) => {}
-                    None => problems.push(format!(
-                        "{label}: unknown component {name:?} (VEVENT, VTODO or VJOURNAL)"
-                    )),
-                }
-            }
-            calendar.display_name = calendar_fixture.display_name.clone();
-            calendar.extra.color = calendar_fixture.color.clone();
-            if !components.is_empty() {
-                calendar.extra.components = components;
-            }
-            let events = calendar_fixture.events.iter().map(|event| FixtureMember {
-                uri: event.uri.as_ref(),
-                inline: event.ics.as_ref(),
-                source: event.source.as_ref(),
-            });
-            calendar.seed_members(fixture, &label, events, now, problems);
-        }
+        let mut calendars = Calendars::seed_fixture(
+            fixture,
+            &fixture.calendars,
+            users,
+            SCHEDULING_COLLECTIONS,
+            now,
+            problems,
+        );
         calendars.ensure_first_login(users, DEFAULT_CALENDAR_URI, |calendar| {
             calendar.display_name = Some(DEFAULT_CALENDAR_NAME.to_string());
             calendar.extra.color = Some(DEFAULT_CALENDAR_COLOR.to_string());
             calendar.extra.components = FIRST_LOGIN_COMPONENTS.to_vec();
         });
         calendars
+    }
+}
+
+impl FixtureCollection<CalDav> for CalendarFixture {
+    fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    fn members(&self) -> Vec<FixtureMember<'_>> {
+        let events = self.events.iter();
+        events
+            .map(|event| FixtureMember {
+                uri: event.uri.as_ref(),
+                inline: event.ics.as_ref(),
+                source: event.source.as_ref(),
+            })
+            .collect()
+    }
+
+    fn configure(&self, calendar: &mut Calendar, label: &str, problems: &mut Vec<String>) {
+        let mut components = Vec::new();
+        for name in &self.components {
+            match ComponentKind::parse(name) {
+                Some(kind) if !components.contains(&kind) => components.push(kind),
+                Some(_) => {}
+                None => problems.push(format!(
+                    "{label}: unknown component {name:?} (VEVENT, VTODO or VJOURNAL)"
+                )),
+            }
+        }
+        calendar.display_name = self.display_name.clone();
+        calendar.extra.color = self.color.clone();
+        if !components.is_empty() {
+            calendar.extra.components = components;
+        }
     }
 }
 
@@ -270,6 +288,13 @@ pub(crate) fn common_properties(
     set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
     set.href(xml::DAV, "owner", &principal_href(&caller.user.uid));
     set.xml(xml::DAV, "current-user-privilege-set", OWNER_PRIVILEGES);
+    principal_collections(set, reports);
+}
+
+/// `principal-collection-set` and `supported-report-set` (the principal
+/// REPORTs, then `reports`): how sabre ends the properties of a principal
+/// and of every node a caller owns.
+pub(crate) fn principal_collections(set: &mut PropertySet, reports: &[(&str, &str)]) {
     set.xml(
         xml::DAV,
         "principal-collection-set",

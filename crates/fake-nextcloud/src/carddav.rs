@@ -16,9 +16,11 @@ pub mod vcard;
 use crate::Shared;
 use crate::caldav::webdav::{PropertySet, PropertyUpdate};
 use crate::caldav::{Caller, common_properties, options};
-use crate::dav::collection::{self, Collection, FixtureMember, Homes, Kind, Member, MemberData};
+use crate::dav::collection::{
+    self, Collection, FixtureCollection, FixtureMember, Homes, Kind, Member, MemberData,
+};
 use crate::dav::{DavError, DavRequest};
-use crate::fixture::Fixture;
+use crate::fixture::{AddressBookFixture, Fixture};
 use crate::world::{User, World};
 use crate::xml;
 use axum::response::Response;
@@ -67,25 +69,37 @@ impl Homes<CardDav> {
         now: i64,
         problems: &mut Vec<String>,
     ) -> AddressBooks {
-        let mut books = AddressBooks::default();
-        for book_fixture in &fixture.addressbooks {
-            let (owner, uri) = (&book_fixture.owner, &book_fixture.uri);
-            let label = collection::fixture_label::<CardDav>(owner, uri);
-            let Some(book) = books.seed(users, owner, uri, &[], problems) else {
-                continue;
-            };
-            book.display_name = book_fixture.display_name.clone();
-            let cards = book_fixture.cards.iter().map(|card| FixtureMember {
-                uri: card.uri.as_ref(),
-                inline: card.vcf.as_ref(),
-                source: card.source.as_ref(),
-            });
-            book.seed_members(fixture, &label, cards, now, problems);
-        }
+        let mut books =
+            AddressBooks::seed_fixture(fixture, &fixture.addressbooks, users, &[], now, problems);
         books.ensure_first_login(users, DEFAULT_ADDRESS_BOOK_URI, |book| {
             book.display_name = Some(DEFAULT_ADDRESS_BOOK_NAME.to_string());
         });
         books
+    }
+}
+
+impl FixtureCollection<CardDav> for AddressBookFixture {
+    fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    fn members(&self) -> Vec<FixtureMember<'_>> {
+        let cards = self.cards.iter();
+        cards
+            .map(|card| FixtureMember {
+                uri: card.uri.as_ref(),
+                inline: card.vcf.as_ref(),
+                source: card.source.as_ref(),
+            })
+            .collect()
+    }
+
+    fn configure(&self, book: &mut AddressBook, _label: &str, _problems: &mut Vec<String>) {
+        book.display_name = self.display_name.clone();
     }
 }
 

@@ -797,12 +797,20 @@ fn raw_value(line: &str) -> &str {
 
 /// The values of a parameter on a property (all parts), as text.
 pub fn parameter_values(entry: &ICalendarEntry, name: &str) -> Option<Vec<String>> {
-    let values: Vec<String> = entry
-        .params
-        .iter()
-        .filter(|param| param.name.as_str().eq_ignore_ascii_case(name))
-        .map(parameter_text)
-        .collect();
+    values_named(&entry.params, name, |param| param.name.as_str(), parameter_text)
+}
+
+/// The text of each of `params` named `name` (case-insensitive), or `None`
+/// where none is: how a param-filter reads a parameter, in iCalendar and
+/// vCard alike.
+pub fn values_named<P>(
+    params: &[P],
+    name: &str,
+    name_of: impl Fn(&P) -> &str,
+    text: impl Fn(&P) -> String,
+) -> Option<Vec<String>> {
+    let values: Vec<String> =
+        params.iter().filter(|param| name_of(param).eq_ignore_ascii_case(name)).map(text).collect();
     if values.is_empty() { None } else { Some(values) }
 }
 

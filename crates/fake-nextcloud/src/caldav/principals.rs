@@ -9,7 +9,10 @@
 
 use super::CalDav;
 use super::webdav::{self, PropertyRequest, PropertySet};
-use super::{Caller, OWNER_PRIVILEGES, PRINCIPAL_REPORTS, principal_href, supported_reports};
+use super::{
+    Caller, OWNER_PRIVILEGES, PRINCIPAL_REPORTS, principal_collections, principal_href,
+    supported_reports,
+};
 use crate::Shared;
 use crate::carddav::CardDav;
 use crate::dav::collection;
@@ -67,12 +70,7 @@ fn collection_properties(caller: &Caller<'_>) -> PropertySet {
     let mut set = PropertySet::new();
     set.xml(xml::DAV, "resourcetype", "<d:collection/>");
     set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
-    set.xml(
-        xml::DAV,
-        "principal-collection-set",
-        "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
-    );
-    set.xml(xml::DAV, "supported-report-set", supported_reports(PRINCIPAL_REPORTS));
+    principal_collections(&mut set, &[]);
     set
 }
 
@@ -145,12 +143,7 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
         "current-user-privilege-set",
         if caller.user.uid == uid { OWNER_PRIVILEGES } else { READ_PRIVILEGES },
     );
-    set.xml(
-        xml::DAV,
-        "principal-collection-set",
-        "<d:href>/remote.php/dav/principals/users/</d:href><d:href>/remote.php/dav/principals/groups/</d:href>",
-    );
-    set.xml(xml::DAV, "supported-report-set", supported_reports(PRINCIPAL_REPORTS));
+    principal_collections(&mut set, &[]);
     set
 }
 

@@ -149,11 +149,7 @@ fn calendar_query(
             }
         }
     }
-    let mut response = webdav::multistatus(&responses, None);
-    response
-        .headers_mut()
-        .insert(http::header::VARY, http::HeaderValue::from_static("Brief,Prefer"));
-    Ok(response)
+    Ok(webdav::varying_multistatus(&responses))
 }
 
 fn calendar_multiget(
@@ -166,11 +162,7 @@ fn calendar_multiget(
     let responses = collection::multiget::<CalDav>(world, caller, root, |object, href| {
         object_response(caller, object, href, &properties, expand)
     });
-    let mut response = webdav::multistatus(&responses, None);
-    response
-        .headers_mut()
-        .insert(http::header::VARY, http::HeaderValue::from_static("Brief,Prefer"));
-    Ok(response)
+    Ok(webdav::varying_multistatus(&responses))
 }
 
 fn sync_collection(

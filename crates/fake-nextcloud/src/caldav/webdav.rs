@@ -247,6 +247,16 @@ pub fn multistatus(responses: &[String], sync_token: Option<&str>) -> Response {
     crate::dav::multistatus(multistatus_body(responses, sync_token))
 }
 
+/// A 207 with `Vary: Brief,Prefer`: sabre's answer to a query or multiget
+/// REPORT, whose entries those headers shape.
+pub fn varying_multistatus(responses: &[String]) -> Response {
+    let mut response = multistatus(responses, None);
+    response
+        .headers_mut()
+        .insert(http::header::VARY, http::HeaderValue::from_static("Brief,Prefer"));
+    response
+}
+
 /// Whether the client asked for `Prefer: return=minimal` (or `Brief: t`),
 /// which drops 404 propstats.
 pub fn prefers_minimal(request: &crate::dav::DavRequest) -> bool {

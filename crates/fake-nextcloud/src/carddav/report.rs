@@ -302,11 +302,7 @@ fn address_book_query(
             break;
         }
     }
-    let mut response = webdav::multistatus(&responses, None);
-    response
-        .headers_mut()
-        .insert(http::header::VARY, http::HeaderValue::from_static("Brief,Prefer"));
-    Ok(response)
+    Ok(webdav::varying_multistatus(&responses))
 }
 
 fn multiget(world: &World, caller: &Caller<'_>, root: &Element) -> Result<Response, DavError> {

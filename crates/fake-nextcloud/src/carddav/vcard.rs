@@ -183,13 +183,12 @@ pub fn entries_named<'a>(
 
 /// The values of a parameter on a property (all parts), as text.
 pub fn parameter_values(entry: &VCardEntry, name: &str) -> Option<Vec<String>> {
-    let values: Vec<String> = entry
-        .params
-        .iter()
-        .filter(|param| param.name.as_str().eq_ignore_ascii_case(name))
-        .map(parameter_text)
-        .collect();
-    if values.is_empty() { None } else { Some(values) }
+    crate::caldav::ical::values_named(
+        &entry.params,
+        name,
+        |param| param.name.as_str(),
+        parameter_text,
+    )
 }
 
 fn parameter_text(param: &VCardParameter) -> String {

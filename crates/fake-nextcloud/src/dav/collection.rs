@@ -284,7 +284,45 @@ impl<K: Kind> Collection<K> {
     }
 }
 
+/// A fixture's collection entry (a calendar, an address book), as the
+/// shared seeding reads it; each kind implements it for its fixture type.
+pub trait FixtureCollection<K: Kind> {
+    fn owner(&self) -> &str;
+    fn uri(&self) -> &str;
+    /// The entry's members, in fixture order.
+    fn members(&self) -> Vec<FixtureMember<'_>>;
+    /// Sets what the entry says of the collection itself, recording each
+    /// problem under `label`; runs before the members are seeded, so the
+    /// collection's problems come first.
+    fn configure(&self, collection: &mut Collection<K>, label: &str, problems: &mut Vec<String>);
+}
+
 impl<K: Kind> Homes<K> {
+    /// Every user's collections as the fixture's `entries` give them,
+    /// recording each collection or member that cannot be added and why;
+    /// `reserved` are names a home holds that are not collections.
+    pub fn seed_fixture<F: FixtureCollection<K>>(
+        fixture: &Fixture,
+        entries: &[F],
+        users: &BTreeMap<String, User>,
+        reserved: &[&str],
+        now: i64,
+        problems: &mut Vec<String>,
+    ) -> Homes<K> {
+        let mut homes = Homes::default();
+        for entry in entries {
+            let label = fixture_label::<K>(entry.owner(), entry.uri());
+            let Some(collection) =
+                homes.seed(users, entry.owner(), entry.uri(), reserved, problems)
+            else {
+                continue;
+            };
+            entry.configure(collection, &label, problems);
+            collection.seed_members(fixture, &label, entry.members(), now, problems);
+        }
+        homes
+    }
+
     /// Gives every user without a collection of this kind the one Nextcloud
     /// creates on first login.
     pub fn ensure_first_login(
