@@ -9,25 +9,9 @@ mod common;
 use common::{Running, json_of, start};
 use serde_json::{Value, json};
 
-const DECK: &str = r##"
-[server]
-overwritehost = "self"
-
-[[users]]
-uid = "alice"
-display_name = "Alice Martin"
-password = "alice-pw"
-app_passwords = ["alice-app-password"]
-
-[[users]]
-uid = "bob"
-display_name = "Bob Stone"
-password = "bob-pw"
-
-[[users]]
-uid = "carol"
-password = "carol-pw"
-
+const DECK: &str = concat!(
+    common::small_people!(),
+    r##"
 [[deck_boards]]
 owner = "alice"
 title = "Apollo"
@@ -56,7 +40,8 @@ title = "Done"
 
 [[deck_boards.stacks.cards]]
 title = "Kick-off"
-"##;
+"##
+);
 
 const API: &str = "/index.php/apps/deck/api/v1.0";
 

@@ -12,25 +12,9 @@ use dav_support::{DavResponse, multistatus, name_like, search_body};
 use reqwest::StatusCode;
 
 /// SMALL plus a favorite, more types and sizes, and dated files.
-const WORLD: &str = r##"
-[server]
-overwritehost = "self"
-
-[[users]]
-uid = "alice"
-display_name = "Alice Martin"
-password = "alice-pw"
-groups = ["staff"]
-
-[[users]]
-uid = "bob"
-password = "bob-pw"
-groups = ["staff"]
-
-[[users]]
-uid = "carol"
-password = "carol-pw"
-
+const WORLD: &str = concat!(
+    common::small_people!(),
+    r##"
 [[files]]
 owner = "alice"
 path = "Documents/notes.md"
@@ -73,7 +57,8 @@ owner = "alice"
 path = "Shared"
 share_with = "bob"
 permissions = 1
-"##;
+"##
+);
 
 async fn search(running: &Running, uid: &str, body: &str) -> reqwest::Response {
     running
@@ -412,18 +397,9 @@ async fn search_requires_authentication() {
 
 /// Alice's drive for the many-ids test: bob shares "Team" with her (mounted
 /// as "From Bob") and keeps "Private" to himself.
-const MANY_IDS: &str = r##"
-[server]
-overwritehost = "self"
-
-[[users]]
-uid = "alice"
-password = "alice-pw"
-
-[[users]]
-uid = "bob"
-password = "bob-pw"
-
+const MANY_IDS: &str = concat!(
+    common::small_people!(),
+    r##"
 [[files]]
 owner = "bob"
 path = "Team/budget.md"
@@ -445,7 +421,8 @@ path = "Team"
 share_with = "alice"
 permissions = 1
 target = "From Bob"
-"##;
+"##
+);
 
 fn fileid_or(ids: &[u64]) -> String {
     let arguments: String = ids

@@ -5,9 +5,12 @@
 
 use fake_nextcloud::{AppConfig, Config, FakeNextcloud, Fixture};
 
-/// A small world most tests start from: alice and bob in group "staff",
-/// carol alone; alice shares "Shared" with bob (read + update + create).
-pub const SMALL: &str = r##"
+/// `[server]` and the people of [`SMALL`]: alice and bob in group "staff",
+/// carol alone. A macro so that a test's own world can be written as
+/// `concat!(small_people!(), "…its files…")` and keep the same people.
+macro_rules! small_people {
+    () => {
+        r##"
 [server]
 overwritehost = "self"
 
@@ -29,7 +32,17 @@ groups = ["staff"]
 [[users]]
 uid = "carol"
 password = "carol-pw"
+"##
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use small_people;
 
+/// A small world most tests start from: [`small_people`]; alice shares
+/// "Shared" with bob (read + update + create).
+pub const SMALL: &str = concat!(
+    small_people!(),
+    r##"
 [[files]]
 owner = "alice"
 path = "Documents/notes.md"
@@ -57,7 +70,8 @@ owner = "alice"
 path = "Shared"
 share_with = "bob"
 permissions = 7
-"##;
+"##
+);
 
 pub struct Running {
     pub fake: FakeNextcloud,
