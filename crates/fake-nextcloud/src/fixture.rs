@@ -10,123 +10,82 @@ use std::path::{Path, PathBuf};
 
 /// A whole fixture file.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+// Every section may be left out.
+#[serde(default, deny_unknown_fields)]
 pub struct Fixture {
-    #[serde(default)]
     pub server: ServerFixture,
-    #[serde(default)]
     pub user_oidc: UserOidcFixture,
-    #[serde(default)]
     pub users: Vec<UserFixture>,
-    #[serde(default)]
     pub groups: Vec<GroupFixture>,
-    #[serde(default)]
     pub oidc_clients: Vec<OidcClientFixture>,
-    #[serde(default)]
     pub folders: Vec<FolderFixture>,
-    #[serde(default)]
     pub files: Vec<FileFixture>,
-    #[serde(default)]
     pub shares: Vec<ShareFixture>,
-    #[serde(default)]
     pub calendars: Vec<CalendarFixture>,
-    #[serde(default)]
     pub addressbooks: Vec<AddressBookFixture>,
-    #[serde(default)]
     pub deck_boards: Vec<DeckBoardFixture>,
-    #[serde(default)]
     pub mail_accounts: Vec<MailAccountFixture>,
-    #[serde(default)]
     pub webhooks: WebhooksFixture,
-    #[serde(default)]
     pub faults: crate::faults::Faults,
     /// The directory `source` paths are relative to; set by [`Fixture::load`].
     #[serde(skip)]
     pub base_dir: PathBuf,
 }
 
-/// Nextcloud's `config.php` switches that the fake honours.
+/// Nextcloud's `config.php` switches that the fake honours; a switch left
+/// out of the fixture keeps its [`Default`].
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct ServerFixture {
     /// `overwritehost` (with `overwriteprotocol`): when set, every absolute
     /// URL and the OIDC issuer use it; when unset they follow the request's
     /// Host header, which is how the issuer mismatch happens.
-    #[serde(default)]
     pub overwritehost: Option<String>,
-    #[serde(default = "default_protocol")]
     pub overwriteprotocol: String,
     /// When `overwritehost` is "self", the fake uses its own listen address.
-    #[serde(default = "default_instance_id")]
     pub instance_id: String,
-    #[serde(default = "default_version")]
     pub version: String,
     /// JWT secret of the OnlyOffice-style converter; `None` = no secret.
-    #[serde(default)]
     pub converter_secret: Option<String>,
     /// Lifetime of access tokens in seconds (the oidc app's `expire_time`).
-    #[serde(default = "default_token_lifetime")]
     pub token_lifetime_seconds: i64,
-}
-
-fn default_protocol() -> String {
-    "http".to_string()
-}
-fn default_instance_id() -> String {
-    "ocfake0001".to_string()
-}
-fn default_version() -> String {
-    "31.0.5.1".to_string()
-}
-fn default_token_lifetime() -> i64 {
-    900
 }
 
 impl Default for ServerFixture {
     fn default() -> Self {
         ServerFixture {
             overwritehost: None,
-            overwriteprotocol: default_protocol(),
-            instance_id: default_instance_id(),
-            version: default_version(),
+            overwriteprotocol: "http".to_string(),
+            instance_id: "ocfake0001".to_string(),
+            version: "31.0.5.1".to_string(),
             converter_secret: None,
-            token_lifetime_seconds: default_token_lifetime(),
+            token_lifetime_seconds: 900,
         }
     }
 }
 
-/// The user_oidc app's bearer validation settings.
+/// The user_oidc app's bearer validation settings; a setting left out of
+/// the fixture keeps its [`Default`].
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct UserOidcFixture {
     /// The client id user_oidc's provider is registered with; a token's
     /// `aud` must contain it when `audience_check` is on.
-    #[serde(default = "default_provider_client_id")]
     pub provider_client_id: String,
     /// `selfencoded_bearer_validation_audience_check`.
-    #[serde(default = "default_true")]
     pub audience_check: bool,
     /// `oidc_provider_bearer_validation`: look the token up in the oidc
     /// app's own store instead of checking iss/aud.
-    #[serde(default)]
     pub oidc_provider_bearer_validation: bool,
     /// The URL user_oidc fetches discovery from (Nextcloud's internal URL).
     /// `None` = the fake's own listen address.
-    #[serde(default)]
     pub discovery_url: Option<String>,
-}
-
-fn default_provider_client_id() -> String {
-    "nextcloud".to_string()
-}
-fn default_true() -> bool {
-    true
 }
 
 impl Default for UserOidcFixture {
     fn default() -> Self {
         UserOidcFixture {
-            provider_client_id: default_provider_client_id(),
+            provider_client_id: "nextcloud".to_string(),
             audience_check: true,
             oidc_provider_bearer_validation: false,
             discovery_url: None,
@@ -138,20 +97,15 @@ impl Default for UserOidcFixture {
 #[serde(deny_unknown_fields)]
 pub struct UserFixture {
     pub uid: String,
-    #[serde(default)]
     pub display_name: Option<String>,
     pub password: String,
     #[serde(default)]
     pub app_passwords: Vec<String>,
-    #[serde(default)]
     pub email: Option<String>,
     #[serde(default)]
     pub groups: Vec<String>,
-    #[serde(default)]
     pub language: Option<String>,
-    #[serde(default)]
     pub timezone: Option<String>,
-    #[serde(default)]
     pub quota_bytes: Option<i64>,
 }
 
@@ -159,7 +113,6 @@ pub struct UserFixture {
 #[serde(deny_unknown_fields)]
 pub struct GroupFixture {
     pub gid: String,
-    #[serde(default)]
     pub display_name: Option<String>,
 }
 
@@ -169,12 +122,10 @@ pub struct GroupFixture {
 pub struct OidcClientFixture {
     pub client_id: String,
     pub client_secret: String,
-    #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
     pub redirect_uris: Vec<String>,
     /// `--resource_url`: becomes the access token's `aud`.
-    #[serde(default)]
     pub resource_url: Option<String>,
     /// `--token_type`: "jwt" (RFC 9068) or "opaque".
     #[serde(default = "default_token_type")]
@@ -190,7 +141,6 @@ fn default_token_type() -> String {
 pub struct FolderFixture {
     pub owner: String,
     pub path: String,
-    #[serde(default)]
     pub mtime: Option<String>,
 }
 
@@ -200,15 +150,11 @@ pub struct FileFixture {
     pub owner: String,
     /// Path inside the owner's files, e.g. `Documents/notes.md`.
     pub path: String,
-    #[serde(default)]
     pub content: Option<String>,
     /// A file to read, relative to the fixture file.
-    #[serde(default)]
     pub source: Option<String>,
     /// RFC 3339; default: the fake's start time.
-    #[serde(default)]
     pub mtime: Option<String>,
-    #[serde(default)]
     pub mime: Option<String>,
     #[serde(default)]
     pub favorite: bool,
@@ -220,16 +166,13 @@ pub struct ShareFixture {
     pub owner: String,
     pub path: String,
     /// A uid (user share) ...
-    #[serde(default)]
     pub share_with: Option<String>,
     /// ... or a gid (group share).
-    #[serde(default)]
     pub share_with_group: Option<String>,
     /// OCS permission bits: 1 read, 2 update, 4 create, 8 delete, 16 share.
     #[serde(default = "default_permissions")]
     pub permissions: u8,
     /// Mount path in the recipient's files; default: the node's name at root.
-    #[serde(default)]
     pub target: Option<String>,
 }
 
@@ -242,9 +185,7 @@ fn default_permissions() -> u8 {
 pub struct CalendarFixture {
     pub owner: String,
     pub uri: String,
-    #[serde(default)]
     pub display_name: Option<String>,
-    #[serde(default)]
     pub color: Option<String>,
     /// Component set: VEVENT, VTODO ...; default both.
     #[serde(default)]
@@ -258,11 +199,8 @@ pub struct CalendarFixture {
 #[serde(deny_unknown_fields)]
 pub struct CalendarObjectFixture {
     /// Resource name; default: the UID plus `.ics`.
-    #[serde(default)]
     pub uri: Option<String>,
-    #[serde(default)]
     pub ics: Option<String>,
-    #[serde(default)]
     pub source: Option<String>,
 }
 
@@ -271,7 +209,6 @@ pub struct CalendarObjectFixture {
 pub struct AddressBookFixture {
     pub owner: String,
     pub uri: String,
-    #[serde(default)]
     pub display_name: Option<String>,
     #[serde(default)]
     pub cards: Vec<CardFixture>,
@@ -280,11 +217,8 @@ pub struct AddressBookFixture {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CardFixture {
-    #[serde(default)]
     pub uri: Option<String>,
-    #[serde(default)]
     pub vcf: Option<String>,
-    #[serde(default)]
     pub source: Option<String>,
 }
 
@@ -293,7 +227,6 @@ pub struct CardFixture {
 pub struct DeckBoardFixture {
     pub owner: String,
     pub title: String,
-    #[serde(default)]
     pub color: Option<String>,
     /// uids the board is shared with (edit permission).
     #[serde(default)]
@@ -311,7 +244,6 @@ pub struct DeckBoardFixture {
 #[serde(deny_unknown_fields)]
 pub struct DeckLabelFixture {
     pub title: String,
-    #[serde(default)]
     pub color: Option<String>,
 }
 
@@ -327,10 +259,8 @@ pub struct DeckStackFixture {
 #[serde(deny_unknown_fields)]
 pub struct DeckCardFixture {
     pub title: String,
-    #[serde(default)]
     pub description: Option<String>,
     /// RFC 3339.
-    #[serde(default)]
     pub duedate: Option<String>,
     #[serde(default)]
     pub labels: Vec<String>,
@@ -343,7 +273,6 @@ pub struct DeckCardFixture {
 pub struct MailAccountFixture {
     pub owner: String,
     pub email: String,
-    #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
     pub messages: Vec<MailMessageFixture>,
@@ -371,25 +300,23 @@ fn default_mailbox() -> String {
     "INBOX".to_string()
 }
 
-/// How file events reach registered webhooks.
+/// How file events reach registered webhooks; a key left out keeps its
+/// [`Default`].
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct WebhooksFixture {
     /// "immediate": a background task delivers as events happen;
     /// "on_demand": events wait until the admin endpoint flushes them.
-    #[serde(default = "default_delivery")]
     pub delivery: crate::webhooks::Delivery,
-    #[serde(default)]
     pub registrations: Vec<WebhookRegistrationFixture>,
-}
-
-fn default_delivery() -> crate::webhooks::Delivery {
-    crate::webhooks::Delivery::Immediate
 }
 
 impl Default for WebhooksFixture {
     fn default() -> Self {
-        WebhooksFixture { delivery: default_delivery(), registrations: Vec::new() }
+        WebhooksFixture {
+            delivery: crate::webhooks::Delivery::Immediate,
+            registrations: Vec::new(),
+        }
     }
 }
 
@@ -400,9 +327,7 @@ pub struct WebhookRegistrationFixture {
     pub uri: String,
     #[serde(default = "default_http_method")]
     pub http_method: String,
-    #[serde(default)]
     pub auth_header_name: Option<String>,
-    #[serde(default)]
     pub auth_header_value: Option<String>,
 }
 
