@@ -25,7 +25,8 @@ pub use principals::{handle_principals, handle_root};
 
 use crate::Shared;
 use crate::dav::collection::{
-    self, Collection, FixtureCollection, FixtureMember, Homes, Kind, Member, MemberData,
+    self, Collection, FixtureCollection, FixtureEntry, FixtureMember, Homes, Kind, Member,
+    MemberData,
 };
 use crate::dav::{DavError, DavRequest};
 use crate::fixture::{CalendarFixture, Fixture};
@@ -135,23 +136,14 @@ impl Homes<CalDav> {
 }
 
 impl FixtureCollection<CalDav> for CalendarFixture {
-    fn owner(&self) -> &str {
-        &self.owner
-    }
-
-    fn uri(&self) -> &str {
-        &self.uri
-    }
-
-    fn members(&self) -> Vec<FixtureMember<'_>> {
+    fn entry(&self) -> FixtureEntry<'_> {
         let events = self.events.iter();
-        events
-            .map(|event| FixtureMember {
-                uri: event.uri.as_ref(),
-                inline: event.ics.as_ref(),
-                source: event.source.as_ref(),
-            })
-            .collect()
+        FixtureEntry {
+            owner: &self.owner,
+            uri: &self.uri,
+            display_name: &self.display_name,
+            members: events.map(|e| FixtureMember::new(&e.uri, &e.ics, &e.source)).collect(),
+        }
     }
 
     fn configure(&self, calendar: &mut Calendar, label: &str, problems: &mut Vec<String>) {
@@ -165,7 +157,6 @@ impl FixtureCollection<CalDav> for CalendarFixture {
                 )),
             }
         }
-        calendar.display_name = self.display_name.clone();
         calendar.extra.color = self.color.clone();
         if !components.is_empty() {
             calendar.extra.components = components;

@@ -17,7 +17,8 @@ use crate::Shared;
 use crate::caldav::webdav::{PropertySet, PropertyUpdate};
 use crate::caldav::{Caller, common_properties, options};
 use crate::dav::collection::{
-    self, Collection, FixtureCollection, FixtureMember, Homes, Kind, Member, MemberData,
+    self, Collection, FixtureCollection, FixtureEntry, FixtureMember, Homes, Kind, Member,
+    MemberData,
 };
 use crate::dav::{DavError, DavRequest};
 use crate::fixture::{AddressBookFixture, Fixture};
@@ -79,27 +80,14 @@ impl Homes<CardDav> {
 }
 
 impl FixtureCollection<CardDav> for AddressBookFixture {
-    fn owner(&self) -> &str {
-        &self.owner
-    }
-
-    fn uri(&self) -> &str {
-        &self.uri
-    }
-
-    fn members(&self) -> Vec<FixtureMember<'_>> {
+    fn entry(&self) -> FixtureEntry<'_> {
         let cards = self.cards.iter();
-        cards
-            .map(|card| FixtureMember {
-                uri: card.uri.as_ref(),
-                inline: card.vcf.as_ref(),
-                source: card.source.as_ref(),
-            })
-            .collect()
-    }
-
-    fn configure(&self, book: &mut AddressBook, _label: &str, _problems: &mut Vec<String>) {
-        book.display_name = self.display_name.clone();
+        FixtureEntry {
+            owner: &self.owner,
+            uri: &self.uri,
+            display_name: &self.display_name,
+            members: cards.map(|c| FixtureMember::new(&c.uri, &c.vcf, &c.source)).collect(),
+        }
     }
 }
 

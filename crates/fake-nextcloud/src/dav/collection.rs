@@ -285,16 +285,38 @@ impl<K: Kind> Collection<K> {
 }
 
 /// A fixture's collection entry (a calendar, an address book), as the
-/// shared seeding reads it; each kind implements it for its fixture type.
+/// shared seeding reads it.
+pub struct FixtureEntry<'a> {
+    pub owner: &'a str,
+    pub uri: &'a str,
+    pub display_name: &'a Option<String>,
+    /// In fixture order.
+    pub members: Vec<FixtureMember<'a>>,
+}
+
+impl<'a> FixtureMember<'a> {
+    pub fn new(
+        uri: &'a Option<String>,
+        inline: &'a Option<String>,
+        source: &'a Option<String>,
+    ) -> FixtureMember<'a> {
+        FixtureMember { uri: uri.as_ref(), inline: inline.as_ref(), source: source.as_ref() }
+    }
+}
+
+/// A kind's fixture entry type; each kind implements it for its own.
 pub trait FixtureCollection<K: Kind> {
-    fn owner(&self) -> &str;
-    fn uri(&self) -> &str;
-    /// The entry's members, in fixture order.
-    fn members(&self) -> Vec<FixtureMember<'_>>;
-    /// Sets what the entry says of the collection itself, recording each
-    /// problem under `label`; runs before the members are seeded, so the
-    /// collection's problems come first.
-    fn configure(&self, collection: &mut Collection<K>, label: &str, problems: &mut Vec<String>);
+    fn entry(&self) -> FixtureEntry<'_>;
+    /// Sets what the entry says of the collection beyond its display name,
+    /// recording each problem under `label`; runs before the members are
+    /// seeded, so the collection's problems come first.
+    fn configure(
+        &self,
+        _collection: &mut Collection<K>,
+        _label: &str,
+        _problems: &mut Vec<String>,
+    ) {
+    }
 }
 
 impl<K: Kind> Homes<K> {
@@ -310,15 +332,16 @@ impl<K: Kind> Homes<K> {
         problems: &mut Vec<String>,
     ) -> Homes<K> {
         let mut homes = Homes::default();
-        for entry in entries {
-            let label = fixture_label::<K>(entry.owner(), entry.uri());
-            let Some(collection) =
-                homes.seed(users, entry.owner(), entry.uri(), reserved, problems)
+        for item in entries {
+            let entry = item.entry();
+            let label = fixture_label::<K>(entry.owner, entry.uri);
+            let Some(collection) = homes.seed(users, entry.owner, entry.uri, reserved, problems)
             else {
                 continue;
             };
-            entry.configure(collection, &label, problems);
-            collection.seed_members(fixture, &label, entry.members(), now, problems);
+            collection.display_name = entry.display_name.clone();
+            item.configure(collection, &label, problems);
+            collection.seed_members(fixture, &label, entry.members, now, problems);
         }
         homes
     }
