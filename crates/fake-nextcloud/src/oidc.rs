@@ -449,13 +449,8 @@ async fn token(
         "iat": now,
         "auth_time": now,
         "azp": client.client_id,
-        "preferred_username": user.uid,
-        "name": user.display_name,
     });
-    if let Some(email) = &user.email {
-        id_claims["email"] = json!(email);
-        id_claims["email_verified"] = json!(true);
-    }
+    add_profile(&mut id_claims, &user);
     if let Some(nonce) = &code.nonce {
         id_claims["nonce"] = json!(nonce);
     }
@@ -490,17 +485,20 @@ async fn userinfo(State(shared): State<AppState>, headers: HeaderMap) -> Respons
         )
             .into_response();
     };
-    let mut body = json!({
-        "sub": user.uid,
-        "preferred_username": user.uid,
-        "name": user.display_name,
-        "groups": user.groups,
-    });
-    if let Some(email) = &user.email {
-        body["email"] = json!(email);
-        body["email_verified"] = json!(true);
-    }
+    let mut body = json!({ "sub": user.uid, "groups": user.groups });
+    add_profile(&mut body, user);
     axum::Json(body).into_response()
+}
+
+/// The profile claims the ID token and userinfo both carry: the user's
+/// name and, when they have one, their (verified) email.
+fn add_profile(claims: &mut serde_json::Value, user: &crate::world::User) {
+    claims["preferred_username"] = json!(user.uid);
+    claims["name"] = json!(user.display_name);
+    if let Some(email) = &user.email {
+        claims["email"] = json!(email);
+        claims["email_verified"] = json!(true);
+    }
 }
 
 #[derive(Debug, Deserialize)]

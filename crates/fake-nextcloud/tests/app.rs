@@ -63,15 +63,7 @@ fn assert_signed(received: &app_support::Received, uid: &str) {
 
 /// Validates a token against the fake's JWKS and issuer at the fake's time.
 async fn assert_token_valid(stack: &Stack, token: &str, audience: &str, uid: &str) -> i64 {
-    let http = http_client();
-    let jwks: access_token::JwkSet = http
-        .get(stack.url("/index.php/apps/oidc/jwks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks = common::jwks(&stack.fake).await;
     let clock: Value = stack.admin("GET", "/__fake/clock", Value::Null).await;
     let validation = access_token::Validation {
         issuer: stack.fake.base_url().to_string(),

@@ -137,18 +137,6 @@ async fn access_token_for(
     body["access_token"].as_str().unwrap().to_string()
 }
 
-async fn jwks(running: &Running) -> access_token::JwkSet {
-    running
-        .http
-        .get(running.url("/index.php/apps/oidc/jwks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn discovery_is_served_at_both_paths() {
     let running = common::start(&fixture(true, "")).await;
@@ -196,7 +184,7 @@ async fn the_code_flow_yields_an_rfc_9068_access_token_and_no_refresh_token() {
     };
     let claims = access_token::validate(
         body["access_token"].as_str().unwrap(),
-        &jwks(&running).await,
+        &common::jwks(&running.fake).await,
         &validation,
         running.fake.shared.now(),
     )
@@ -211,7 +199,7 @@ async fn the_code_flow_yields_an_rfc_9068_access_token_and_no_refresh_token() {
     assert_eq!(
         access_token::validate(
             body["access_token"].as_str().unwrap(),
-            &jwks(&running).await,
+            &common::jwks(&running.fake).await,
             &wrong_audience,
             running.fake.shared.now()
         ),

@@ -203,6 +203,12 @@ pub async fn start_fake_with_app(fixture: &Fixture, app: AppConfig) -> FakeNextc
     FakeNextcloud::start_with_app(fixture, Config::default(), app).await.expect("fake starts")
 }
 
+/// The fake's signing keys, as a validator fetches them.
+pub async fn jwks(fake: &FakeNextcloud) -> access_token::JwkSet {
+    let url = format!("{}/index.php/apps/oidc/jwks", fake.base_url());
+    http_client().get(url).send().await.unwrap().json().await.unwrap()
+}
+
 /// A client that does not follow redirects, so tests see each 30x.
 pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
