@@ -5,76 +5,20 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+mod collection_support;
 mod common;
 
+use collection_support::{entry, fixture_problems, multistatus};
 use common::{
     DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, as_alice, demo_fixture, request, start_demo, start_with,
 };
 
-use fake_nextcloud::Fixture;
 use fake_nextcloud::xml::{self, Element};
 use reqwest::StatusCode;
-use std::collections::BTreeMap;
 
 const ALICE_APP_PASSWORD: &str = "alice-app-Zq7mK-2xP9d-Lw4cH-8tRvN";
 const ALICE_CALENDAR: &str = "/remote.php/dav/calendars/alice/personal/";
 const STANDUP: &str = "/remote.php/dav/calendars/alice/personal/weekly-standup.ics";
-
-/// One `d:response` of a multistatus.
-#[derive(Debug)]
-struct Entry {
-    href: String,
-    status: Option<String>,
-    /// "{ns}local" → element, for properties in a 200 propstat.
-    found: BTreeMap<String, Element>,
-    /// "{ns}local" of properties in a 404 propstat.
-    missing: Vec<String>,
-}
-
-impl Entry {
-    fn text(&self, ns: &str, local: &str) -> Option<String> {
-        self.found.get(&format!("{{{ns}}}{local}")).map(Element::text)
-    }
-
-    fn has(&self, ns: &str, local: &str) -> bool {
-        self.found.contains_key(&format!("{{{ns}}}{local}"))
-    }
-}
-
-fn multistatus(body: &str) -> Vec<Entry> {
-    let root = xml::parse(body.as_bytes()).unwrap_or_else(|error| panic!("{error}: {body}"));
-    assert!(root.is(xml::DAV, "multistatus"), "{body}");
-    root.children_named(xml::DAV, "response")
-        .map(|response| {
-            let href = response.child(xml::DAV, "href").map(Element::text).unwrap_or_default();
-            let status = response.child(xml::DAV, "status").map(Element::text);
-            let mut found = BTreeMap::new();
-            let mut missing = Vec::new();
-            for propstat in response.children_named(xml::DAV, "propstat") {
-                let status =
-                    propstat.child(xml::DAV, "status").map(Element::text).unwrap_or_default();
-                for prop in propstat.children_named(xml::DAV, "prop") {
-                    for property in prop.children() {
-                        let key = format!("{{{}}}{}", property.ns, property.local);
-                        if status.contains(" 200 ") {
-                            found.insert(key, property.clone());
-                        } else {
-                            missing.push(key);
-                        }
-                    }
-                }
-            }
-            Entry { href, status, found, missing }
-        })
-        .collect()
-}
-
-fn entry<'a>(entries: &'a [Entry], href: &str) -> &'a Entry {
-    entries
-        .iter()
-        .find(|entry| entry.href == href)
-        .unwrap_or_else(|| panic!("no response for {href} in {entries:?}"))
-}
 
 fn calendar_query(inner_filter: &str, calendar_data: &str) -> String {
     format!(
@@ -807,7 +751,7 @@ async fn free_busy_query_reports_busy_time_in_utc() {
 
 #[test]
 fn fixture_problems_name_the_calendar_and_the_event() {
-    let fixture = Fixture::parse(
+    let problems = fixture_problems(
         r#"
 [[users]]
 uid = "alice"
@@ -834,10 +778,7 @@ ics = "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:x\nBEGIN:VEVENT\nUID:a\nDTSTART:2026
 owner = "nobody"
 uri = "personal"
 "#,
-    )
-    .unwrap();
-    let problems =
-        fake_nextcloud::World::from_fixture(&fixture, 0).expect_err("the fixture is inconsistent");
+    );
     assert_eq!(problems.len(), 4, "{problems:?}");
     assert!(problems[1].starts_with("calendar alice/work event #3: cannot read"), "{problems:?}");
     assert!(

@@ -4,45 +4,20 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+mod collection_support;
 mod common;
 
+use collection_support::{fixture_problems, multistatus};
 use common::{DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, as_alice, request, start_demo};
 
-use fake_nextcloud::Fixture;
 use fake_nextcloud::xml::{self, Element};
 use reqwest::StatusCode;
 
 const ALICE_CONTACTS: &str = "/remote.php/dav/addressbooks/users/alice/contacts/";
 const CHLOE: &str = "/remote.php/dav/addressbooks/users/alice/contacts/chloe.vcf";
 
-/// (href, status, 200-propstat properties) of each response.
-fn responses(body: &str) -> Vec<(String, Option<String>, Vec<Element>)> {
-    let root = xml::parse(body.as_bytes()).unwrap_or_else(|error| panic!("{error}: {body}"));
-    root.children_named(xml::DAV, "response")
-        .map(|response| {
-            let href = response.child(xml::DAV, "href").map(Element::text).unwrap_or_default();
-            let status = response.child(xml::DAV, "status").map(Element::text);
-            let found = response
-                .children_named(xml::DAV, "propstat")
-                .filter(|propstat| {
-                    propstat
-                        .child(xml::DAV, "status")
-                        .is_some_and(|status| status.text().contains(" 200 "))
-                })
-                .flat_map(|propstat| {
-                    propstat
-                        .children_named(xml::DAV, "prop")
-                        .flat_map(|prop| prop.children().cloned())
-                        .collect::<Vec<_>>()
-                })
-                .collect();
-            (href, status, found)
-        })
-        .collect()
-}
-
 fn hrefs(body: &str) -> Vec<String> {
-    responses(body).into_iter().map(|(href, _, _)| href).collect()
+    multistatus(body).into_iter().map(|entry| entry.href).collect()
 }
 
 fn query(filter: &str) -> String {
@@ -67,21 +42,16 @@ async fn the_address_book_home_lists_address_books() {
     )
     .await;
     assert_eq!(answer.status, StatusCode::MULTI_STATUS, "{}", answer.body);
-    let entries = responses(&answer.body);
+    let entries = multistatus(&answer.body);
     assert_eq!(
         hrefs(&answer.body),
         vec!["/remote.php/dav/addressbooks/users/alice/", ALICE_CONTACTS]
     );
-    let (_, _, contacts) = &entries[1];
-    let resourcetype =
-        contacts.iter().find(|property| property.is(xml::DAV, "resourcetype")).unwrap();
-    assert!(resourcetype.child(xml::CARDDAV, "addressbook").is_some());
-    let name = contacts.iter().find(|property| property.is(xml::DAV, "displayname")).unwrap();
-    assert_eq!(name.text(), "Contacts");
-    let token =
-        contacts.iter().find(|property| property.is(xml::DAV, "sync-token")).unwrap().text();
-    let ctag =
-        contacts.iter().find(|property| property.is(xml::CALSERVER, "getctag")).unwrap().text();
+    let contacts = &entries[1];
+    assert!(contacts.found["{DAV:}resourcetype"].child(xml::CARDDAV, "addressbook").is_some());
+    assert_eq!(contacts.text(xml::DAV, "displayname").unwrap(), "Contacts");
+    let token = contacts.text(xml::DAV, "sync-token").unwrap();
+    let ctag = contacts.text(xml::CALSERVER, "getctag").unwrap();
     // Address books, unlike calendars, carry the bare number as ctag.
     assert_eq!(token, format!("http://sabre.io/ns/sync/{ctag}"));
     assert!(ctag.parse::<u64>().is_ok(), "{ctag}");
@@ -234,17 +204,12 @@ async fn address_data_can_be_limited_to_some_properties() {
     );
     let answer = as_alice(&running, "REPORT", ALICE_CONTACTS, Some("1"), &body).await;
     assert_eq!(answer.status, StatusCode::MULTI_STATUS);
-    let entries = responses(&answer.body);
+    let entries = multistatus(&answer.body);
     assert_eq!(entries.len(), 2);
-    let data = entries[0]
-        .2
-        .iter()
-        .find(|property| property.is(xml::CARDDAV, "address-data"))
-        .unwrap()
-        .text();
+    let data = entries[0].text(xml::CARDDAV, "address-data").unwrap();
     assert!(data.contains("chloe.dubois@example.com"), "{data}");
     assert!(!data.contains("TEL"), "{data}");
-    assert_eq!(entries[1].1.as_deref(), Some("HTTP/1.1 404 Not Found"));
+    assert_eq!(entries[1].status.as_deref(), Some("HTTP/1.1 404 Not Found"));
 }
 
 #[tokio::test]
@@ -272,11 +237,11 @@ async fn sync_collection_lists_added_and_deleted_cards() {
     );
     assert_eq!(as_alice(&running, "DELETE", CHLOE, None, "").await.status, StatusCode::NO_CONTENT);
     let changes = as_alice(&running, "REPORT", ALICE_CONTACTS, None, &sync(&token)).await;
-    let entries = responses(&changes.body);
+    let entries = multistatus(&changes.body);
     assert_eq!(entries.len(), 2, "{}", changes.body);
-    assert_eq!(entries[0].0, new_card);
-    assert_eq!(entries[1].0, CHLOE);
-    assert_eq!(entries[1].1.as_deref(), Some("HTTP/1.1 404 Not Found"));
+    assert_eq!(entries[0].href, new_card);
+    assert_eq!(entries[1].href, CHLOE);
+    assert_eq!(entries[1].status.as_deref(), Some("HTTP/1.1 404 Not Found"));
     let invalid = as_alice(&running, "REPORT", ALICE_CONTACTS, None, &sync("urn:nope")).await;
     assert_eq!(invalid.status, StatusCode::FORBIDDEN);
     assert!(invalid.body.contains("valid-sync-token"));
@@ -343,7 +308,7 @@ async fn bob_never_reaches_alices_address_books() {
 
 #[test]
 fn fixture_problems_name_the_address_book_and_the_card() {
-    let fixture = Fixture::parse(
+    let problems = fixture_problems(
         r#"
 [[users]]
 uid = "alice"
@@ -363,10 +328,7 @@ vcf = "BEGIN:VCARD\nUID:c2\nFN:No version\nEND:VCARD\n"
 uri = "c1.vcf"
 vcf = "BEGIN:VCARD\nVERSION:3.0\nUID:c3\nFN:Same uri\nEND:VCARD\n"
 "#,
-    )
-    .unwrap();
-    let problems =
-        fake_nextcloud::World::from_fixture(&fixture, 0).expect_err("the fixture is inconsistent");
+    );
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(
         problems[0].starts_with("address book alice/contacts card #2: invalid vCard: VERSION"),
