@@ -37,9 +37,26 @@ pub struct App {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
-    /// The page, with `{{CSP}}` and `{{BRIDGE}}` placeholders.
-    template: &'static str,
+    /// The `id` of the `<main>` element the view renders into.
+    root: &'static str,
+    /// Lines of CSS custom properties the view adds to the page's `:root`.
+    variables: &'static str,
+    /// Lines of the view's own style rules.
+    style: &'static str,
+    /// Lines of the view's script, inside the page's strict-mode closure;
+    /// `{{ELEMENT}}` stands where it wants the shared `element` helper.
+    script: &'static str,
 }
+
+/// The document every view fills in: head, policy, theme, the `.note` and
+/// `.error` styles, the `<main>` root and the script frames. Written once
+/// so a fix to the policy `<meta>` or the theme reaches every view. Each
+/// `{{SLOT}}` on a line of its own takes whole lines (or none).
+const PAGE: &str = include_str!("apps/page.html");
+
+/// The `element(tag, className, text)` helper every view's script uses to
+/// build nodes with `textContent` only.
+const ELEMENT: &str = include_str!("apps/element.js");
 
 /// The host bridge every view shares: the `ui/initialize` handshake,
 /// theming, size reports and dispatch of the host's notifications.
@@ -51,14 +68,20 @@ const APPS: &[App] = &[
         name: "calendar-events",
         title: "Agenda",
         description: "Shows the occurrences returned by calendar_events as an agenda grouped by day.",
-        template: include_str!("apps/calendar-events.html"),
+        root: "agenda",
+        variables: "    --border-radius-md: 8px;\n",
+        style: include_str!("apps/calendar-events.css"),
+        script: include_str!("apps/calendar-events.js"),
     },
     App {
         uri: FILES_SEARCH_URI,
         name: "files-search",
         title: "Files",
         description: "Shows the files returned by files_search as a list.",
-        template: include_str!("apps/files-search.html"),
+        root: "files",
+        variables: "",
+        style: include_str!("apps/files-search.css"),
+        script: include_str!("apps/files-search.js"),
     },
 ];
 
@@ -79,9 +102,17 @@ pub fn tool_meta(uri: &str) -> Value {
 }
 
 impl App {
-    /// The complete document.
+    /// The complete document: [`PAGE`] with this view's parts in its slots.
     pub fn html(&self) -> String {
-        self.template.replace("{{CSP}}", CONTENT_SECURITY_POLICY).replace("{{BRIDGE}}", BRIDGE)
+        PAGE.replace("{{SCRIPT}}\n", self.script)
+            .replace("{{ELEMENT}}\n", ELEMENT)
+            .replace("{{VARIABLES}}\n", self.variables)
+            .replace("{{STYLE}}\n", self.style)
+            .replace("{{NAME}}", self.name)
+            .replace("{{TITLE}}", self.title)
+            .replace("{{ROOT}}", self.root)
+            .replace("{{CSP}}", CONTENT_SECURITY_POLICY)
+            .replace("{{BRIDGE}}", BRIDGE)
     }
 
     /// The `resources/list` entry.

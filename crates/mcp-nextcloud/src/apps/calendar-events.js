@@ -1,58 +1,6 @@
-<!DOCTYPE html>
-<html lang="en" data-app="calendar-events">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{CSP}}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Agenda</title>
-<style>
-  :root {
-    color-scheme: light dark;
-    --color-background-primary: light-dark(#ffffff, #171717);
-    --color-background-secondary: light-dark(#f4f4f5, #262626);
-    --color-text-primary: light-dark(#171717, #fafafa);
-    --color-text-secondary: light-dark(#52525b, #a1a1aa);
-    --color-border-primary: light-dark(#e4e4e7, #3f3f46);
-    --color-text-danger: light-dark(#b91c1c, #f87171);
-    --font-sans: system-ui, -apple-system, "Segoe UI", sans-serif;
-    --border-radius-md: 8px;
-  }
-  html[data-theme="light"] { color-scheme: light; }
-  html[data-theme="dark"] { color-scheme: dark; }
-  body {
-    margin: 0; padding: 12px;
-    background: var(--color-background-primary); color: var(--color-text-primary);
-    font: 14px/1.4 var(--font-sans);
-  }
-  h2 { font-size: 13px; font-weight: 600; margin: 14px 0 6px; color: var(--color-text-secondary); text-transform: capitalize; }
-  h2:first-child { margin-top: 0; }
-  ol { list-style: none; margin: 0; padding: 0; }
-  li {
-    display: grid; grid-template-columns: 7.5em 1fr; gap: 2px 10px;
-    padding: 8px 10px; margin-bottom: 6px;
-    border: 1px solid var(--color-border-primary); border-radius: var(--border-radius-md);
-    border-left-width: 4px; background: var(--color-background-secondary);
-  }
-  .when { grid-row: span 3; font-variant-numeric: tabular-nums; color: var(--color-text-secondary); }
-  .summary { font-weight: 600; overflow-wrap: anywhere; }
-  .detail { color: var(--color-text-secondary); font-size: 12px; overflow-wrap: anywhere; }
-  .note { color: var(--color-text-secondary); font-size: 12px; margin-top: 8px; }
-  .error { color: var(--color-text-danger); }
-</style>
-</head>
-<body>
-<main id="agenda"><p class="note">Loading…</p></main>
-<script>
-(function () {
-  "use strict";
   var COLOR = /^#[0-9a-fA-F]{3,8}$/;
 
-  function element(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+{{ELEMENT}}
 
   function dayTitle(day) {
     // The date part of the event's own start, named without shifting it.
@@ -134,10 +82,3 @@
       root.appendChild(element("p", "note", "More events exist in this period than are shown."));
     }
   };
-})();
-</script>
-<script>
-{{BRIDGE}}
-</script>
-</body>
-</html>

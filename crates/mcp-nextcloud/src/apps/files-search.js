@@ -1,50 +1,5 @@
-<!DOCTYPE html>
-<html lang="en" data-app="files-search">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{CSP}}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Files</title>
-<style>
-  :root {
-    color-scheme: light dark;
-    --color-background-primary: light-dark(#ffffff, #171717);
-    --color-background-secondary: light-dark(#f4f4f5, #262626);
-    --color-text-primary: light-dark(#171717, #fafafa);
-    --color-text-secondary: light-dark(#52525b, #a1a1aa);
-    --color-border-primary: light-dark(#e4e4e7, #3f3f46);
-    --color-text-danger: light-dark(#b91c1c, #f87171);
-    --font-sans: system-ui, -apple-system, "Segoe UI", sans-serif;
-  }
-  html[data-theme="light"] { color-scheme: light; }
-  html[data-theme="dark"] { color-scheme: dark; }
-  body {
-    margin: 0; padding: 12px;
-    background: var(--color-background-primary); color: var(--color-text-primary);
-    font: 14px/1.4 var(--font-sans);
-  }
-  table { width: 100%; border-collapse: collapse; }
-  th { text-align: left; font-size: 12px; font-weight: 600; color: var(--color-text-secondary); }
-  th, td { padding: 6px 8px; border-bottom: 1px solid var(--color-border-primary); vertical-align: top; }
-  td.path { overflow-wrap: anywhere; }
-  td.number, td.date { white-space: nowrap; font-variant-numeric: tabular-nums; color: var(--color-text-secondary); }
-  td.number { text-align: right; }
-  .note { color: var(--color-text-secondary); font-size: 12px; margin-top: 8px; }
-  .error { color: var(--color-text-danger); }
-</style>
-</head>
-<body>
-<main id="files"><p class="note">Loading…</p></main>
-<script>
-(function () {
-  "use strict";
 
-  function element(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+{{ELEMENT}}
 
   function size(bytes) {
     if (typeof bytes !== "number") return "";
@@ -99,10 +54,3 @@
       root.appendChild(element("p", "note", "More files match than are shown."));
     }
   };
-})();
-</script>
-<script>
-{{BRIDGE}}
-</script>
-</body>
-</html>
