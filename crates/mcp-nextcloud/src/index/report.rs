@@ -161,6 +161,11 @@ mod tests {
         }
     }
 
+    /// The report's (queries, holes, boundaries, answered).
+    fn counts(report: &Report) -> (usize, usize, usize, usize) {
+        (report.queries, report.holes, report.boundaries, report.answered)
+    }
+
     /// The fallback once recorded its own candidates as the search's, so a
     /// phrase no passage holds read as answered.
     #[test]
@@ -172,10 +177,7 @@ mod tests {
             row(3000, "budget", 3, 2, 4),
         ];
         let report = classify(&rows);
-        assert_eq!(report.queries, 4);
-        assert_eq!(report.holes, 2, "{report:?}");
-        assert_eq!(report.boundaries, 1, "{report:?}");
-        assert_eq!(report.answered, 1, "{report:?}");
+        assert_eq!(counts(&report), (4, 2, 1, 1), "{report:?}");
         assert_eq!(report.answered_by_some_words, 2, "{report:?}");
         assert_eq!(
             report.top_holes,
@@ -198,10 +200,7 @@ mod tests {
             row(9000, "congés payés", 0, 0, 0),
         ];
         let report = classify(&rows);
-        assert_eq!(report.queries, 7);
-        assert_eq!(report.holes, 2);
-        assert_eq!(report.boundaries, 1);
-        assert_eq!(report.answered, 4);
+        assert_eq!(counts(&report), (7, 2, 1, 4), "{report:?}");
         assert_eq!(report.rephrasing_runs, vec![vec!["RTT", "jours de repos", "récupération"]]);
         assert_eq!(report.rephrased, 3);
         assert_eq!(report.top_holes, vec![("congés payés".to_string(), 2)]);

@@ -200,18 +200,7 @@ async fn check(
     fts: String,
 ) -> Result<Phase, ToolFailure> {
     let candidates = find(index, fts.clone()).await?;
-    // Group by file, best file first.
-    let mut files: Vec<(u64, Vec<i64>)> = Vec::new();
-    let mut position: HashMap<u64, usize> = HashMap::new();
-    for candidate in &candidates {
-        let slot = *position.entry(candidate.fileid).or_insert_with(|| {
-            files.push((candidate.fileid, Vec::new()));
-            files.len() - 1
-        });
-        if files[slot].1.len() < PASSAGES_PER_FILE_MAX {
-            files[slot].1.push(candidate.rowid);
-        }
-    }
+    let files = by_file(&candidates);
     let mut survivors: Vec<FileInfo> = Vec::new();
     let mut chosen: Vec<(i64, usize)> = Vec::new();
     let mut checked = 0;
@@ -255,6 +244,24 @@ async fn check(
 /// candidate: Nextcloud numbers files from 1, and only candidate files are
 /// looked up in the answer, so nothing it says is shown.
 const NO_FILE: u64 = 0;
+
+/// `candidates` (best first) grouped by file, best file first: each file's
+/// id with the row ids of at most [`PASSAGES_PER_FILE_MAX`] of its passages,
+/// best first. Public so the grep benchmark replays the same grouping.
+pub fn by_file(candidates: &[store::Candidate]) -> Vec<(u64, Vec<i64>)> {
+    let mut files: Vec<(u64, Vec<i64>)> = Vec::new();
+    let mut position: HashMap<u64, usize> = HashMap::new();
+    for candidate in candidates {
+        let slot = *position.entry(candidate.fileid).or_insert_with(|| {
+            files.push((candidate.fileid, Vec::new()));
+            files.len() - 1
+        });
+        if files[slot].1.len() < PASSAGES_PER_FILE_MAX {
+            files[slot].1.push(candidate.rowid);
+        }
+    }
+    files
+}
 
 async fn find(index: &Index, fts: String) -> Result<Vec<store::Candidate>, ToolFailure> {
     index

@@ -160,16 +160,11 @@ pub fn query_body(query: &str, nresults: usize) -> Vec<u8> {
 /// Turns a CardDAV refusal into an instruction.
 pub fn failure(status: StatusCode, credential: &UpstreamCredential) -> ToolFailure {
     match status {
-        StatusCode::UNAUTHORIZED => match credential {
-            UpstreamCredential::Bearer(_) => ToolFailure::new(
-                FailureKind::RefusedByNextcloud,
-                "Nextcloud's contacts service does not accept the assistant's token sign-in on this server, so the address books can't be reached with the current sign-in. Do not retry. Tell the user; an administrator can fix it by switching Tamebi's Nextcloud connection to app-password mode.",
-            ),
-            UpstreamCredential::Basic { .. } => ToolFailure::new(
-                FailureKind::RefusedByNextcloud,
-                "Nextcloud did not accept the app password the assistant uses for this user, so the address books can't be reached. Do not retry. Tell the user; signing in to the assistant again, or asking an administrator to renew the app password, should fix it.",
-            ),
-        },
+        StatusCode::UNAUTHORIZED => super::unauthorized_failure(
+            credential,
+            "Nextcloud's contacts service does not accept the assistant's token sign-in on this server, so the address books can't be reached with the current sign-in. Do not retry. Tell the user; an administrator can fix it by switching Tamebi's Nextcloud connection to app-password mode.",
+            "the address books",
+        ),
         StatusCode::FORBIDDEN => ToolFailure::new(
             FailureKind::RefusedByNextcloud,
             "Nextcloud does not let the user read their address books. Tell the user; do not retry.",
@@ -283,6 +278,12 @@ mod tests {
     use super::*;
     use xml_tree::Element;
 
+    /// The contact an addressbook-query response carrying `vcard` in the
+    /// "contacts" address book gives.
+    fn contact_of(vcard: &str) -> Contact {
+        contact(&response_with(vcard), "contacts").unwrap()
+    }
+
     fn response_with(vcard: &str) -> DavResponse {
         let body = format!(
             r#"<d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:carddav"><d:response><d:href>/remote.php/dav/addressbooks/users/alice/contacts/x.vcf</d:href><d:propstat><d:prop><c:address-data>{}</c:address-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>"#,
@@ -293,13 +294,9 @@ mod tests {
 
     #[test]
     fn a_vcard_becomes_a_contact() {
-        let contact = contact(
-            &response_with(
-                "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:chloe@tamebi.demo\r\nFN:Chloé Dubois\r\nORG:Finance;Contrôle\r\nEMAIL;TYPE=INTERNET,WORK:chloe.dubois@example.com\r\nEMAIL:c@example.org\r\nTEL;TYPE=CELL:+33 6 12 34 56 78\r\nNOTE:Valide le budget.\r\nEND:VCARD\r\n",
-            ),
-            "contacts",
-        )
-        .unwrap();
+        let contact = contact_of(
+            "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:chloe@tamebi.demo\r\nFN:Chloé Dubois\r\nORG:Finance;Contrôle\r\nEMAIL;TYPE=INTERNET,WORK:chloe.dubois@example.com\r\nEMAIL:c@example.org\r\nTEL;TYPE=CELL:+33 6 12 34 56 78\r\nNOTE:Valide le budget.\r\nEND:VCARD\r\n",
+        );
         assert_eq!(contact.name, "Chloé Dubois");
         assert_eq!(contact.uid, "chloe@tamebi.demo");
         assert_eq!(contact.organisation.as_deref(), Some("Finance, Contrôle"));
@@ -316,13 +313,9 @@ mod tests {
 
     #[test]
     fn a_vcard_4_without_fn_is_named_from_n_and_tel_uris_are_numbers() {
-        let contact = contact(
-            &response_with(
-                "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:dana\r\nN:Kowalski;Dana;;;\r\nTEL;VALUE=uri;TYPE=work:tel:+48-22-123\r\nEND:VCARD\r\n",
-            ),
-            "contacts",
-        )
-        .unwrap();
+        let contact = contact_of(
+            "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:dana\r\nN:Kowalski;Dana;;;\r\nTEL;VALUE=uri;TYPE=work:tel:+48-22-123\r\nEND:VCARD\r\n",
+        );
         assert_eq!(contact.name, "Dana Kowalski");
         assert_eq!(contact.phones[0].number, "+48-22-123");
         assert!(contact.note.is_none());

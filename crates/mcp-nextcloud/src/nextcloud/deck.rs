@@ -108,8 +108,7 @@ pub async fn boards(nextcloud: &Nextcloud) -> Result<Vec<BoardSummary>, ToolFail
     let value = request(nextcloud, Method::GET, &url, None, Situation::ListBoards).await?;
     Ok(list(value)
         .iter()
-        .filter_map(|board| serde_json::from_value::<WireBoard>(board.clone()).ok())
-        .filter(|board| board.deleted_at == 0)
+        .filter_map(live::<WireBoard>)
         .map(|board| BoardSummary {
             id: board.id,
             title: board.title,
@@ -133,8 +132,7 @@ pub async fn stacks(
         request(nextcloud, Method::GET, &url, None, Situation::ReadBoard { board_id }).await?;
     let mut stacks: Vec<StackWithCards> = list(value)
         .iter()
-        .filter_map(|stack| serde_json::from_value::<WireStack>(stack.clone()).ok())
-        .filter(|stack| stack.deleted_at == 0)
+        .filter_map(live::<WireStack>)
         .map(|stack| StackWithCards {
             id: stack.id,
             title: stack.title,
@@ -272,16 +270,11 @@ pub fn failure(
         .and_then(|body| body.get("message").and_then(Value::as_str).map(str::to_lowercase))
         .unwrap_or_default();
     match answer.status {
-        StatusCode::UNAUTHORIZED => match credential {
-            UpstreamCredential::Bearer(_) => ToolFailure::new(
-                FailureKind::RefusedByNextcloud,
-                "Nextcloud's Deck app does not accept the assistant's token sign-in on this server (a known Nextcloud limitation on app routes), so Deck can't be reached with the current sign-in. Do not retry. Tell the user; an administrator can fix it by switching Tamebi's Nextcloud connection to app-password mode. Files, calendar and contacts may still work.",
-            ),
-            UpstreamCredential::Basic { .. } => ToolFailure::new(
-                FailureKind::RefusedByNextcloud,
-                "Nextcloud did not accept the app password the assistant uses for this user, so Deck can't be reached. Do not retry. Tell the user; signing in to the assistant again, or asking an administrator to renew the app password, should fix it.",
-            ),
-        },
+        StatusCode::UNAUTHORIZED => super::unauthorized_failure(
+            credential,
+            "Nextcloud's Deck app does not accept the assistant's token sign-in on this server (a known Nextcloud limitation on app routes), so Deck can't be reached with the current sign-in. Do not retry. Tell the user; an administrator can fix it by switching Tamebi's Nextcloud connection to app-password mode. Files, calendar and contacts may still work.",
+            "Deck",
+        ),
         status if status.is_server_error() && deck_message.contains("archived") => {
             archived_failure()
         }
@@ -364,6 +357,36 @@ struct WireBoard {
     deleted_at: i64,
 }
 
+/// A board, stack or card as Deck lists it: Deck keeps deleted ones, with
+/// the time of deletion in `deletedAt` (0 while alive).
+trait Entity: serde::de::DeserializeOwned {
+    fn deleted_at(&self) -> i64;
+}
+
+impl Entity for WireBoard {
+    fn deleted_at(&self) -> i64 {
+        self.deleted_at
+    }
+}
+
+impl Entity for WireStack {
+    fn deleted_at(&self) -> i64 {
+        self.deleted_at
+    }
+}
+
+impl Entity for WireCard {
+    fn deleted_at(&self) -> i64 {
+        self.deleted_at
+    }
+}
+
+/// `value` as a `T`, unless it does not parse as one or Deck marks it
+/// deleted: such entries are skipped, not failed on.
+fn live<T: Entity>(value: &Value) -> Option<T> {
+    serde_json::from_value::<T>(value.clone()).ok().filter(|entity| entity.deleted_at() == 0)
+}
+
 #[derive(Debug, Default, Deserialize)]
 struct WirePermissions {
     #[serde(rename = "PERMISSION_EDIT", default)]
@@ -440,10 +463,7 @@ where
 /// A card from Deck's JSON; `None` for a deleted card or one Deck described
 /// in a shape we cannot read.
 pub fn card_from_value(value: &Value, board_id: u64) -> Option<Card> {
-    let card = serde_json::from_value::<WireCard>(value.clone()).ok()?;
-    if card.deleted_at != 0 {
-        return None;
-    }
+    let card = live::<WireCard>(value)?;
     let (description, description_truncated) =
         truncate_characters(card.description.trim(), DESCRIPTION_LENGTH_MAX);
     let duedate = card.duedate.as_deref().and_then(parse_deck_date);

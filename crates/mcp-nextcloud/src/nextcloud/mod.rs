@@ -150,6 +150,29 @@ pub fn unreachable_failure() -> ToolFailure {
     )
 }
 
+/// A 401 from a service that some servers close to token sign-ins while the
+/// rest of Nextcloud accepts them (CardDAV, Deck's app routes): with a
+/// bearer, `bearer_refused` says so and how an administrator fixes it; with
+/// an app password, the password itself was refused and `service` (how the
+/// sentence names what could not be reached) is all that differs.
+pub fn unauthorized_failure(
+    credential: &UpstreamCredential,
+    bearer_refused: &'static str,
+    service: &str,
+) -> ToolFailure {
+    match credential {
+        UpstreamCredential::Bearer(_) => {
+            ToolFailure::new(FailureKind::RefusedByNextcloud, bearer_refused)
+        }
+        UpstreamCredential::Basic { .. } => ToolFailure::new(
+            FailureKind::RefusedByNextcloud,
+            format!(
+                "Nextcloud did not accept the app password the assistant uses for this user, so {service} can't be reached. Do not retry. Tell the user; signing in to the assistant again, or asking an administrator to renew the app password, should fix it."
+            ),
+        ),
+    }
+}
+
 /// Turns a non-success status into a failure the model can act on.
 pub fn status_failure(status: StatusCode, subject: Subject<'_>) -> ToolFailure {
     let what = match subject {

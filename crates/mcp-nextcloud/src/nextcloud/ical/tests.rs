@@ -73,6 +73,11 @@ fn zone(name: &str) -> Tz {
     Tz::Tz(name.parse().unwrap())
 }
 
+/// [`check`] of [`one_event`] with `properties`, floating times in UTC.
+fn check_one(properties: &str, (start, end): (&str, &str), expected: &[&str]) {
+    check(&one_event(properties), window(start, end), Tz::UTC, expected);
+}
+
 /// Each occurrence as `start..end`, RFC 3339 with offsets.
 fn check(ics: &str, range: Window, floating_zone: Tz, expected: &[&str]) {
     let ical = parse(ics).unwrap();
@@ -155,14 +160,11 @@ fn the_window_cuts_occurrences_on_both_sides() {
 fn a_utc_until_east_of_greenwich_keeps_the_last_occurrence() {
     // calcard alone compares 09:00 local with 07:00Z as if both were UTC
     // and drops 04-27; the rewrite into local time keeps it.
-    check(
-        &one_event(
-            "DTSTART;TZID=Europe/Berlin:20260413T090000
+    check_one(
+        "DTSTART;TZID=Europe/Berlin:20260413T090000
 DURATION:PT30M
 RRULE:FREQ=WEEKLY;UNTIL=20260427T070000Z",
-        ),
-        window("2026-04-01T00:00:00Z", "2026-06-01T00:00:00Z"),
-        Tz::UTC,
+        ("2026-04-01T00:00:00Z", "2026-06-01T00:00:00Z"),
         &[
             "2026-04-13T09:00:00+02:00..2026-04-13T09:30:00+02:00",
             "2026-04-20T09:00:00+02:00..2026-04-20T09:30:00+02:00",
@@ -173,16 +175,13 @@ RRULE:FREQ=WEEKLY;UNTIL=20260427T070000Z",
 
 #[test]
 fn exdates_in_utc_or_another_zone_cancel_the_local_occurrence() {
-    check(
-        &one_event(
-            "DTSTART;TZID=Europe/Berlin:20260323T090000
+    check_one(
+        "DTSTART;TZID=Europe/Berlin:20260323T090000
 DTEND;TZID=Europe/Berlin:20260323T100000
 RRULE:FREQ=WEEKLY;COUNT=3
 EXDATE:20260330T070000Z
 EXDATE;TZID=America/New_York:20260406T030000",
-        ),
-        window("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
-        Tz::UTC,
+        ("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
         &["2026-03-23T09:00:00+01:00..2026-03-23T10:00:00+01:00"],
     );
 }
@@ -191,14 +190,11 @@ EXDATE;TZID=America/New_York:20260406T030000",
 fn a_local_time_in_the_spring_gap_moves_by_the_gap_and_a_fold_takes_the_first() {
     // 2026-03-29 02:30 does not exist in Berlin: read with the offset
     // before the gap (+01:00), it is 03:30 CEST.
-    check(
-        &one_event(
-            "DTSTART;TZID=Europe/Berlin:20260322T023000
+    check_one(
+        "DTSTART;TZID=Europe/Berlin:20260322T023000
 DURATION:PT1H
 RRULE:FREQ=WEEKLY;COUNT=3",
-        ),
-        window("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
-        Tz::UTC,
+        ("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
         &[
             "2026-03-22T02:30:00+01:00..2026-03-22T03:30:00+01:00",
             "2026-03-29T03:30:00+02:00..2026-03-29T04:30:00+02:00",
@@ -206,14 +202,11 @@ RRULE:FREQ=WEEKLY;COUNT=3",
         ],
     );
     // 2026-10-25 02:30 happens twice in Berlin: the first (CEST) counts.
-    check(
-        &one_event(
-            "DTSTART;TZID=Europe/Berlin:20261018T023000
+    check_one(
+        "DTSTART;TZID=Europe/Berlin:20261018T023000
 DURATION:PT1H
 RRULE:FREQ=WEEKLY;COUNT=2",
-        ),
-        window("2026-10-01T00:00:00Z", "2026-11-01T00:00:00Z"),
-        Tz::UTC,
+        ("2026-10-01T00:00:00Z", "2026-11-01T00:00:00Z"),
         &[
             "2026-10-18T02:30:00+02:00..2026-10-18T03:30:00+02:00",
             "2026-10-25T02:30:00+02:00..2026-10-25T02:30:00+01:00",
@@ -225,37 +218,28 @@ RRULE:FREQ=WEEKLY;COUNT=2",
 fn a_nominal_day_in_a_duration_follows_the_wall_clock() {
     // P1D from Saturday 12:00 before the change ends Sunday 12:00 local,
     // 23 hours later; PT24H ends at 13:00.
-    check(
-        &one_event(
-            "DTSTART;TZID=Europe/Berlin:20260328T120000
+    check_one(
+        "DTSTART;TZID=Europe/Berlin:20260328T120000
 DURATION:P1D",
-        ),
-        window("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
-        Tz::UTC,
+        ("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
         &["2026-03-28T12:00:00+01:00..2026-03-29T12:00:00+02:00"],
     );
-    check(
-        &one_event(
-            "DTSTART;TZID=Europe/Berlin:20260328T120000
+    check_one(
+        "DTSTART;TZID=Europe/Berlin:20260328T120000
 DURATION:PT24H",
-        ),
-        window("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
-        Tz::UTC,
+        ("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
         &["2026-03-28T12:00:00+01:00..2026-03-29T13:00:00+02:00"],
     );
 }
 
 #[test]
 fn all_day_events_stay_dates_and_yearly_ones_reach_today() {
-    check(
-        &one_event(
-            "DTSTART;VALUE=DATE:19900315
+    check_one(
+        "DTSTART;VALUE=DATE:19900315
 DTEND;VALUE=DATE:19900316
 RRULE:FREQ=YEARLY
 SUMMARY:Birthday",
-        ),
-        window("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"),
-        Tz::UTC,
+        ("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"),
         &["2026-03-15..2026-03-16"],
     );
     // A date counts in the caller's zone: 2026-03-15 in Sydney (+11:00) is
@@ -570,14 +554,11 @@ EXDATE;TZID=Europe/Berlin:20260329T023000"
         ["2026-03-22T02:30:00+01:00", "2026-03-29T02:30:00+00:00", "2026-04-05T02:30:00+02:00"]
     );
     // The same two series expanded here.
-    check(
-        &one_event(
-            "DTSTART;TZID=Europe/Berlin:20260322T023000
+    check_one(
+        "DTSTART;TZID=Europe/Berlin:20260322T023000
 RRULE:FREQ=WEEKLY;COUNT=3
 EXDATE;TZID=Europe/Berlin:20260329T023000",
-        ),
-        window("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
-        Tz::UTC,
+        ("2026-03-01T00:00:00Z", "2026-05-01T00:00:00Z"),
         &[
             "2026-03-22T02:30:00+01:00..2026-03-22T02:30:00+01:00",
             "2026-04-05T02:30:00+02:00..2026-04-05T02:30:00+02:00",
