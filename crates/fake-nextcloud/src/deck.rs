@@ -136,6 +136,82 @@ impl Permissions {
     }
 }
 
+/// The permission an operation needs, e.g. `|permissions| permissions.edit`.
+pub type Wanted = fn(Permissions) -> bool;
+
+/// What the API names by id in a path: a board, or a stack, card or label
+/// on one. Each is found live (not deleted) first, then the caller's
+/// permission is checked on the board it is on, through every parent in
+/// between, so a card of a deleted stack is "Stack not found".
+pub trait Item: Sized {
+    /// The path parameter that names it, e.g. "card".
+    const PATH_NAME: &'static str;
+    /// What a missing or deleted one answers (404).
+    const MISSING: &'static str;
+    fn id(&self) -> u64;
+    /// The one with this id, unless it does not exist or is deleted.
+    fn live(deck: &Deck, id: u64) -> Option<&Self>;
+    /// Whether `uid` may do what `wanted` says, decided by its parent.
+    fn permit(&self, deck: &Deck, uid: &str, wanted: Wanted) -> Result<(), DeckError>;
+}
+
+impl Item for Board {
+    const PATH_NAME: &'static str = "board";
+    const MISSING: &'static str = "Board not found";
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn live(deck: &Deck, id: u64) -> Option<&Self> {
+        deck.boards.get(&id).filter(|board| board.deleted_at == 0)
+    }
+    fn permit(&self, deck: &Deck, uid: &str, wanted: Wanted) -> Result<(), DeckError> {
+        if wanted(deck.permissions(self, uid)) { Ok(()) } else { Err(DeckError::Forbidden) }
+    }
+}
+
+impl Item for Stack {
+    const PATH_NAME: &'static str = "stack";
+    const MISSING: &'static str = "Stack not found";
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn live(deck: &Deck, id: u64) -> Option<&Self> {
+        deck.stacks.get(&id).filter(|stack| stack.deleted_at == 0)
+    }
+    fn permit(&self, deck: &Deck, uid: &str, wanted: Wanted) -> Result<(), DeckError> {
+        deck.item_for::<Board>(self.board_id, uid, wanted).map(drop)
+    }
+}
+
+impl Item for Card {
+    const PATH_NAME: &'static str = "card";
+    const MISSING: &'static str = "Card not found";
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn live(deck: &Deck, id: u64) -> Option<&Self> {
+        deck.cards.get(&id).filter(|card| card.deleted_at == 0)
+    }
+    fn permit(&self, deck: &Deck, uid: &str, wanted: Wanted) -> Result<(), DeckError> {
+        deck.item_for::<Stack>(self.stack_id, uid, wanted).map(drop)
+    }
+}
+
+/// Labels are deleted for good, not softly: every stored one is live.
+impl Item for Label {
+    const PATH_NAME: &'static str = "label";
+    const MISSING: &'static str = "Label not found";
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn live(deck: &Deck, id: u64) -> Option<&Self> {
+        deck.labels.get(&id)
+    }
+    fn permit(&self, deck: &Deck, uid: &str, wanted: Wanted) -> Result<(), DeckError> {
+        deck.item_for::<Board>(self.board_id, uid, wanted).map(drop)
+    }
+}
+
 /// Why a Deck operation was refused; the API turns it into Deck's
 /// `{"status":…,"message":…}`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -412,63 +488,20 @@ impl Deck {
         }
     }
 
-    /// The board, checked for existence and then for `wanted` permission.
-    pub fn board_for(
-        &self,
-        id: BoardId,
-        uid: &str,
-        wanted: fn(Permissions) -> bool,
-    ) -> Result<&Board, DeckError> {
-        let board = self
-            .boards
-            .get(&id)
-            .filter(|board| board.deleted_at == 0)
-            .ok_or(DeckError::NotFound("Board not found"))?;
-        if !wanted(self.permissions(board, uid)) {
-            return Err(DeckError::Forbidden);
-        }
-        Ok(board)
+    /// The live [`Item`] with this id, checked for existence and then, on
+    /// the board it is on, for `wanted` permission.
+    pub fn item_for<T: Item>(&self, id: u64, uid: &str, wanted: Wanted) -> Result<&T, DeckError> {
+        let item = T::live(self, id).ok_or(DeckError::NotFound(T::MISSING))?;
+        item.permit(self, uid, wanted)?;
+        Ok(item)
     }
 
-    pub fn stack_for(
-        &self,
-        id: StackId,
-        uid: &str,
-        wanted: fn(Permissions) -> bool,
-    ) -> Result<&Stack, DeckError> {
-        let stack = self
-            .stacks
-            .get(&id)
-            .filter(|stack| stack.deleted_at == 0)
-            .ok_or(DeckError::NotFound("Stack not found"))?;
-        self.board_for(stack.board_id, uid, wanted)?;
-        Ok(stack)
+    pub fn board_for(&self, id: BoardId, uid: &str, wanted: Wanted) -> Result<&Board, DeckError> {
+        self.item_for(id, uid, wanted)
     }
 
-    pub fn card_for(
-        &self,
-        id: CardId,
-        uid: &str,
-        wanted: fn(Permissions) -> bool,
-    ) -> Result<&Card, DeckError> {
-        let card = self
-            .cards
-            .get(&id)
-            .filter(|card| card.deleted_at == 0)
-            .ok_or(DeckError::NotFound("Card not found"))?;
-        self.stack_for(card.stack_id, uid, wanted)?;
-        Ok(card)
-    }
-
-    pub fn label_for(
-        &self,
-        id: LabelId,
-        uid: &str,
-        wanted: fn(Permissions) -> bool,
-    ) -> Result<&Label, DeckError> {
-        let label = self.labels.get(&id).ok_or(DeckError::NotFound("Label not found"))?;
-        self.board_for(label.board_id, uid, wanted)?;
-        Ok(label)
+    pub fn stack_for(&self, id: StackId, uid: &str, wanted: Wanted) -> Result<&Stack, DeckError> {
+        self.item_for(id, uid, wanted)
     }
 
     /// Boards `uid` can read, not deleted, changed after `since`.

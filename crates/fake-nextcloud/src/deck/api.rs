@@ -11,6 +11,7 @@
 //! after it, as Deck documents (it never turns into a 304).
 
 use super::{BOARD_TITLE_LENGTH_MAX, CardsShown, STACK_TITLE_LENGTH_MAX, parse_date, user_json};
+use super::{Board, Item, Label, Stack, Wanted};
 use super::{BoardId, CARD_TITLE_LENGTH_MAX, Card, DEFAULT_LABELS, Deck, DeckError, Permissions};
 use crate::ocs::{self, Ocs};
 use crate::world::World;
@@ -373,40 +374,18 @@ struct Operation<'a, 'c> {
     call: &'a DeckCall<'c>,
 }
 
-/// The id of the card the call's path names, if the caller may `check` it.
-fn card_id(
-    deck: &Deck,
+/// The item the call's path names, if the caller may `check` it.
+fn path_item<'d, T: Item>(
+    deck: &'d Deck,
     call: &DeckCall<'_>,
-    check: fn(Permissions) -> bool,
-) -> Result<u64, DeckError> {
-    Ok(deck.card_for(call.id("card", "Card not found")?, &call.uid, check)?.id)
+    check: Wanted,
+) -> Result<&'d T, DeckError> {
+    deck.item_for(call.id(T::PATH_NAME, T::MISSING)?, &call.uid, check)
 }
 
-/// The id of the board the call's path names, if the caller may `check` it.
-fn board_id(
-    deck: &Deck,
-    call: &DeckCall<'_>,
-    check: fn(Permissions) -> bool,
-) -> Result<u64, DeckError> {
-    Ok(deck.board_for(call.id("board", "Board not found")?, &call.uid, check)?.id)
-}
-
-/// The id of the stack the call's path names, if the caller may `check` it.
-fn stack_id(
-    deck: &Deck,
-    call: &DeckCall<'_>,
-    check: fn(Permissions) -> bool,
-) -> Result<u64, DeckError> {
-    Ok(deck.stack_for(call.id("stack", "Stack not found")?, &call.uid, check)?.id)
-}
-
-/// The id of the label the call's path names, if the caller may `check` it.
-fn label_id(
-    deck: &Deck,
-    call: &DeckCall<'_>,
-    check: fn(Permissions) -> bool,
-) -> Result<u64, DeckError> {
-    Ok(deck.label_for(call.id("label", "Label not found")?, &call.uid, check)?.id)
+/// The id of the item the call's path names, if the caller may `check` it.
+fn path_id<T: Item>(deck: &Deck, call: &DeckCall<'_>, check: Wanted) -> Result<u64, DeckError> {
+    Ok(path_item::<T>(deck, call, check)?.id())
 }
 
 /// Runs one operation; each entity's operations live in a module of their

@@ -30,7 +30,7 @@ pub(super) fn create(
 
 pub(super) fn get(Operation { deck, users, call }: Operation<'_, '_>) -> Result<Answer, DeckError> {
     let uid = call.uid.as_str();
-    let board = deck.board_for(call.id("board", "Board not found")?, uid, read)?;
+    let board = path_item::<Board>(deck, call, read)?;
     Ok(Answer::tagged(deck.board_json(board, uid, users, true)))
 }
 
@@ -38,7 +38,7 @@ pub(super) fn update(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let board_id = board_id(deck, call, manage)?;
+    let board_id = path_id::<Board>(deck, call, manage)?;
     let title = call.title(BOARD_TITLE_LENGTH_MAX)?;
     let color = call.required_text("color")?;
     let archived = call.flag("archived").unwrap_or(false);
@@ -54,7 +54,7 @@ pub(super) fn delete(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let board_id = board_id(deck, call, manage)?;
+    let board_id = path_id::<Board>(deck, call, manage)?;
     deck.touch_board(board_id, now);
     let board = deck.boards.get_mut(&board_id).expect("checked");
     board.deleted_at = now;

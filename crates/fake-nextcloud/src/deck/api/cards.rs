@@ -4,8 +4,8 @@
 use super::*;
 
 pub(super) fn get(Operation { deck, users, call }: Operation<'_, '_>) -> Result<Answer, DeckError> {
-    let (uid, now) = (call.uid.as_str(), call.now);
-    let card = deck.card_for(call.id("card", "Card not found")?, uid, read)?;
+    let now = call.now;
+    let card = path_item::<Card>(deck, call, read)?;
     Ok(Answer::tagged(deck.card_json(card, users, true, now)))
 }
 
@@ -13,7 +13,7 @@ pub(super) fn create(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let stack_id = stack_id(deck, call, edit)?;
+    let stack_id = path_id::<Stack>(deck, call, edit)?;
     let title = call.title(CARD_TITLE_LENGTH_MAX)?;
     let card_type =
         call.text("type").filter(|text| !text.is_empty()).unwrap_or("plain".to_string());
@@ -31,7 +31,7 @@ pub(super) fn update(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let card_id = card_id(deck, call, edit)?;
+    let card_id = path_id::<Card>(deck, call, edit)?;
     // Deck's update replaces the card: omitted description, order and
     // duedate are reset, not kept. Clients must send the whole card.
     let title = call.title(CARD_TITLE_LENGTH_MAX)?;
@@ -77,7 +77,7 @@ pub(super) fn delete(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let card_id = card_id(deck, call, edit)?;
+    let card_id = path_id::<Card>(deck, call, edit)?;
     deck.touch_card(card_id, uid, now);
     deck.cards.get_mut(&card_id).expect("checked").deleted_at = now;
     Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))
@@ -87,7 +87,7 @@ pub(super) fn reorder(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let card_id = card_id(deck, call, edit)?;
+    let card_id = path_id::<Card>(deck, call, edit)?;
     let target = call
         .integer("stackId")?
         .ok_or_else(|| DeckError::BadRequest("stackId must be provided".into()))?;
@@ -132,7 +132,7 @@ pub(super) fn set_label(
     assign: bool,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let card_id = card_id(deck, call, edit)?;
+    let card_id = path_id::<Card>(deck, call, edit)?;
     let label_id = call
         .integer("labelId")?
         .ok_or_else(|| DeckError::BadRequest("labelId must be provided".into()))?;
@@ -159,7 +159,7 @@ pub(super) fn assign_user(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let card_id = card_id(deck, call, edit)?;
+    let card_id = path_id::<Card>(deck, call, edit)?;
     let assignee = call.required_text("userId")?;
     let board_id = board_of_card(deck, &deck.cards[&card_id]);
     let can_see =
@@ -180,7 +180,7 @@ pub(super) fn unassign_user(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let card_id = card_id(deck, call, edit)?;
+    let card_id = path_id::<Card>(deck, call, edit)?;
     let assignee = call.required_text("userId")?;
     let card = deck.cards.get_mut(&card_id).expect("checked");
     let Some(position) = card.assigned.iter().position(|(_, assigned)| assigned == &assignee)
@@ -197,7 +197,7 @@ pub(super) fn set_archived(
     archived: bool,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let card_id = card_id(deck, call, edit)?;
+    let card_id = path_id::<Card>(deck, call, edit)?;
     deck.cards.get_mut(&card_id).expect("checked").archived = archived;
     deck.touch_card(card_id, uid, now);
     Ok(Answer::plain(deck.card_json(&deck.cards[&card_id], users, false, now)))

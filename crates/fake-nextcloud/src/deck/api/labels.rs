@@ -6,8 +6,7 @@ use super::*;
 pub(super) fn get(
     Operation { deck, users: _, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
-    let uid = call.uid.as_str();
-    let label = deck.label_for(call.id("label", "Label not found")?, uid, read)?;
+    let label = path_item::<Label>(deck, call, read)?;
     Ok(Answer::plain(crate::deck::label_json(label, true)))
 }
 
@@ -15,7 +14,7 @@ pub(super) fn create(
     Operation { deck, users: _, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let now = call.now;
-    let board_id = board_id(deck, call, manage)?;
+    let board_id = path_id::<Board>(deck, call, manage)?;
     let title = call.required_text("title")?;
     let color = call.required_text("color")?;
     let label_id = deck.insert_label(board_id, &title, color.trim_start_matches('#'), now);
@@ -27,7 +26,7 @@ pub(super) fn update(
     Operation { deck, users: _, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let now = call.now;
-    let label_id = label_id(deck, call, manage)?;
+    let label_id = path_id::<Label>(deck, call, manage)?;
     let title = call.required_text("title")?;
     let color = call.required_text("color")?;
     let label = deck.labels.get_mut(&label_id).expect("checked");
@@ -43,7 +42,7 @@ pub(super) fn delete(
     Operation { deck, users: _, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
-    let label_id = label_id(deck, call, manage)?;
+    let label_id = path_id::<Label>(deck, call, manage)?;
     let label = deck.labels.remove(&label_id).expect("checked");
     let touched: Vec<u64> = deck
         .cards

@@ -8,7 +8,7 @@ pub(super) fn list(
     archived: bool,
 ) -> Result<Answer, DeckError> {
     let now = call.now;
-    let board_id = board_id(deck, call, read)?;
+    let board_id = path_id::<Board>(deck, call, read)?;
     let (cards, since) = match archived {
         false => (CardsShown::Active, call.since),
         // Deck's archived list ignores If-Modified-Since.
@@ -27,7 +27,7 @@ pub(super) fn create(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let now = call.now;
-    let board_id = board_id(deck, call, manage)?;
+    let board_id = path_id::<Board>(deck, call, manage)?;
     let title = call.title(STACK_TITLE_LENGTH_MAX)?;
     let order = call
         .integer("order")?
@@ -38,9 +38,9 @@ pub(super) fn create(
 }
 
 pub(super) fn get(Operation { deck, users, call }: Operation<'_, '_>) -> Result<Answer, DeckError> {
-    let (uid, now) = (call.uid.as_str(), call.now);
+    let now = call.now;
     let board_id = call.id("board", "Board not found")?;
-    let stack = deck.stack_for(call.id("stack", "Stack not found")?, uid, read)?;
+    let stack = path_item::<Stack>(deck, call, read)?;
     if stack.board_id != board_id {
         return Err(DeckError::NotFound("Stack not found"));
     }
@@ -51,7 +51,7 @@ pub(super) fn update(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let now = call.now;
-    let stack_id = stack_id(deck, call, manage)?;
+    let stack_id = path_id::<Stack>(deck, call, manage)?;
     let title = call.title(STACK_TITLE_LENGTH_MAX)?;
     let order = call
         .integer("order")?
@@ -67,7 +67,7 @@ pub(super) fn delete(
     Operation { deck, users, call }: Operation<'_, '_>,
 ) -> Result<Answer, DeckError> {
     let now = call.now;
-    let stack_id = stack_id(deck, call, manage)?;
+    let stack_id = path_id::<Stack>(deck, call, manage)?;
     deck.touch_stack(stack_id, now);
     deck.stacks.get_mut(&stack_id).expect("checked").deleted_at = now;
     Ok(Answer::plain(deck.stack_json(&deck.stacks[&stack_id], users, CardsShown::None, now)))
