@@ -729,53 +729,55 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 mod tests {
     use super::*;
 
-    fn error_of(text: &str) -> String {
-        parse(Path::new("../../scenarios/x.toml"), text).unwrap_err().to_string()
-    }
-
+    /// A file with problems is refused before anything starts, each
+    /// problem said with its place: each case is a file, the start its
+    /// error must have ("" for any) and what the error must contain.
     #[test]
-    fn an_unknown_step_kind_names_the_line_and_the_kinds() {
-        let message = error_of(
-            "description = \"x\"\n\n[[steps]]\nkind = \"ask\"\ntext = \"hi\"\n\n[[steps]]\nkind = \"jump\"\n",
-        );
-        assert!(message.starts_with("../../scenarios/x.toml:8:8:"), "{message}");
-        assert!(message.contains("unknown variant `jump`"), "{message}");
-        assert!(message.contains("`ask`"), "{message}");
-    }
-
-    #[test]
-    fn an_unknown_expectation_is_an_error_not_a_silent_pass() {
-        let message = error_of(
-            "description = \"x\"\n[[steps]]\nkind = \"ask\"\ntext = \"hi\"\nexpect = { stauts = 200 }\n",
-        );
-        assert!(message.contains(":2:"), "{message}");
-        assert!(message.contains("stauts"), "{message}");
-    }
-
-    #[test]
-    fn webhook_and_tool_steps_are_checked_before_anything_starts() {
-        let error = error_of(
-            "description = \"x\"\n[[steps]]\nkind = \"webhook\"\nevent = \"moved\"\npath = \"a.md\"\n\n[[steps]]\nkind = \"webhook\"\nevent = \"written\"\npath = \"a.md\"\nto = \"b.md\"\n\n[[steps]]\nkind = \"tool\"\nserver = \"calendar\"\nname = \"x\"\n\n[[steps]]\nkind = \"check\"\nexpect = { index_docs = [{ status = \"ok\" }] }\n",
-        );
-        assert!(error.contains("x.toml:2:1: event = \"moved\": expected one of"), "{error}");
-        assert!(error.contains("x.toml:7:1: `to` (the new path) goes with event"), "{error}");
-        assert!(error.contains("x.toml:13:1: server = \"calendar\""), "{error}");
-        assert!(error.contains("x.toml:18:1: every entry of index_docs names"), "{error}");
-    }
-
-    #[test]
-    fn a_decision_without_a_question_is_refused_with_its_line() {
-        let message =
-            error_of("description = \"x\"\n[[steps]]\nkind = \"decide\"\napprove = true\n");
-        assert!(message.contains("x.toml:2:1: a `decide` step"), "{message}");
-    }
-
-    #[test]
-    fn a_bad_model_script_is_reported_at_the_model_table() {
-        let message = error_of(
-            "description = \"x\"\n[model]\n[[model.rules]]\nname = \"r\"\nwhen = { nope = 1 }\ntext = \"t\"\n[[steps]]\nkind = \"check\"\n",
-        );
-        assert!(message.contains("[model] is not a valid fake-model script"), "{message}");
+    fn a_file_with_problems_is_refused_with_each_place() {
+        let cases: [(&str, &str, &str, &[&str]); 5] = [
+            (
+                "an unknown step kind names the line and the kinds",
+                "description = \"x\"\n\n[[steps]]\nkind = \"ask\"\ntext = \"hi\"\n\n[[steps]]\nkind = \"jump\"\n",
+                "../../scenarios/x.toml:8:8:",
+                &["unknown variant `jump`", "`ask`"],
+            ),
+            (
+                "an unknown expectation is an error, not a silent pass",
+                "description = \"x\"\n[[steps]]\nkind = \"ask\"\ntext = \"hi\"\nexpect = { stauts = 200 }\n",
+                "",
+                &[":2:", "stauts"],
+            ),
+            (
+                "webhook and tool steps are checked before anything starts",
+                "description = \"x\"\n[[steps]]\nkind = \"webhook\"\nevent = \"moved\"\npath = \"a.md\"\n\n[[steps]]\nkind = \"webhook\"\nevent = \"written\"\npath = \"a.md\"\nto = \"b.md\"\n\n[[steps]]\nkind = \"tool\"\nserver = \"calendar\"\nname = \"x\"\n\n[[steps]]\nkind = \"check\"\nexpect = { index_docs = [{ status = \"ok\" }] }\n",
+                "",
+                &[
+                    "x.toml:2:1: event = \"moved\": expected one of",
+                    "x.toml:7:1: `to` (the new path) goes with event",
+                    "x.toml:13:1: server = \"calendar\"",
+                    "x.toml:18:1: every entry of index_docs names",
+                ],
+            ),
+            (
+                "a decision without a question is refused with its line",
+                "description = \"x\"\n[[steps]]\nkind = \"decide\"\napprove = true\n",
+                "",
+                &["x.toml:2:1: a `decide` step"],
+            ),
+            (
+                "a bad model script is reported at the model table",
+                "description = \"x\"\n[model]\n[[model.rules]]\nname = \"r\"\nwhen = { nope = 1 }\ntext = \"t\"\n[[steps]]\nkind = \"check\"\n",
+                "",
+                &["[model] is not a valid fake-model script"],
+            ),
+        ];
+        for (case, text, start, said) in cases {
+            let message = parse(Path::new("../../scenarios/x.toml"), text).unwrap_err().to_string();
+            assert!(message.starts_with(start), "{case}: {message}");
+            for part in said {
+                assert!(message.contains(part), "{case}: {part:?} in {message}");
+            }
+        }
     }
 
     #[test]

@@ -791,32 +791,12 @@ fn check_model_shown(
     };
     let system =
         messages.first().filter(|m| m["role"] == "system").map(content).unwrap_or_default();
-    for wanted in &shown.system_contains {
-        if !system.contains(wanted.as_str()) {
-            problems.push(format!("the system prompt does not contain {wanted:?}:\n{system}"));
-        }
-    }
-    for unwanted in &shown.system_excludes {
-        if system.contains(unwanted.as_str()) {
-            problems.push(format!("the system prompt contains {unwanted:?}"));
-        }
-    }
     let tools: Vec<String> = body["tools"]
         .as_array()
         .map(|tools| {
             tools.iter().filter_map(|t| t["function"]["name"].as_str().map(String::from)).collect()
         })
         .unwrap_or_default();
-    for wanted in &shown.tools_include {
-        if !tools.contains(wanted) {
-            problems.push(format!("the tool {wanted} was not offered; offered: {tools:?}"));
-        }
-    }
-    for unwanted in &shown.tools_exclude {
-        if tools.contains(unwanted) {
-            problems.push(format!("the tool {unwanted} was offered: {tools:?}"));
-        }
-    }
     if let Some(wanted) = &shown.tools_equal {
         let mut got = tools.clone();
         got.sort();
@@ -836,14 +816,35 @@ fn check_model_shown(
     let rest: Vec<String> =
         messages.iter().skip(1).map(|m| format!("{}: {}", m["role"], content(m))).collect();
     let rest = rest.join("\n");
-    for wanted in &shown.messages_contain {
-        if !rest.contains(wanted.as_str()) {
-            problems.push(format!("no message contains {wanted:?}; the messages:\n{rest}"));
-        }
-    }
-    for unwanted in &shown.messages_exclude {
-        if rest.contains(unwanted.as_str()) {
-            problems.push(format!("a message contains {unwanted:?}; the messages:\n{rest}"));
+    let offered = |name: &str| tools.iter().any(|tool| tool == name);
+    // Each list of the expectation, what must hold of each entry, and the
+    // problem when it does not.
+    type Check<'a> = (&'a [String], &'a dyn Fn(&str) -> bool, &'a dyn Fn(&str) -> String);
+    let checks: [Check; 6] = [
+        (&shown.system_contains, &|wanted| system.contains(wanted), &|wanted| {
+            format!("the system prompt does not contain {wanted:?}:\n{system}")
+        }),
+        (&shown.system_excludes, &|unwanted| !system.contains(unwanted), &|unwanted| {
+            format!("the system prompt contains {unwanted:?}")
+        }),
+        (&shown.tools_include, &offered, &|wanted| {
+            format!("the tool {wanted} was not offered; offered: {tools:?}")
+        }),
+        (&shown.tools_exclude, &|unwanted| !offered(unwanted), &|unwanted| {
+            format!("the tool {unwanted} was offered: {tools:?}")
+        }),
+        (&shown.messages_contain, &|wanted| rest.contains(wanted), &|wanted| {
+            format!("no message contains {wanted:?}; the messages:\n{rest}")
+        }),
+        (&shown.messages_exclude, &|unwanted| !rest.contains(unwanted), &|unwanted| {
+            format!("a message contains {unwanted:?}; the messages:\n{rest}")
+        }),
+    ];
+    for (entries, holds, problem) in checks {
+        for entry in entries {
+            if !holds(entry) {
+                problems.push(problem(entry));
+            }
         }
     }
     if let Some(wanted) = shown.tool_results {
