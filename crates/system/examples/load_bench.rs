@@ -18,6 +18,9 @@
 //! put through its admin endpoint once the stack is up. Exits 1 if any turn
 //! failed. See docs/performance.md.
 
+mod common;
+
+use common::{ProcStatus, TempDir, env_or, ms, percentile, tamebi_binary};
 use scenario::browser::Browser;
 use serde_json::json;
 use std::collections::VecDeque;
@@ -65,7 +68,7 @@ async fn main() -> anyhow::Result<()> {
     let seconds: u64 = env_or("BENCH_SECONDS", 20) as u64;
     let rounds: usize = env_or("BENCH_ROUNDS", 2).max(1);
     let binary = tamebi_binary()?;
-    let temp = TempDir::new()?;
+    let temp = TempDir::new("load-bench")?;
     let fixture = write_fixture(temp.path(), users)?;
     let base_port = free_base_port()?;
     let stack = Up::start(&binary, base_port, temp.path(), &fixture).await?;
@@ -586,17 +589,6 @@ fn free_base_port() -> anyhow::Result<u16> {
 /// `MODEL_ADMIN_TOKEN_FILE`).
 const MODEL_ADMIN_TOKEN_FILE: &str = "fake-model-admin-token";
 
-fn tamebi_binary() -> anyhow::Result<PathBuf> {
-    std::env::current_exe()?
-        .parent()
-        .and_then(|examples| examples.parent())
-        .map(|release| release.join("tamebi"))
-        .filter(|path| path.exists())
-        .ok_or_else(|| {
-            anyhow::anyhow!("build the binary first: cargo build --release --bin tamebi")
-        })
-}
-
 /// The `tamebi up` child (every service its own process, so that each
 /// RSS is its own; not the in-process `scenario::harness::Stack`), its
 /// output drained (the last lines kept for errors).
@@ -661,15 +653,8 @@ struct Memory {
 
 impl Service {
     fn memory(&self) -> Memory {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid));
-        let field = |name: &str| {
-            status.as_deref().ok().and_then(|status| {
-                status.lines().find_map(|line| {
-                    line.strip_prefix(name)
-                        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-                })
-            })
-        };
+        let status = ProcStatus::of(self.pid);
+        let field = |name: &str| status.field(name);
         Memory {
             rss_kib: field("VmRSS:").unwrap_or(0),
             hwm_kib: field("VmHWM:").unwrap_or(0),
@@ -816,42 +801,4 @@ impl Up {
         let _ = self.up.kill();
         let _ = self.up.wait();
     }
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> anyhow::Result<TempDir> {
-        let path = std::env::temp_dir().join(format!("tamebi-load-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&path)?;
-        Ok(TempDir(path))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
-}
-
-fn percentile(values: &[f64], at: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(|a, b| a.total_cmp(b));
-    let index = ((at / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[index]
 }

@@ -13,6 +13,9 @@
 //! process (`target/release/tamebi orchestrator`, no MCP server, fresh data
 //! directory) so its RSS is its own. See docs/benchmarks.md.
 
+mod common;
+
+use common::{ProcStatus, TempDir, env_or, ms, percentile, tamebi_binary};
 use scenario::harness::{Service, Stack};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -190,10 +193,6 @@ fn report_concurrent(name: &str, run: &Concurrent, baseline: Option<&Concurrent>
     );
 }
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 #[derive(Clone, Copy)]
 struct Timing {
     first: f64,
@@ -205,16 +204,6 @@ fn row(name: &str, timings: &[Timing], pick: impl Fn(&Timing) -> f64, baseline: 
     let values: Vec<f64> = timings.iter().map(pick).collect();
     let p50 = percentile(&values, 50.0);
     println!("{name:<44} {p50:>9.2} {:>9.2} {:>9.2}", percentile(&values, 99.0), p50 / baseline);
-}
-
-fn percentile(values: &[f64], at: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(|a, b| a.total_cmp(b));
-    let index = ((at / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[index]
 }
 
 /// One streamed request straight to the fake model.
@@ -264,7 +253,6 @@ async fn read_stream(
     let Some(first) = timed.first else {
         anyhow::bail!("no text in the answer: {}", timed.text);
     };
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let tool_outputs = timed.text.matches("tool-output-available").count();
     Ok(Timing { first: ms(first), total: ms(timed.whole), tool_outputs })
 }
@@ -273,33 +261,17 @@ async fn read_stream(
 struct Process {
     child: std::process::Child,
     url: String,
-    _data: PathBufGuard,
-}
-
-struct PathBufGuard(std::path::PathBuf);
-
-impl Drop for PathBufGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    _data: TempDir,
 }
 
 impl Process {
     async fn start(model_base: &str) -> anyhow::Result<Process> {
-        let binary = std::env::current_exe()?
-            .parent()
-            .and_then(|examples| examples.parent())
-            .map(|release| release.join("tamebi"))
-            .filter(|path| path.exists())
-            .ok_or_else(|| {
-                anyhow::anyhow!("build the binary first: cargo build --release --bin tamebi")
-            })?;
+        let binary = tamebi_binary()?;
         let port = {
             let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
             listener.local_addr()?.port()
         };
-        let data =
-            std::env::temp_dir().join(format!("tamebi-orchestrator-bench-{}", std::process::id()));
+        let data = TempDir::new("orchestrator-bench")?;
         let child = std::process::Command::new(binary)
             .args([
                 "orchestrator",
@@ -309,13 +281,13 @@ impl Process {
                 model_base,
             ])
             .args(["--mcp", "", "--data-dir"])
-            .arg(&data)
+            .arg(data.path())
             .env("TAMEBI_SHARED_SECRET", SECRET)
             .env("RUST_LOG", "warn")
             .stdout(std::process::Stdio::null())
             .spawn()?;
         let url = format!("http://127.0.0.1:{port}");
-        let process = Process { child, url, _data: PathBufGuard(data) };
+        let process = Process { child, url, _data: data };
         let http = reqwest::Client::new();
         for _ in 0..100 {
             let health = http.get(format!("{}/health", process.url)).send().await;
@@ -329,15 +301,7 @@ impl Process {
     }
 
     fn rss_kib(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .ok()
-            .and_then(|status| {
-                status.lines().find_map(|line| {
-                    line.strip_prefix("VmRSS:")
-                        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-                })
-            })
-            .unwrap_or(0)
+        ProcStatus::of(self.child.id()).field("VmRSS:").unwrap_or(0)
     }
 
     fn stop(mut self) {
