@@ -62,6 +62,15 @@ struct Outcome {
 }
 
 impl Outcome {
+    /// The finding of `check`, once the doctor is checked to have exited
+    /// with `code` and the finding to have `status`.
+    fn expect(&self, code: i32, check: &str, status: &str) -> &Value {
+        assert_eq!(self.code, code, "{}", self.stdout);
+        let finding = self.finding(check);
+        assert_eq!(finding["status"], status, "{}", self.stdout);
+        finding
+    }
+
     fn finding(&self, check: &str) -> &Value {
         self.findings
             .iter()
@@ -223,9 +232,7 @@ async fn an_unset_overwritehost_is_named_with_its_occ_fix() {
     // ... and without it, the issuer follows the Host of each request.
     stack.nextcloud_faults(&json!({ "overwritehost_unset": true })).await.unwrap();
     let outcome = stack.doctor(flags).await;
-    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
-    let issuer = outcome.finding("2. OIDC issuer");
-    assert_eq!(issuer["status"], "error", "{}", outcome.stdout);
+    let issuer = outcome.expect(1, "2. OIDC issuer", "error");
     let fix = issuer["fix"].as_str().unwrap();
     assert!(
         fix.contains(&format!("occ config:system:set overwritehost --value=localhost:{port}")),
@@ -244,18 +251,14 @@ async fn a_missing_converter_secret_is_an_error_with_the_fix() {
     let mut flags = stack.flags();
     flags.retain(|(flag, _)| flag != "--converter-secret");
     let outcome = stack.doctor(flags).await;
-    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
-    let converter = outcome.finding("7. converter");
-    assert_eq!(converter["status"], "error", "{}", outcome.stdout);
+    let converter = outcome.expect(1, "7. converter", "error");
     assert!(converter["fix"].as_str().unwrap().contains("ONLYOFFICE_JWT_SECRET"), "{converter}");
     // The other side: the document server runs with JWT off (the fake's
     // converter_secret_missing): it accepts anything, which the doctor
     // catches by signing with a wrong secret.
     stack.nextcloud_faults(&json!({ "converter_secret_missing": true })).await.unwrap();
     let outcome = stack.doctor(stack.flags()).await;
-    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
-    let converter = outcome.finding("7. converter");
-    assert_eq!(converter["status"], "error", "{}", outcome.stdout);
+    let converter = outcome.expect(1, "7. converter", "error");
     assert!(converter["fix"].as_str().unwrap().contains("JWT_ENABLED=true"), "{converter}");
     stack.shutdown().await;
 }
@@ -267,9 +270,7 @@ async fn a_model_on_a_closed_port_is_an_error() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let outcome =
         stack.doctor(stack.with("model-url", &format!("http://127.0.0.1:{port}/v1"))).await;
-    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
-    let model = outcome.finding("8. model");
-    assert_eq!(model["status"], "error", "{}", outcome.stdout);
+    let model = outcome.expect(1, "8. model", "error");
     assert!(model["fix"].as_str().unwrap().contains("TAMEBI_MODEL_URL"), "{model}");
     stack.shutdown().await;
 }
@@ -279,9 +280,7 @@ async fn a_model_refusing_streamed_tool_calls_is_a_warning() {
     let stack = Doctor::start().await;
     stack.model_faults(&json!({ "refuse_streaming_with_tools": true })).await.unwrap();
     let outcome = stack.doctor(stack.flags()).await;
-    assert_eq!(outcome.code, 0, "{}", outcome.stdout);
-    let model = outcome.finding("8. model");
-    assert_eq!(model["status"], "warning", "{}", outcome.stdout);
+    let model = outcome.expect(0, "8. model", "warning");
     assert!(model["what"].as_str().unwrap().contains("unstreamed"), "{model}");
     stack.shutdown().await;
 }
@@ -305,9 +304,7 @@ async fn a_token_minted_for_another_audience_names_the_occ_fix() {
     let stack = Doctor::start().await;
     // mcp-nextcloud claims a canonical URL the client does not name.
     let outcome = stack.doctor(stack.with("mcp-nextcloud-url", "http://mcp.example/mcp")).await;
-    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
-    let client = outcome.finding("4. OIDC client mcp-nextcloud");
-    assert_eq!(client["status"], "error", "{}", outcome.stdout);
+    let client = outcome.expect(1, "4. OIDC client mcp-nextcloud", "error");
     let fix = client["fix"].as_str().unwrap();
     assert!(
         fix.contains("occ oidc:create --token_type=jwt --resource_url=http://mcp.example/mcp"),
@@ -324,9 +321,7 @@ async fn nextcloud_refusing_the_bearer_names_user_oidc_settings() {
         .await
         .unwrap();
     let outcome = stack.doctor(stack.flags()).await;
-    assert_eq!(outcome.code, 1, "{}", outcome.stdout);
-    let bearer = outcome.finding("5. Nextcloud accepts the bearer");
-    assert_eq!(bearer["status"], "error", "{}", outcome.stdout);
+    let bearer = outcome.expect(1, "5. Nextcloud accepts the bearer", "error");
     let fix = bearer["fix"].as_str().unwrap();
     assert!(fix.contains("oidc_provider_bearer_validation"), "{fix}");
     assert!(fix.contains("selfencoded_bearer_validation_audience_check"), "{fix}");

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
-use orchestrator::store::{arguments_hash, audit, chat, memory};
+use orchestrator::store::{audit, chat, memory};
 use std::process::Command;
 
 fn seed(dir: &std::path::Path) {
@@ -31,17 +31,10 @@ fn seed(dir: &std::path::Path) {
         .unwrap();
     audit_db
         .run_blocking(|c| {
+            let ok = audit::Outcome::Ok;
             audit::record(
                 c,
-                &audit::ToolCallRecord {
-                    at: 5,
-                    uid: "alice".into(),
-                    conversation_id: "a1".into(),
-                    tool: "files_read".into(),
-                    arguments_hash: arguments_hash("{}"),
-                    duration_ms: 3,
-                    outcome: audit::Outcome::Ok.as_str().into(),
-                },
+                &audit::ToolCallRecord::new(5, "alice", "a1", "files_read", "{}", 3, &ok),
             )
         })
         .unwrap();

@@ -4,57 +4,30 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
-use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+mod common;
+
+use common::{KillOnDrop, banner, tamebi};
+use std::process::Stdio;
 use std::time::Duration;
 
 /// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fake-model-command-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// `tamebi` with no Tamebi variables inherited from the environment.
-fn tamebi() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_tamebi"));
-    for (name, _) in std::env::vars() {
-        if name.starts_with("TAMEBI_") {
-            command.env_remove(name);
-        }
-    }
-    command.stdin(Stdio::null());
-    command
-}
-
-/// Stops the server even when an assertion fails first.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch("fake-model-command", name)
 }
 
 #[test]
 fn a_script_with_problems_is_refused_with_all_of_them() {
     let dir = scratch("bad");
-    let script = dir.join("script.toml");
-    std::fs::write(
-        &script,
+    let script = common::script_file(
+        &dir,
         "[[rules]]\nname = \"mute\"\n[[rules]]\nwhen.last_user_regex = \"(\"\ntext = \"x\"\n",
-    )
-    .unwrap();
+    );
     let output = tamebi()
         .args(["fake-model", "--listen", "127.0.0.1:0", "--script"])
         .arg(&script)
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = common::stderr_of_exit(&output, 1);
     assert!(stderr.contains("rules[0] (mute): says nothing"), "{stderr}");
     assert!(stderr.contains("rules[1]: when.last_user_regex does not compile"), "{stderr}");
 }
@@ -62,8 +35,7 @@ fn a_script_with_problems_is_refused_with_all_of_them() {
 #[tokio::test]
 async fn a_script_is_served_behind_its_key() {
     let dir = scratch("good");
-    let script = dir.join("script.toml");
-    std::fs::write(&script, "[[rules]]\ntext = \"scripted answer\"\n").unwrap();
+    let script = common::script_file(&dir, "[[rules]]\ntext = \"scripted answer\"\n");
     let mut child = KillOnDrop(
         tamebi()
             .args(["fake-model", "--listen", "127.0.0.1:0", "--api-key", "sk-cli-test", "--script"])
@@ -73,16 +45,7 @@ async fn a_script_is_served_behind_its_key() {
             .spawn()
             .unwrap(),
     );
-    let mut printed = Vec::new();
-    for line in BufReader::new(child.0.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        let done = line.starts_with("Press Ctrl-C");
-        printed.push(line);
-        if done {
-            break;
-        }
-    }
-    let printed = printed.join("\n");
+    let printed = banner(&mut child.0);
     let api_base = printed
         .lines()
         .find_map(|line| line.trim().strip_prefix("API base:"))

@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+mod common;
+
 use mcp_nextcloud::index::store::{self, Failure, NewPassage, SeenFile, Store};
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -16,24 +18,13 @@ const COMMAND_TIME_MAX: Duration = Duration::from_secs(30);
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("index-commands-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("index-commands", name)
 }
 
-/// `tamebi` with no Tamebi variables inherited from the environment.
+/// `tamebi` with nothing inherited, logging at `info`.
 fn tamebi() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_tamebi"));
-    for (name, _) in std::env::vars() {
-        if name.starts_with("TAMEBI_")
-            || name.starts_with("NEXTCLOUD_")
-            || name.starts_with("ONLYOFFICE_")
-        {
-            command.env_remove(name);
-        }
-    }
-    command.env("RUST_LOG", "info").stdin(Stdio::null());
+    let mut command = common::tamebi();
+    command.env("RUST_LOG", "info");
     command
 }
 
@@ -341,34 +332,28 @@ async fn webhooks_register_once_then_finds_them_registered() {
     fake.shutdown().await;
 }
 
+/// Starts a server, reads its banner, stops it: the banner and its log.
+fn start_banner_and_log(command: &mut Command) -> (String, String) {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let printed = common::banner(&mut child);
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    (printed, stderr(&output))
+}
+
 #[test]
 fn mcp_nextcloud_says_where_its_index_is_and_keeps_secrets() {
     let dir = scratch("serve");
     let index_db = dir.join("data").join("index.db");
-    let mut child = tamebi()
+    let mut serve = tamebi();
+    serve
         .args(["mcp-nextcloud", "--listen", "127.0.0.1:0", "--lend-listen", "127.0.0.1:0"])
         .arg("--index-db")
         .arg(&index_db)
         .env("TAMEBI_WEBHOOK_SECRET", "hook-secret-77c1")
         .env("ONLYOFFICE_URL", "http://127.0.0.1:1")
-        .env("TAMEBI_LEND_URL", "")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut printed = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        let done = line.starts_with("Press Ctrl-C");
-        printed.push(line);
-        if done {
-            break;
-        }
-    }
-    child.kill().unwrap();
-    let output = child.wait_with_output().unwrap();
-    let printed = printed.join("\n");
-    let logged = stderr(&output);
+        .env("TAMEBI_LEND_URL", "");
+    let (printed, logged) = start_banner_and_log(&mut serve);
 
     let canonical = std::fs::canonicalize(&index_db).expect("the server created its index");
     assert!(printed.contains(&format!("Index:         {}", canonical.display())), "{printed}");
@@ -382,28 +367,14 @@ fn mcp_nextcloud_says_where_its_index_is_and_keeps_secrets() {
     }
 
     // In memory, without webhooks or converter: each says it is off.
-    let mut child = tamebi()
+    let mut serve = tamebi();
+    serve
         .args(["mcp-nextcloud", "--listen", "127.0.0.1:0", "--index-db", ":memory:"])
-        .env("ONLYOFFICE_JWT_SECRET", "converter-secret-0b2e")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut printed = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        let done = line.starts_with("Press Ctrl-C");
-        printed.push(line);
-        if done {
-            break;
-        }
-    }
-    child.kill().unwrap();
-    let output = child.wait_with_output().unwrap();
-    let printed = printed.join("\n");
+        .env("ONLYOFFICE_JWT_SECRET", "converter-secret-0b2e");
+    let (printed, logged) = start_banner_and_log(&mut serve);
     assert!(printed.contains("Index:         in memory"), "{printed}");
     assert!(printed.contains("Webhooks:      off"), "{printed}");
     assert!(printed.contains("Converter:     off"), "{printed}");
-    assert!(!stderr(&output).contains("converter-secret-0b2e"));
+    assert!(!logged.contains("converter-secret-0b2e"));
     assert!(!Path::new(":memory:").exists(), "no file named :memory: was created");
 }

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+mod common;
+
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -201,8 +203,7 @@ fn a_port_in_use_exits_2_naming_the_port_and_the_flag() {
         .arg(dir.join("data"))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = common::stderr_of_exit(&output, 2);
     assert!(stderr.contains(&format!("port {} (mcp-nextcloud)", base + 21)), "{stderr}");
     assert!(stderr.contains("--base-port"), "{stderr}");
     assert!(!dir.join("data").exists(), "nothing was made before the check");
@@ -263,8 +264,7 @@ fn the_secret_survives_a_restart_and_fresh_starts_over() {
         .arg(&foreign)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let stderr = common::stderr_of_exit(&output, 1);
     assert!(stderr.contains("does not look like Tamebi's data directory"), "{stderr}");
     assert!(foreign.join("thesis.tex").exists());
     let _ = std::fs::remove_dir_all(dir);
@@ -375,8 +375,7 @@ fn ask_answers_an_approval_request_by_flag() {
         .args(["ask", "--url", &up.base_url, "--password", "not-it", "hello"])
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&wrong.stderr);
-    assert_eq!(wrong.status.code(), Some(1), "{stderr}");
+    let stderr = common::stderr_of_exit(&wrong, 1);
     assert!(stderr.contains("refused the login of alice"), "{stderr}");
     assert!(stderr.contains("check --user and --password"), "{stderr}");
     let (status, lines) = up.terminate();
@@ -387,12 +386,10 @@ fn ask_answers_an_approval_request_by_flag() {
 #[test]
 fn a_model_script_that_does_not_load_stops_up_before_anything_starts() {
     let dir = temp_dir("bad-script");
-    let script = dir.join("script.toml");
-    std::fs::write(
-        &script,
+    let script = common::script_file(
+        &dir,
         "[[rules]]\nname = \"typo\"\nwhen = { last_user_contain = \"x\" }\ntext = \"y\"\n",
-    )
-    .unwrap();
+    );
     let output = Command::new(TAMEBI)
         .args(["up", "--no-web-build", "--base-port", &free_base_port().to_string(), "--data-dir"])
         .arg(dir.join("data"))
@@ -400,8 +397,7 @@ fn a_model_script_that_does_not_load_stops_up_before_anything_starts() {
         .arg(&script)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let stderr = common::stderr_of_exit(&output, 1);
     assert!(stderr.contains("cannot load the model script"), "{stderr}");
     assert!(!dir.join("data").exists(), "nothing was made");
     let _ = std::fs::remove_dir_all(dir);
