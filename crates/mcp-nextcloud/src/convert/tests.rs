@@ -24,6 +24,19 @@ async fn fake(secret: Option<&str>) -> FakeNextcloud {
     FakeNextcloud::start(&fixture, fake_nextcloud::Config::default()).await.unwrap()
 }
 
+/// A fake Nextcloud whose converter requires [`SECRET`], and our converter
+/// sending `secret` to it.
+async fn fake_and_converter(secret: Option<&str>) -> (FakeNextcloud, Converter) {
+    let fake = fake(Some(SECRET)).await;
+    let converter = converter(fake.converter_url(), secret).await;
+    (fake, converter)
+}
+
+async fn stop(converter: Converter, fake: FakeNextcloud) {
+    converter.shutdown().await;
+    fake.shutdown().await;
+}
+
 /// Tight enough that a hang fails the test quickly, loose enough for a
 /// loaded CI machine.
 fn test_limits() -> ConverterLimits {
@@ -68,8 +81,7 @@ async fn convert_notes(converter: &Converter) -> Result<String, ConvertError> {
 
 #[tokio::test]
 async fn a_text_file_converts_with_the_right_secret() {
-    let fake = fake(Some(SECRET)).await;
-    let converter = converter(fake.converter_url(), Some(SECRET)).await;
+    let (fake, converter) = fake_and_converter(Some(SECRET)).await;
     let text = convert_notes(&converter).await.unwrap();
     assert_eq!(text, "Budget 2026\n\nCoffee: 40 000 €\nend");
     // What the in-process extractor makes of the same bytes, so offsets
@@ -77,35 +89,29 @@ async fn a_text_file_converts_with_the_right_secret() {
     let extracted = extract::extract(NOTES.as_bytes(), extract::DocumentKind::PlainText).unwrap();
     assert_eq!(text, extracted.text);
     assert_eq!(converter.loans().outstanding(), 0, "the converter spent the loan");
-    converter.shutdown().await;
-    fake.shutdown().await;
+    stop(converter, fake).await;
 }
 
 #[tokio::test]
 async fn without_our_secret_the_converter_refuses() {
-    let fake = fake(Some(SECRET)).await;
-    let converter = converter(fake.converter_url(), None).await;
+    let (fake, converter) = fake_and_converter(None).await;
     let error = convert_notes(&converter).await.unwrap_err();
     assert_eq!(error, ConvertError::Refused);
     assert!(error.is_configuration_fault(), "the seeds' bug: not the document's fault");
     assert_eq!(converter.loans().outstanding(), 0, "a failed conversion ends its loan");
-    converter.shutdown().await;
-    fake.shutdown().await;
+    stop(converter, fake).await;
 }
 
 #[tokio::test]
 async fn a_wrong_secret_is_refused() {
-    let fake = fake(Some(SECRET)).await;
-    let converter = converter(fake.converter_url(), Some("not-the-secret")).await;
+    let (fake, converter) = fake_and_converter(Some("not-the-secret")).await;
     assert_eq!(convert_notes(&converter).await, Err(ConvertError::Refused));
-    converter.shutdown().await;
-    fake.shutdown().await;
+    stop(converter, fake).await;
 }
 
 #[tokio::test]
 async fn fixing_the_secret_at_run_time_heals_conversions() {
-    let fake = fake(Some(SECRET)).await;
-    let converter = converter(fake.converter_url(), None).await;
+    let (fake, converter) = fake_and_converter(None).await;
     assert_eq!(convert_notes(&converter).await, Err(ConvertError::Refused));
     let response = reqwest::Client::new()
         .post(format!("{}/__fake/server", fake.base_url()))
@@ -116,8 +122,7 @@ async fn fixing_the_secret_at_run_time_heals_conversions() {
         .unwrap();
     assert_eq!(response.status(), 200);
     assert!(convert_notes(&converter).await.is_ok(), "JWT now disabled on the converter");
-    converter.shutdown().await;
-    fake.shutdown().await;
+    stop(converter, fake).await;
 }
 
 #[tokio::test]
@@ -126,8 +131,7 @@ async fn a_document_server_with_jwt_disabled_ignores_our_token() {
     fake.shared.world().faults.converter_secret_missing = true;
     let converter = converter(fake.converter_url(), Some("any-secret")).await;
     assert_eq!(convert_notes(&converter).await.unwrap(), "Budget 2026\n\nCoffee: 40 000 €\nend");
-    converter.shutdown().await;
-    fake.shutdown().await;
+    stop(converter, fake).await;
 }
 
 #[tokio::test]
@@ -135,8 +139,7 @@ async fn an_office_type_the_fake_cannot_read_is_unconvertible() {
     // The fake answers -3 for office formats it has no extractor for (XLS
     // today), which must read as the document's fault, not the
     // configuration's.
-    let fake = fake(Some(SECRET)).await;
-    let converter = converter(fake.converter_url(), Some(SECRET)).await;
+    let (fake, converter) = fake_and_converter(Some(SECRET)).await;
     let error = converter.convert(Bytes::from_static(b"\xD0\xCF\x11\xE0"), "Budget.XLS").await;
     assert_eq!(error, Err(ConvertError::Unconvertible));
     assert!(!ConvertError::Unconvertible.is_configuration_fault());
@@ -144,8 +147,7 @@ async fn an_office_type_the_fake_cannot_read_is_unconvertible() {
     assert_eq!(error, Err(ConvertError::Unconvertible), "-9, undetectable format");
     let error = converter.convert(Bytes::from_static(b"?"), "no-extension").await;
     assert_eq!(error, Err(ConvertError::Unconvertible));
-    converter.shutdown().await;
-    fake.shutdown().await;
+    stop(converter, fake).await;
 }
 
 #[tokio::test]
@@ -161,8 +163,7 @@ async fn a_lend_url_the_converter_cannot_reach_is_a_download_fault() {
     let error = convert_notes(&converter).await.unwrap_err();
     assert_eq!(error, ConvertError::Download);
     assert!(error.is_configuration_fault());
-    converter.shutdown().await;
-    fake.shutdown().await;
+    stop(converter, fake).await;
 }
 
 #[tokio::test]
@@ -238,8 +239,7 @@ async fn the_loan_bound_gives_busy() {
     assert_eq!(converter.loans().outstanding(), 2, "refused, not grown");
     drop(second);
     assert!(convert_notes(&converter).await.is_ok(), "room again once a loan ends");
-    converter.shutdown().await;
-    fake.shutdown().await;
+    stop(converter, fake).await;
 }
 
 #[tokio::test]

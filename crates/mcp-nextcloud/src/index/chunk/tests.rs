@@ -143,6 +143,15 @@ fn demo_text(path: &str) -> String {
     extract::extract(&demo(path), kind).unwrap().text
 }
 
+/// A demo document's extracted text and its passages, which keep the
+/// invariants.
+fn demo_chunked(path: &str) -> (String, Vec<Passage>) {
+    let text = demo_text(path);
+    let passages = chunk(&text);
+    check_invariants(&text, &passages);
+    (text, passages)
+}
+
 /// The heading of the passage holding `needle`, which must be in exactly one.
 fn heading_of(text: &str, passages: &[Passage], needle: &str) -> Option<String> {
     let holding: Vec<&Passage> =
@@ -153,9 +162,7 @@ fn heading_of(text: &str, passages: &[Passage], needle: &str) -> Option<String> 
 
 #[test]
 fn demo_docx_budget_sentence_is_under_its_article() {
-    let text = demo_text("alice/Projects/Apollo/CR-reunion-mars.docx");
-    let passages = chunk(&text);
-    check_invariants(&text, &passages);
+    let (text, passages) = demo_chunked("alice/Projects/Apollo/CR-reunion-mars.docx");
     assert_eq!(
         heading_of(
             &text,
@@ -181,9 +188,7 @@ fn demo_docx_budget_sentence_is_under_its_article() {
 
 #[test]
 fn demo_pdf_totp_passage_is_under_its_recovered_section_title() {
-    let text = demo_text("bob/Manuals/admin-manual.pdf");
-    let passages = chunk(&text);
-    check_invariants(&text, &passages);
+    let (text, passages) = demo_chunked("bob/Manuals/admin-manual.pdf");
     assert_eq!(
         heading_of(&text, &passages, "The TOTP provider works with any authenticator app")
             .as_deref(),
@@ -206,9 +211,7 @@ fn demo_documents_keep_the_invariants() {
         "alice/Projects/Apollo/kickoff.odp",
         "bob/Notes/standup.md",
     ] {
-        let text = demo_text(path);
-        let passages = chunk(&text);
-        check_invariants(&text, &passages);
+        let (_, passages) = demo_chunked(path);
         assert!(!passages.is_empty(), "{path}");
     }
     let text = demo_text("alice/Projects/Apollo/kickoff.odp");

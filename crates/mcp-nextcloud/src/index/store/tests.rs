@@ -6,6 +6,11 @@ fn store() -> Store {
     Store::open(None).unwrap()
 }
 
+/// Runs `work` on a fresh in-memory store; an error fails the test.
+fn in_store(work: impl FnOnce(&mut Connection) -> Result<(), StoreError>) {
+    store().run_blocking(work).unwrap();
+}
+
 fn seen(fileid: u64, mtime: Option<i64>) -> SeenFile {
     SeenFile {
         fileid,
@@ -32,161 +37,146 @@ fn passage(text: &str) -> NewPassage {
 
 #[test]
 fn no_table_has_a_user_column() {
-    store()
-        .run_blocking(|connection| {
-            let mut tables =
-                connection.prepare("SELECT name FROM sqlite_master WHERE type IN ('table')")?;
-            let names: Vec<String> =
-                tables.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
-            assert!(names.contains(&"docs".to_string()) && names.contains(&"queries".to_string()));
-            for name in names {
-                let mut columns = connection.prepare(&format!("PRAGMA table_info(\"{name}\")"))?;
-                let columns: Vec<String> =
-                    columns.query_map([], |row| row.get(1))?.collect::<Result<_, _>>()?;
-                for column in columns {
-                    let column = column.to_lowercase();
-                    assert!(
-                        !["user", "uid", "owner", "account", "principal"]
-                            .iter()
-                            .any(|word| column.contains(word)),
-                        "{name}.{column} names a user"
-                    );
-                }
+    in_store(|connection| {
+        let mut tables =
+            connection.prepare("SELECT name FROM sqlite_master WHERE type IN ('table')")?;
+        let names: Vec<String> =
+            tables.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        assert!(names.contains(&"docs".to_string()) && names.contains(&"queries".to_string()));
+        for name in names {
+            let mut columns = connection.prepare(&format!("PRAGMA table_info(\"{name}\")"))?;
+            let columns: Vec<String> =
+                columns.query_map([], |row| row.get(1))?.collect::<Result<_, _>>()?;
+            for column in columns {
+                let column = column.to_lowercase();
+                assert!(
+                    !["user", "uid", "owner", "account", "principal"]
+                        .iter()
+                        .any(|word| column.contains(word)),
+                    "{name}.{column} names a user"
+                );
             }
-            Ok(())
-        })
-        .unwrap();
+        }
+        Ok(())
+    });
+}
+
+/// Records files 1..=`count` as seen, file `n` modified at `mtime + n`.
+fn seed_backlog(connection: &Connection, count: u64, mtime: i64) -> Result<(), StoreError> {
+    for fileid in 1..=count {
+        record_seen(connection, &seen(fileid, Some(mtime + fileid as i64)), 0)?;
+    }
+    Ok(())
 }
 
 #[test]
 fn a_file_written_a_minute_ago_is_read_first_even_behind_a_500_file_backlog() {
-    store()
-        .run_blocking(|connection| {
-            for fileid in 1..=500 {
-                record_seen(connection, &seen(fileid, Some(1_000_000 + fileid as i64)), 0)?;
-            }
-            record_seen(connection, &seen(9_999, Some(2_000_000)), 0)?;
-            assert_eq!(queued_ids(connection, 20)[0], 9_999);
-            assert_eq!(queued_ids(connection, 20)[1], 500, "then newest first");
-            Ok(())
-        })
-        .unwrap();
+    in_store(|connection| {
+        seed_backlog(connection, 500, 1_000_000)?;
+        record_seen(connection, &seen(9_999, Some(2_000_000)), 0)?;
+        assert_eq!(queued_ids(connection, 20)[0], 9_999);
+        assert_eq!(queued_ids(connection, 20)[1], 500, "then newest first");
+        Ok(())
+    });
 }
 
 #[test]
 fn a_webhook_row_with_unknown_mtime_counts_as_just_now() {
-    store()
-        .run_blocking(|connection| {
-            for fileid in 1..=50 {
-                record_seen(connection, &seen(fileid, Some(1_000_000 + fileid as i64)), 0)?;
-            }
-            mark_dirty(connection, 777, "Documents/fresh.md", 5)?;
-            assert_eq!(queued_ids(connection, 1), vec![777]);
-            // An already-read file written again also jumps the queue.
-            record_passages(connection, 3, 1, None, &[passage("old text")], 10)?;
-            mark_dirty(connection, 3, "Documents/3.md", 11)?;
-            assert_eq!(&queued_ids(connection, 2)[..], &[777, 3][..]);
-            Ok(())
-        })
-        .unwrap();
+    in_store(|connection| {
+        seed_backlog(connection, 50, 1_000_000)?;
+        mark_dirty(connection, 777, "Documents/fresh.md", 5)?;
+        assert_eq!(queued_ids(connection, 1), vec![777]);
+        // An already-read file written again also jumps the queue.
+        record_passages(connection, 3, 1, None, &[passage("old text")], 10)?;
+        mark_dirty(connection, 3, "Documents/3.md", 11)?;
+        assert_eq!(&queued_ids(connection, 2)[..], &[777, 3][..]);
+        Ok(())
+    });
 }
 
 #[test]
 fn rows_that_failed_before_wait_behind_everything_untried() {
-    store()
-        .run_blocking(|connection| {
-            for fileid in 1..=30 {
-                record_seen(connection, &seen(fileid, Some(1_000 + fileid as i64)), 0)?;
-            }
-            // The five newest are broken.
-            for fileid in 26..=30 {
-                record_failure(connection, fileid, 1, Failure::Attempt, "malformed")?;
-            }
-            let order = queued_ids(connection, 30);
-            assert_eq!(&order[..3], &[25, 24, 23]);
-            assert_eq!(&order[25..], &[30, 29, 28, 27, 26]);
-            Ok(())
-        })
-        .unwrap();
+    in_store(|connection| {
+        seed_backlog(connection, 30, 1_000)?;
+        // The five newest are broken.
+        for fileid in 26..=30 {
+            record_failure(connection, fileid, 1, Failure::Attempt, "malformed")?;
+        }
+        let order = queued_ids(connection, 30);
+        assert_eq!(&order[..3], &[25, 24, 23]);
+        assert_eq!(&order[25..], &[30, 29, 28, 27, 26]);
+        Ok(())
+    });
 }
 
 #[test]
 fn only_the_third_failure_gives_up_and_a_changed_file_gets_a_new_chance() {
-    store()
-        .run_blocking(|connection| {
-            record_seen(connection, &seen(1, Some(5)), 0)?;
-            record_failure(connection, 1, 1, Failure::Attempt, "timeout")?;
-            record_failure(connection, 1, 1, Failure::Attempt, "timeout")?;
-            let doc1 = doc(connection, 1)?.unwrap();
-            assert_eq!((doc1.dirty, doc1.attempts, doc1.status.as_str()), (true, 2, "pending"));
-            record_failure(connection, 1, 1, Failure::Attempt, "timeout")?;
-            let doc1 = doc(connection, 1)?.unwrap();
-            assert_eq!((doc1.dirty, doc1.attempts, doc1.status.as_str()), (false, 3, "failed"));
-            assert!(queued_ids(connection, 10).is_empty());
-            let mut changed = seen(1, Some(6));
-            changed.etag = Some("etag-new".into());
-            assert_eq!(record_seen(connection, &changed, 1)?, Seen::Changed);
-            assert_eq!(queued_ids(connection, 10), vec![1]);
-            Ok(())
-        })
-        .unwrap();
+    in_store(|connection| {
+        record_seen(connection, &seen(1, Some(5)), 0)?;
+        record_failure(connection, 1, 1, Failure::Attempt, "timeout")?;
+        record_failure(connection, 1, 1, Failure::Attempt, "timeout")?;
+        let doc1 = doc(connection, 1)?.unwrap();
+        assert_eq!((doc1.dirty, doc1.attempts, doc1.status.as_str()), (true, 2, "pending"));
+        record_failure(connection, 1, 1, Failure::Attempt, "timeout")?;
+        let doc1 = doc(connection, 1)?.unwrap();
+        assert_eq!((doc1.dirty, doc1.attempts, doc1.status.as_str()), (false, 3, "failed"));
+        assert!(queued_ids(connection, 10).is_empty());
+        let mut changed = seen(1, Some(6));
+        changed.etag = Some("etag-new".into());
+        assert_eq!(record_seen(connection, &changed, 1)?, Seen::Changed);
+        assert_eq!(queued_ids(connection, 10), vec![1]);
+        Ok(())
+    });
 }
 
 #[test]
 fn a_scan_is_parked_once_and_never_queued_again() {
-    store()
-        .run_blocking(|connection| {
-            record_seen(connection, &seen(1, Some(5)), 0)?;
-            record_failure(connection, 1, 1, Failure::NeedsOcr, "needs_ocr")?;
-            assert!(queued_ids(connection, 10).is_empty());
-            assert_eq!(record_seen(connection, &seen(1, Some(5)), 1)?, Seen::Unchanged);
-            assert!(queued_ids(connection, 10).is_empty());
-            assert_eq!(status(connection)?.needs_ocr, 1);
-            Ok(())
-        })
-        .unwrap();
+    in_store(|connection| {
+        record_seen(connection, &seen(1, Some(5)), 0)?;
+        record_failure(connection, 1, 1, Failure::NeedsOcr, "needs_ocr")?;
+        assert!(queued_ids(connection, 10).is_empty());
+        assert_eq!(record_seen(connection, &seen(1, Some(5)), 1)?, Seen::Unchanged);
+        assert!(queued_ids(connection, 10).is_empty());
+        assert_eq!(status(connection)?.needs_ocr, 1);
+        Ok(())
+    });
 }
 
 #[test]
 fn a_read_finished_after_the_file_changed_again_is_not_recorded() {
-    store()
-        .run_blocking(|connection| {
-            record_seen(connection, &seen(1, Some(5)), 0)?;
-            let queued = queue(connection, 0, 1)?.remove(0);
-            mark_dirty(connection, 1, "Documents/1.md", 6)?;
-            assert!(!record_passages(connection, 1, queued.version, None, &[passage("x")], 7)?);
-            assert_eq!(queued_ids(connection, 10), vec![1], "still waiting for the newer file");
-            Ok(())
-        })
-        .unwrap();
+    in_store(|connection| {
+        record_seen(connection, &seen(1, Some(5)), 0)?;
+        let queued = queue(connection, 0, 1)?.remove(0);
+        mark_dirty(connection, 1, "Documents/1.md", 6)?;
+        assert!(!record_passages(connection, 1, queued.version, None, &[passage("x")], 7)?);
+        assert_eq!(queued_ids(connection, 10), vec![1], "still waiting for the newer file");
+        Ok(())
+    });
 }
 
 #[test]
 fn accents_do_not_matter_and_passages_are_replaced_not_added() {
-    store()
-        .run_blocking(|connection| {
-            record_seen(connection, &seen(42, Some(5)), 0)?;
-            let text = "Compte rendu de la réunion: le budget prévu est de quarante mille euros.";
-            assert!(record_passages(connection, 42, 1, None, &[passage(text)], 1)?);
-            for query in ["reunion", "\"prevu\"", "budget previsionnel", "RÉUNION"] {
-                let found = candidates(connection, query, 10)?;
-                assert_eq!(found.len(), 1, "{query}");
-                assert_eq!(found[0].fileid, 42);
-            }
-            let hits =
-                hits(connection, "reunion", &[candidates(connection, "reunion", 1)?[0].rowid])?;
-            assert!(hits[0].snippet.contains("**réunion**"), "{}", hits[0].snippet);
-            assert_eq!(hits[0].heading.as_deref(), Some("§3. Budget prévisionnel"));
-            mark_dirty(connection, 42, "Documents/42.md", 2)?;
-            let version = queue(connection, 0, 1)?[0].version;
-            assert!(record_passages(connection, 42, version, None, &[passage("autre chose")], 3)?);
-            assert!(candidates(connection, "reunion", 10)?.is_empty());
-            assert_eq!(status(connection)?.passages, 1);
-            remove(connection, 42)?;
-            assert_eq!(status(connection)?, Status { queries: 0, ..Status::default() });
-            Ok(())
-        })
-        .unwrap();
+    in_store(|connection| {
+        record_seen(connection, &seen(42, Some(5)), 0)?;
+        let text = "Compte rendu de la réunion: le budget prévu est de quarante mille euros.";
+        assert!(record_passages(connection, 42, 1, None, &[passage(text)], 1)?);
+        for query in ["reunion", "\"prevu\"", "budget previsionnel", "RÉUNION"] {
+            let found = candidates(connection, query, 10)?;
+            assert_eq!(found.len(), 1, "{query}");
+            assert_eq!(found[0].fileid, 42);
+        }
+        let hits = hits(connection, "reunion", &[candidates(connection, "reunion", 1)?[0].rowid])?;
+        assert!(hits[0].snippet.contains("**réunion**"), "{}", hits[0].snippet);
+        assert_eq!(hits[0].heading.as_deref(), Some("§3. Budget prévisionnel"));
+        mark_dirty(connection, 42, "Documents/42.md", 2)?;
+        let version = queue(connection, 0, 1)?[0].version;
+        assert!(record_passages(connection, 42, version, None, &[passage("autre chose")], 3)?);
+        assert!(candidates(connection, "reunion", 10)?.is_empty());
+        assert_eq!(status(connection)?.passages, 1);
+        remove(connection, 42)?;
+        assert_eq!(status(connection)?, Status { queries: 0, ..Status::default() });
+        Ok(())
+    });
 }
 
 #[test]
