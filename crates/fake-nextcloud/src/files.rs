@@ -41,6 +41,15 @@ pub(crate) struct Target {
 }
 
 impl Target {
+    /// The caller as storage sees them; an unknown one is a 404. Borrows
+    /// only `users`, so the world's storage stays free to change.
+    pub fn viewer<'w>(
+        &self,
+        users: &'w std::collections::BTreeMap<String, crate::world::User>,
+    ) -> Result<storage::Viewer<'w>, DavError> {
+        users.get(&self.uid).map(crate::world::User::viewer).ok_or_else(DavError::not_found)
+    }
+
     /// The href of a path in the caller's files (folders end with a slash).
     pub fn href(&self, path: &str, is_folder: bool) -> String {
         href(&self.href_base, path, is_folder)

@@ -29,15 +29,14 @@ pub(super) fn propfind(
         }
     };
     let depth = request.depth(Depth::One);
-    let minimal = prefers_minimal(request);
+    let minimal = crate::caldav::webdav::prefers_minimal(request);
     let body = {
         let world = shared.world();
-        let user = world.user(&target.uid).ok_or_else(DavError::not_found)?;
-        let viewer = user.viewer();
-        let root = match world.storage.resolve(viewer, &target.path) {
-            Ok(root) => root,
-            Err(error) => return Err(storage_error(error, &target.path)),
-        };
+        let viewer = target.viewer(&world.users)?;
+        let root = world
+            .storage
+            .resolve(viewer, &target.path)
+            .map_err(|error| storage_error(error, &target.path))?;
         let entries = match depth {
             Depth::Zero => vec![root],
             Depth::One => {
@@ -61,14 +60,6 @@ pub(super) fn propfind(
     insert(&mut headers, "vary", "Brief,Prefer");
     insert(&mut headers, "dav", super::DAV_FEATURES);
     Ok((StatusCode::MULTI_STATUS, headers, body).into_response())
-}
-
-/// `Prefer: return=minimal` or the older `Brief: t`.
-fn prefers_minimal(request: &DavRequest) -> bool {
-    let prefer = request.header("prefer").unwrap_or("");
-    let brief = request.header("brief").unwrap_or("");
-    prefer.split(',').any(|part| part.trim().eq_ignore_ascii_case("return=minimal"))
-        || brief.trim().eq_ignore_ascii_case("t")
 }
 
 fn parse_propfind(body: &[u8]) -> Result<Selection, String> {
@@ -162,15 +153,14 @@ pub(super) fn proppatch(
         Ok(mutations) => mutations,
         Err(message) => return Err(DavError::BadRequest(message)),
     };
-    let minimal = prefers_minimal(request);
+    let minimal = crate::caldav::webdav::prefers_minimal(request);
     let mut guard = shared.world();
     let world = &mut *guard;
-    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
-    let viewer = user.viewer();
-    let entry = match world.storage.resolve(viewer, &target.path) {
-        Ok(entry) => entry,
-        Err(error) => return Err(storage_error(error, &target.path)),
-    };
+    let viewer = target.viewer(&world.users)?;
+    let entry = world
+        .storage
+        .resolve(viewer, &target.path)
+        .map_err(|error| storage_error(error, &target.path))?;
     let can_update = entry.can(permission::UPDATE);
     // The storage's rule for dead properties: one's own nodes and mount
     // roots always, nodes inside a share only with update permission.

@@ -38,12 +38,11 @@ pub(super) fn get(
 ) -> Result<Response, DavError> {
     let snapshot = {
         let world = shared.world();
-        let user = world.user(&target.uid).ok_or_else(DavError::not_found)?;
-        let viewer = user.viewer();
-        let entry = match world.storage.resolve(viewer, &target.path) {
-            Ok(entry) => entry,
-            Err(error) => return Err(storage_error(error, &target.path)),
-        };
+        let viewer = target.viewer(&world.users)?;
+        let entry = world
+            .storage
+            .resolve(viewer, &target.path)
+            .map_err(|error| storage_error(error, &target.path))?;
         let summary = world.storage.summary(viewer, &entry);
         let current = Current { etag: quoted(&summary.etag), mtime: summary.mtime };
         match entry.node.content() {
@@ -293,8 +292,7 @@ pub(super) fn put(
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
-    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
-    let viewer = user.viewer();
+    let viewer = target.viewer(&world.users)?;
     let existing = world.storage.resolve(viewer, &target.path).ok().map(|entry| {
         let summary = world.storage.summary(viewer, &entry);
         (entry.node.is_folder(), Current { etag: quoted(&summary.etag), mtime: summary.mtime })
@@ -303,11 +301,10 @@ pub(super) fn put(
     if let Some((true, _)) = existing {
         return Err(DavError::conflict("PUT is not allowed on non-files."));
     }
-    let (fileid, created) =
-        match world.storage.put(viewer, &target.path, request.body.to_vec(), now) {
-            Ok(result) => result,
-            Err(error) => return Err(storage_error(error, &target.path)),
-        };
+    let (fileid, created) = world
+        .storage
+        .put(viewer, &target.path, request.body.to_vec(), now)
+        .map_err(|error| storage_error(error, &target.path))?;
     if let Some(mtime) = requested_mtime
         && let Err(error) = world.storage.set_mtime(viewer, &target.path, mtime)
     {

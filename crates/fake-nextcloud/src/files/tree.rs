@@ -60,12 +60,11 @@ pub(super) fn mkcol(
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
-    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
-    let viewer = user.viewer();
-    let fileid = match world.storage.mkcol(viewer, &target.path, now) {
-        Ok(fileid) => fileid,
-        Err(error) => return Err(storage_error(error, &target.path)),
-    };
+    let viewer = target.viewer(&world.users)?;
+    let fileid = world
+        .storage
+        .mkcol(viewer, &target.path, now)
+        .map_err(|error| storage_error(error, &target.path))?;
     let fileid = padded_file_id(fileid, &world.server.instance_id);
     drop(guard);
     let mut headers = HeaderMap::new();
@@ -82,8 +81,7 @@ pub(super) fn delete(
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
-    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
-    let viewer = user.viewer();
+    let viewer = target.viewer(&world.users)?;
     check_existing_preconditions(world, viewer, request, target)?;
     if target.path.is_empty() {
         return Err(DavError::forbidden("The files root cannot be deleted"));
@@ -119,8 +117,7 @@ pub(super) fn move_or_copy(
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
-    let user = world.users.get(&target.uid).ok_or_else(DavError::not_found)?;
-    let viewer = user.viewer();
+    let viewer = target.viewer(&world.users)?;
     check_existing_preconditions(world, viewer, request, target)?;
     let (destination_parent, _) = storage::parent_and_name(&destination);
     match world.storage.resolve(viewer, destination_parent) {
