@@ -10,6 +10,7 @@
 //!   `isError: true` and its kind in `_meta` (the `wire` vocabulary).
 //! - [`server`]: the rmcp handler (list, dispatch, argument parsing, the
 //!   call log) over a server's [`server::Service`].
+//! - [`config`]: what every server is told about itself ([`ServerConfig`]).
 //! - [`arguments`]: checks on parsed arguments several tools share.
 //! - [`http`]: the stateless streamable-HTTP endpoint behind `mcp-auth`'s
 //!   caller check, and the listener.
@@ -18,12 +19,14 @@
 //! crate-graph boundary is unaffected by it.
 
 pub mod arguments;
+pub mod config;
 pub mod http;
 pub mod registry;
 pub mod result;
 pub mod schema;
 pub mod server;
 
+pub use config::ServerConfig;
 pub use http::{Endpoint, ListenError, Running};
 pub use registry::{Definition, RegisteredTool, Registry, ToolKind, ToolOutcome, ToolOutput};
 pub use result::into_result;

@@ -35,7 +35,7 @@ impl McpMail {
         config: Config,
         limits: http_serve::Limits,
     ) -> Result<McpMail, StartError> {
-        let listener = mcp_kit::http::bind(config.listen).await?;
+        let listener = mcp_kit::http::bind(config.server.listen).await?;
         let running =
             mcp_kit::Running::serve("mcp-mail", listener, limits, |stop| router(config, stop));
         Ok(McpMail { running })
@@ -54,8 +54,13 @@ impl McpMail {
 /// The whole router, for tests that drive it without a socket too.
 pub fn router(config: Config, stop: CancellationToken) -> Router {
     let http = http_client();
-    let handler = ToolServer::new(&config.app_url, http.clone()).handler();
-    mcp_kit::http::router(&config.endpoint(), handler, CallerCheck::new(&config, http), stop)
+    let handler = ToolServer::new(&config.server.nextcloud_url, http.clone()).handler();
+    mcp_kit::http::router(
+        &config.server.endpoint(crate::config::RESOURCE_NAME),
+        handler,
+        CallerCheck::new(&config, http),
+        stop,
+    )
 }
 
 fn http_client() -> reqwest::Client {

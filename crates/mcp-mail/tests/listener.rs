@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
 use http_serve::probe::{answers, half_head_closed_after};
+use scenario::harness::{CLOSED_URL, MCP_MAIL_AUDIENCE, NEXTCLOUD_AUDIENCE, Stack};
 use std::time::Duration;
 
 const HEADER: Duration = Duration::from_millis(500);
@@ -14,14 +15,8 @@ async fn a_half_sent_request_head_is_closed_and_health_still_answers() {
     let limits = http_serve::Limits { header_read_timeout: HEADER, connections_max: 4 };
     let server = mcp_mail::McpMail::start_with_limits(
         mcp_mail::Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            canonical_url: "http://127.0.0.1:9102/mcp".into(),
-            issuer: "http://127.0.0.1:9".into(),
-            jwks_url: None,
-            app_url: "http://127.0.0.1:9".into(),
-            nextcloud_audience: "nextcloud".into(),
-            allowed_hosts: vec!["127.0.0.1".into()],
-            clock: Default::default(),
+            server: Stack::mcp_server_config_at(CLOSED_URL, MCP_MAIL_AUDIENCE),
+            nextcloud_audience: NEXTCLOUD_AUDIENCE.into(),
         },
         limits,
     )

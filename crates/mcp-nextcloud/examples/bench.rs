@@ -105,14 +105,8 @@ async fn main() {
         .await
         .expect("the fake Nextcloud starts");
     let mcp = McpNextcloud::start(Config {
-        listen: "127.0.0.1:0".parse().expect("address"),
-        canonical_url: MCP_AUDIENCE.to_string(),
-        issuer: fake.base_url().to_string(),
-        jwks_url: None,
-        nextcloud_url: fake.base_url().to_string(),
+        server: scenario::harness::Stack::mcp_server_config(&fake, MCP_AUDIENCE),
         upstream: UpstreamAuth::SecondToken { nextcloud_audience: NEXTCLOUD_AUDIENCE.to_string() },
-        allowed_hosts: vec!["127.0.0.1".into()],
-        clock: Default::default(),
         index: Default::default(),
         converter: None,
     })

@@ -49,7 +49,7 @@ impl McpNextcloud {
         config: Config,
         limits: http_serve::Limits,
     ) -> Result<McpNextcloud, StartError> {
-        let listener = mcp_kit::http::bind(config.listen).await?;
+        let listener = mcp_kit::http::bind(config.server.listen).await?;
         let converter = match &config.converter {
             Some(converter_config) => Some(
                 Converter::start_serving(
@@ -93,9 +93,14 @@ impl McpNextcloud {
 /// The whole router, for tests that drive it without a socket too.
 pub fn router(config: Config, index: Index, stop: CancellationToken) -> Router {
     let http = http_client();
-    let handler = ToolServer::new(&config.nextcloud_url, http.clone(), index.clone()).handler();
-    let mcp =
-        mcp_kit::http::router(&config.endpoint(), handler, CallerCheck::new(&config, http), stop);
+    let handler =
+        ToolServer::new(&config.server.nextcloud_url, http.clone(), index.clone()).handler();
+    let mcp = mcp_kit::http::router(
+        &config.server.endpoint(crate::config::RESOURCE_NAME),
+        handler,
+        CallerCheck::new(&config, http),
+        stop,
+    );
     let webhooks = match config.index.webhook_secret.clone() {
         Some(secret) => Router::new()
             .route(webhook::PATH, post(webhook::receive))

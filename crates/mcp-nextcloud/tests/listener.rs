@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
 use http_serve::probe::{answers, half_head_closed_after};
+use scenario::harness::{CLOSED_URL, MCP_NEXTCLOUD_AUDIENCE, NEXTCLOUD_AUDIENCE, Stack};
 use std::time::Duration;
 
 const HEADER: Duration = Duration::from_millis(500);
@@ -15,19 +16,13 @@ async fn half_sent_request_heads_are_closed_on_both_listeners() {
     let limits = http_serve::Limits { header_read_timeout: HEADER, connections_max: 4 };
     let server = mcp_nextcloud::McpNextcloud::start_with_limits(
         mcp_nextcloud::Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            canonical_url: "http://127.0.0.1:9101/mcp".into(),
-            issuer: "http://127.0.0.1:9".into(),
-            jwks_url: None,
-            nextcloud_url: "http://127.0.0.1:9".into(),
+            server: Stack::mcp_server_config_at(CLOSED_URL, MCP_NEXTCLOUD_AUDIENCE),
             upstream: mcp_nextcloud::UpstreamAuth::SecondToken {
-                nextcloud_audience: "nextcloud".into(),
+                nextcloud_audience: NEXTCLOUD_AUDIENCE.into(),
             },
-            allowed_hosts: vec!["127.0.0.1".into()],
-            clock: Default::default(),
             index: Default::default(),
             converter: Some(mcp_nextcloud::convert::ConverterConfig {
-                url: "http://127.0.0.1:9".into(),
+                url: CLOSED_URL.into(),
                 secret: None,
                 lend_listen: "127.0.0.1:0".parse().unwrap(),
                 lend_url: None,

@@ -251,7 +251,8 @@ impl Builder {
                 .map_err(|error| format!("mcp-nextcloud: {error}"))?;
             // Restarts listen on the same port: the orchestrator and the
             // registered webhooks keep their URLs.
-            config.listen = started.url().trim_start_matches("http://").parse().expect("address");
+            config.server.listen =
+                started.url().trim_start_matches("http://").parse().expect("address");
             if self.webhooks {
                 register_webhooks(
                     &fake,
@@ -418,16 +419,9 @@ impl Stack {
         index.limits.pass_documents = limits.pass_documents.unwrap_or(defaults.pass_documents);
         index.limits.discovery_page = limits.discovery_page.unwrap_or(defaults.discovery_page);
         index.limits.discovery_pages = limits.discovery_pages.unwrap_or(defaults.discovery_pages);
-        let base = fake.base_url().to_string();
         mcp_nextcloud::Config {
-            listen: "127.0.0.1:0".parse().expect("address"),
-            canonical_url: MCP_NEXTCLOUD_AUDIENCE.into(),
-            issuer: base.clone(),
-            jwks_url: None,
-            nextcloud_url: base,
+            server: Stack::mcp_server_config(fake, MCP_NEXTCLOUD_AUDIENCE),
             upstream: upstream_auth(upstream),
-            allowed_hosts: vec!["127.0.0.1".into()],
-            clock: fake_clock(fake),
             index,
             converter: converter_config(fake, converter),
         }
@@ -435,16 +429,34 @@ impl Stack {
 
     /// mcp-mail in front of the fake's app, on the fake's clock.
     pub fn mail_config(fake: &FakeNextcloud) -> mcp_mail::Config {
-        let base = fake.base_url().to_string();
         mcp_mail::Config {
-            listen: "127.0.0.1:0".parse().expect("address"),
-            canonical_url: MCP_MAIL_AUDIENCE.into(),
-            issuer: base.clone(),
-            jwks_url: None,
-            app_url: base,
+            server: Stack::mcp_server_config(fake, MCP_MAIL_AUDIENCE),
             nextcloud_audience: NEXTCLOUD_AUDIENCE.into(),
-            allowed_hosts: vec!["127.0.0.1".into()],
+        }
+    }
+
+    /// What an MCP server in front of the fake is told about itself: a
+    /// free port on loopback, `canonical_url` as its audience, the fake as
+    /// issuer and Nextcloud, and the fake's clock.
+    pub fn mcp_server_config(fake: &FakeNextcloud, canonical_url: &str) -> mcp_kit::ServerConfig {
+        mcp_kit::ServerConfig {
             clock: fake_clock(fake),
+            ..Stack::mcp_server_config_at(fake.base_url(), canonical_url)
+        }
+    }
+
+    /// What an MCP server is told about itself with `nextcloud_url` as
+    /// issuer and Nextcloud (a closed port, for a test of the listener
+    /// alone): a free port on loopback, the system clock.
+    pub fn mcp_server_config_at(nextcloud_url: &str, canonical_url: &str) -> mcp_kit::ServerConfig {
+        mcp_kit::ServerConfig {
+            listen: "127.0.0.1:0".parse().expect("address"),
+            canonical_url: canonical_url.into(),
+            issuer: nextcloud_url.into(),
+            jwks_url: None,
+            nextcloud_url: nextcloud_url.into(),
+            allowed_hosts: vec!["127.0.0.1".into()],
+            clock: mcp_auth::Clock::default(),
         }
     }
 
@@ -488,7 +500,7 @@ impl Stack {
     /// mcp-nextcloud's base URL, also while it is stopped (a restart
     /// listens there again).
     pub fn mcp_nextcloud_url(&self) -> Option<String> {
-        self.mcp_config.as_ref().map(|config| format!("http://{}", config.listen))
+        self.mcp_config.as_ref().map(|config| format!("http://{}", config.server.listen))
     }
 
     /// mcp-mail; panics when the stack was built without it.

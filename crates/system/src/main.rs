@@ -184,26 +184,13 @@ struct McpNextcloudArgs {
     /// This server's canonical URL: the audience its tokens must carry.
     #[arg(long, env = "TAMEBI_MCP_NEXTCLOUD_URL", default_value = "http://127.0.0.1:9101/mcp")]
     canonical_url: String,
-    /// The OIDC issuer, compared to `iss` exactly (Nextcloud's browser-facing URL).
-    #[arg(long, env = "TAMEBI_OIDC_ISSUER", default_value = "http://127.0.0.1:8080")]
-    issuer: String,
-    /// Nextcloud's internal URL, where DAV and OCS are reached.
-    #[arg(long, env = "NEXTCLOUD_URL", default_value = "http://127.0.0.1:8080")]
-    nextcloud_url: String,
-    /// Where the issuer's keys are; default: the oidc app's JWKS on the internal URL.
-    #[arg(long, env = "TAMEBI_OIDC_JWKS_URL")]
-    jwks_url: Option<String>,
+    #[command(flatten)]
+    server: McpServerArgs,
     /// How to authenticate toward Nextcloud: second-token (default; a
     /// Nextcloud-audience token of the same user), single-token (forward this
     /// server's token; needs user_oidc's audience check off) or app-password.
     #[arg(long, env = "TAMEBI_UPSTREAM_AUTH", default_value = "second-token")]
     upstream: UpstreamMode,
-    /// The audience of the Nextcloud token (user_oidc's provider client id).
-    #[arg(long, env = "TAMEBI_NEXTCLOUD_AUDIENCE", default_value = "nextcloud")]
-    nextcloud_audience: String,
-    /// Extra host names accepted in the Host header (container names in Compose).
-    #[arg(long = "allowed-host", env = "TAMEBI_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
-    allowed_hosts: Vec<String>,
     /// The passage index behind files_grep; `:memory:` keeps it in memory
     /// (lost on exit).
     #[arg(long, env = "TAMEBI_INDEX_DB", default_value = "data/index.db")]
@@ -236,16 +223,26 @@ struct McpMailArgs {
     /// This server's canonical URL: the audience its tokens must carry.
     #[arg(long, env = "TAMEBI_MCP_MAIL_URL", default_value = "http://127.0.0.1:9102/mcp")]
     canonical_url: String,
+    #[command(flatten)]
+    server: McpServerArgs,
+}
+
+/// What both MCP servers are told alike: whom they trust, where Nextcloud
+/// is, which audience the user's Nextcloud token carries, which Host names
+/// they answer to.
+#[derive(Debug, clap::Args)]
+struct McpServerArgs {
     /// The OIDC issuer, compared to `iss` exactly (Nextcloud's browser-facing URL).
     #[arg(long, env = "TAMEBI_OIDC_ISSUER", default_value = "http://127.0.0.1:8080")]
     issuer: String,
-    /// Nextcloud's internal URL, where the Tamebi app's mail routes are reached.
+    /// Nextcloud's internal URL, where DAV, OCS and the Tamebi app's routes
+    /// are reached.
     #[arg(long, env = "NEXTCLOUD_URL", default_value = "http://127.0.0.1:8080")]
     nextcloud_url: String,
     /// Where the issuer's keys are; default: the oidc app's JWKS on the internal URL.
     #[arg(long, env = "TAMEBI_OIDC_JWKS_URL")]
     jwks_url: Option<String>,
-    /// The audience of the Nextcloud token, the one spent on the mail routes
+    /// The audience of the Nextcloud token, the one spent toward Nextcloud
     /// (user_oidc's provider client id).
     #[arg(long, env = "TAMEBI_NEXTCLOUD_AUDIENCE", default_value = "nextcloud")]
     nextcloud_audience: String,
@@ -257,6 +254,26 @@ struct McpMailArgs {
         value_delimiter = ','
     )]
     allowed_hosts: Vec<String>,
+}
+
+impl McpServerArgs {
+    /// The server's `mcp_kit::ServerConfig`: loopback names always
+    /// accepted as hosts, and an empty variable (`TAMEBI_OIDC_JWKS_URL=` in
+    /// a Compose file) read as unset.
+    fn config(self, listen: SocketAddr, canonical_url: String) -> mcp_kit::ServerConfig {
+        let mut allowed_hosts =
+            vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+        allowed_hosts.extend(self.allowed_hosts.into_iter().filter(|host| !host.is_empty()));
+        mcp_kit::ServerConfig {
+            listen,
+            canonical_url,
+            issuer: self.issuer,
+            jwks_url: self.jwks_url.filter(|url| !url.trim().is_empty()),
+            nextcloud_url: self.nextcloud_url,
+            allowed_hosts,
+            clock: Default::default(),
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -617,9 +634,9 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
 
 async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
     let upstream = match args.upstream {
-        UpstreamMode::SecondToken => {
-            mcp_nextcloud::UpstreamAuth::SecondToken { nextcloud_audience: args.nextcloud_audience }
-        }
+        UpstreamMode::SecondToken => mcp_nextcloud::UpstreamAuth::SecondToken {
+            nextcloud_audience: args.server.nextcloud_audience.clone(),
+        },
         UpstreamMode::SingleToken => {
             tracing::warn!(
                 "single-token mode: the token addressed to this server is forwarded to Nextcloud, which must accept any audience"
@@ -628,9 +645,6 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
         }
         UpstreamMode::AppPassword => mcp_nextcloud::UpstreamAuth::AppPassword,
     };
-    let mut allowed_hosts =
-        vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
-    allowed_hosts.extend(args.allowed_hosts.into_iter().filter(|host| !host.is_empty()));
     // An empty variable (`ONLYOFFICE_URL=` in a Compose file) means unset.
     let set = |value: Option<String>| value.filter(|value| !value.trim().is_empty());
     let index_path =
@@ -661,16 +675,10 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
         }
     }
     let config = mcp_nextcloud::Config {
-        listen: args.listen,
-        canonical_url: args.canonical_url,
-        issuer: args.issuer,
-        jwks_url: args.jwks_url,
-        nextcloud_url: args.nextcloud_url,
+        server: args.server.config(args.listen, args.canonical_url),
         upstream,
-        allowed_hosts,
         index,
         converter,
-        clock: Default::default(),
     };
     let server = match mcp_nextcloud::McpNextcloud::start(config.clone()).await {
         Ok(server) => server,
@@ -722,10 +730,10 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
     };
     tracing::info!(index = %index_place, %webhooks, converter = %converter_state, "files_grep index");
     println!("mcp-nextcloud is running.");
-    println!("  MCP endpoint:  {}{}", server.url(), config.mcp_path());
-    println!("  Audience:      {}", config.canonical_url);
-    println!("  Issuer:        {}", config.issuer);
-    println!("  Nextcloud:     {}", config.nextcloud_url);
+    println!("  MCP endpoint:  {}{}", server.url(), config.server.mcp_path());
+    println!("  Audience:      {}", config.server.canonical_url);
+    println!("  Issuer:        {}", config.server.issuer);
+    println!("  Nextcloud:     {}", config.server.nextcloud_url);
     println!("  Index:         {index_place}");
     println!("  Webhooks:      {webhooks}");
     println!("  Converter:     {converter_state}");
@@ -736,19 +744,10 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
 }
 
 async fn mcp_mail_command(args: McpMailArgs) -> anyhow::Result<()> {
-    let mut allowed_hosts =
-        vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
-    allowed_hosts.extend(args.allowed_hosts.into_iter().filter(|host| !host.is_empty()));
+    let nextcloud_audience = args.server.nextcloud_audience.clone();
     let config = mcp_mail::Config {
-        listen: args.listen,
-        canonical_url: args.canonical_url,
-        issuer: args.issuer,
-        // An empty variable (`TAMEBI_OIDC_JWKS_URL=` in a Compose file) means unset.
-        jwks_url: args.jwks_url.filter(|url| !url.trim().is_empty()),
-        app_url: args.nextcloud_url,
-        nextcloud_audience: args.nextcloud_audience,
-        allowed_hosts,
-        clock: Default::default(),
+        server: args.server.config(args.listen, args.canonical_url),
+        nextcloud_audience,
     };
     let server = match mcp_mail::McpMail::start(config.clone()).await {
         Ok(server) => server,
@@ -760,12 +759,12 @@ async fn mcp_mail_command(args: McpMailArgs) -> anyhow::Result<()> {
         Err(error) => return Err(error.into()),
     };
     println!("mcp-mail is running.");
-    println!("  MCP endpoint:  {}{}", server.url(), config.mcp_path());
-    println!("  Audience:      {}", config.canonical_url);
-    println!("  Issuer:        {}", config.issuer);
+    println!("  MCP endpoint:  {}{}", server.url(), config.server.mcp_path());
+    println!("  Audience:      {}", config.server.canonical_url);
+    println!("  Issuer:        {}", config.server.issuer);
     println!(
         "  Mail contract: {}{}",
-        config.app_url.trim_end_matches('/'),
+        config.server.nextcloud_url.trim_end_matches('/'),
         mcp_mail::app::MAIL_PATH
     );
     println!(
@@ -820,4 +819,35 @@ async fn webhooks_register_command(args: WebhooksRegisterArgs) -> anyhow::Result
         mcp_nextcloud::index::webhook::SECRET_HEADER
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    fn mail_server(args: &[&str]) -> mcp_kit::ServerConfig {
+        let cli = Cli::try_parse_from([&["tamebi", "mcp-mail"], args].concat()).expect("parses");
+        let Command::McpMail(args) = cli.command else { panic!("mcp-mail") };
+        args.server.config(args.listen, args.canonical_url)
+    }
+
+    fn nextcloud_server(args: &[&str]) -> mcp_kit::ServerConfig {
+        let cli =
+            Cli::try_parse_from([&["tamebi", "mcp-nextcloud"], args].concat()).expect("parses");
+        let Command::McpNextcloud(args) = cli.command else { panic!("mcp-nextcloud") };
+        args.server.config(args.listen, args.canonical_url)
+    }
+
+    #[test]
+    fn both_servers_read_an_empty_jwks_url_as_unset_and_always_accept_loopback_hosts() {
+        for server in [
+            mail_server(&["--jwks-url", "", "--allowed-hosts", "mcp,,tamebi"]),
+            nextcloud_server(&["--jwks-url", " ", "--allowed-host", "mcp,,tamebi"]),
+        ] {
+            assert_eq!(server.jwks_url, None, "{server:?}");
+            assert_eq!(server.jwks_url(), "http://127.0.0.1:8080/index.php/apps/oidc/jwks");
+            assert_eq!(server.allowed_hosts, ["localhost", "127.0.0.1", "::1", "mcp", "tamebi"]);
+        }
+    }
 }

@@ -17,9 +17,9 @@ use mcp_mail::{Config, McpMail};
 pub use scenario::mcp_client::{McpClient, assert_bare_refusal, failure_kind, text_of};
 use serde_json::{Value, json};
 
-pub const MCP_AUDIENCE: &str = "http://127.0.0.1:9102/mcp";
-pub const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
-pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
+pub use scenario::harness::{
+    MCP_MAIL_AUDIENCE as MCP_AUDIENCE, MCP_NEXTCLOUD_AUDIENCE, NEXTCLOUD_AUDIENCE,
+};
 pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;
 /// Where a refusal's challenge points: the metadata of [`MCP_AUDIENCE`].
 pub const METADATA_URL: &str = "http://127.0.0.1:9102/.well-known/oauth-protected-resource/mcp";
@@ -66,18 +66,15 @@ pub fn client_of(mcp: &McpMail) -> McpClient {
     McpClient::new(format!("{}/mcp", mcp.url()))
 }
 
-/// mcp-mail's configuration: the fake as issuer, `app_url` for mail.
+/// mcp-mail's configuration: the harness's (`scenario::harness`), with
+/// `app_url` for mail (so the issuer's keys are named: they stay on the
+/// fake) and `localhost` accepted as a host too.
 pub fn config_for(fake: &FakeNextcloud, app_url: &str) -> Config {
-    Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        canonical_url: MCP_AUDIENCE.to_string(),
-        issuer: fake.base_url().to_string(),
-        jwks_url: Some(format!("{}/index.php/apps/oidc/jwks", fake.base_url())),
-        app_url: app_url.to_string(),
-        nextcloud_audience: NEXTCLOUD_AUDIENCE.to_string(),
-        allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
-        clock: Default::default(),
-    }
+    let mut config = scenario::harness::Stack::mail_config(fake);
+    config.server.jwks_url = Some(config.server.jwks_url());
+    config.server.nextcloud_url = app_url.to_string();
+    config.server.allowed_hosts.push("localhost".into());
+    config
 }
 
 impl Stack {

@@ -20,8 +20,7 @@ use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
 pub use scenario::mcp_client::{McpClient, assert_bare_refusal, failure_kind, text_of};
 use serde_json::{Value, json};
 
-pub const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
-pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
+pub use scenario::harness::{MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, NEXTCLOUD_AUDIENCE};
 pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;
 /// Where a refusal's challenge points: the metadata of [`MCP_AUDIENCE`].
 pub const METADATA_URL: &str = "http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp";
@@ -79,7 +78,7 @@ pub async fn start_fixture(
     let fake = FakeNextcloud::start(fixture, fake_nextcloud::Config::default()).await.unwrap();
     let mut config = config_for(&fake, &upstream);
     if let Some(url) = nextcloud_url {
-        config.nextcloud_url = url;
+        config.server.nextcloud_url = url;
     }
     edit(&mut config);
     let mcp = McpNextcloud::start(config).await.unwrap();
@@ -91,20 +90,13 @@ pub fn client_of(mcp: &McpNextcloud) -> McpClient {
     McpClient::new(format!("{}/mcp", mcp.url()))
 }
 
-/// mcp-nextcloud's configuration in front of `fake`, on a free port.
+/// mcp-nextcloud's configuration in front of `fake`, on a free port: the
+/// harness's (`scenario::harness`), with `localhost` accepted as a host
+/// too and no index file, webhooks or converter.
 pub fn config_for(fake: &FakeNextcloud, upstream: &UpstreamAuth) -> Config {
-    Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        canonical_url: MCP_AUDIENCE.to_string(),
-        issuer: fake.base_url().to_string(),
-        jwks_url: None,
-        nextcloud_url: fake.base_url().to_string(),
-        upstream: upstream.clone(),
-        allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
-        clock: Default::default(),
-        index: Default::default(),
-        converter: None,
-    }
+    let mut server = scenario::harness::Stack::mcp_server_config(fake, MCP_AUDIENCE);
+    server.allowed_hosts.push("localhost".into());
+    Config { server, upstream: upstream.clone(), index: Default::default(), converter: None }
 }
 
 pub fn second_token() -> UpstreamAuth {
