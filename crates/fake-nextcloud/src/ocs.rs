@@ -26,11 +26,13 @@ use crate::auth::{self, AuthMethod, Authenticated};
 use crate::{AppState, Shared};
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, Path, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use http::{HeaderMap, StatusCode, header};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::marker::PhantomData;
 
 /// OCS status codes that are not HTTP statuses (`OCSController::RESPOND_*`).
 pub mod code {
@@ -312,9 +314,16 @@ pub struct OcsCall {
     pub params: Map<String, Value>,
     pub path: String,
     pub headers: HeaderMap,
+    /// The route's path parameters after the version (`id`, `uid`).
+    pub path_params: HashMap<String, String>,
 }
 
 impl OcsCall {
+    /// A path parameter of the route, e.g. the share's `id`.
+    pub fn path_param(&self, name: &str) -> &str {
+        self.path_params.get(name).map_or("", String::as_str)
+    }
+
     /// The uid; only call on routes whose guard requires a user.
     pub fn uid(&self) -> &str {
         &self.user.as_ref().expect("guarded route has a user").uid
@@ -346,13 +355,64 @@ impl OcsCall {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotANumber;
 
+/// What a handler answers: its envelope, or the refusal to send.
+pub type OcsResult = Result<Response, OcsError>;
+
+/// A [`Guard`] as a type, for [`Guarded`].
+pub trait RouteGuard {
+    const GUARD: Guard;
+}
+
+/// The marker types of the three guards.
+pub mod guard {
+    use super::{Guard, RouteGuard};
+
+    pub enum Public {}
+    pub enum User {}
+    pub enum Admin {}
+
+    impl RouteGuard for Public {
+        const GUARD: Guard = Guard::Public;
+    }
+    impl RouteGuard for User {
+        const GUARD: Guard = Guard::User;
+    }
+    impl RouteGuard for Admin {
+        const GUARD: Guard = Guard::Admin;
+    }
+}
+
+/// An OCS request that passed the route's guard `G`, as a handler's
+/// argument: how every OCS handler begins ([`begin`], with the version and
+/// the other path parameters read from the route).
+pub struct Guarded<G>(pub OcsCall, PhantomData<G>);
+
+impl<G: RouteGuard> FromRequest<AppState> for Guarded<G> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, shared: &AppState) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let Path(mut path_params) =
+            Path::<HashMap<String, String>>::from_request_parts(&mut parts, shared)
+                .await
+                .map_err(IntoResponse::into_response)?;
+        let version = path_params.remove("version").unwrap_or_default();
+        let request = Request::from_parts(parts, body);
+        let call = begin(shared, &version, request, G::GUARD, path_params)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        Ok(Guarded(call, PhantomData))
+    }
+}
+
 /// Authenticates, checks the guard and reads the parameters; any failure is
 /// the refusal to send.
-pub async fn begin(
+async fn begin(
     shared: &Shared,
     version: &str,
     request: Request,
     guard: Guard,
+    path_params: HashMap<String, String>,
 ) -> Result<OcsCall, OcsError> {
     let (parts, body) = request.into_parts();
     let ocs =
@@ -377,7 +437,7 @@ pub async fn begin(
         .map_err(|_| ocs.fail(400, "The request body is too large"))?;
     let params = parameters(parts.uri.query(), &parts.headers, &body)
         .map_err(|message| ocs.fail(400, message))?;
-    Ok(OcsCall { ocs, user, params, path, headers: parts.headers })
+    Ok(OcsCall { ocs, user, params, path, headers: parts.headers, path_params })
 }
 
 /// Members of the group "admin" are Nextcloud administrators.
@@ -461,10 +521,8 @@ async fn unknown_route(
 
 async fn capabilities(
     State(shared): State<AppState>,
-    Path(version): Path<String>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::Public).await?;
+    Guarded(call, _): Guarded<guard::Public>,
+) -> OcsResult {
     let world = shared.world();
     let data = json!({
         "version": version_object(&world.server.version),
@@ -558,19 +616,13 @@ fn capability_set(logged_in: bool) -> Value {
 
 async fn current_user(
     State(shared): State<AppState>,
-    Path(version): Path<String>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::User).await?;
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
     user_answer(&shared, &call, call.uid())
 }
 
-async fn user(
-    State(shared): State<AppState>,
-    Path((version, uid)): Path<(String, String)>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::User).await?;
+async fn user(State(shared): State<AppState>, Guarded(call, _): Guarded<guard::User>) -> OcsResult {
+    let uid = call.path_param("uid").to_string();
     if !shared.world().users.contains_key(&uid) {
         return Err(call.ocs.fail(404, USER_MISSING));
     }

@@ -8,12 +8,12 @@
 //! administrator" with `OCSNotFoundException`'s 404, as Nextcloud does when
 //! the administrator turned links off.
 
-use super::{Guard, OcsCall, OcsError, USER_MISSING, begin};
+use super::guard;
+use super::{Guarded, OcsCall, OcsError, OcsResult, USER_MISSING};
 use crate::AppState;
 use crate::storage::{self, Share, ShareId, ShareType, StorageError, permission};
 use crate::world::{User, World};
-use axum::extract::{Path, Request, State};
-use axum::response::Response;
+use axum::extract::State;
 use serde_json::{Value, json};
 
 const WRONG_SHARE_ID: &str = "Wrong share ID, share does not exist";
@@ -22,10 +22,8 @@ const COULD_NOT_DELETE: &str = "Could not delete share";
 
 pub async fn list(
     State(shared): State<AppState>,
-    Path(version): Path<String>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::User).await?;
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
     let flag = |name: &str| call.text(name).as_deref() == Some("true");
     let world = shared.world();
     let viewer = caller(&call, &world)?.viewer();
@@ -82,10 +80,9 @@ pub async fn list(
 
 pub async fn show(
     State(shared): State<AppState>,
-    Path((version, id)): Path<(String, String)>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::User).await?;
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
+    let id = call.path_param("id").to_string();
     let world = shared.world();
     let share = accessible_share(&call, &world, &id, true, WRONG_SHARE_ID)?;
     let formatted = formatted_share(&call, &world, share, WRONG_SHARE_ID)?;
@@ -94,10 +91,8 @@ pub async fn show(
 
 pub async fn create(
     State(shared): State<AppState>,
-    Path(version): Path<String>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::User).await?;
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
     let now = shared.now();
     let Ok(permissions) = call.integer("permissions") else {
         return Err(call.ocs.fail(400, "Invalid permissions"));
@@ -185,10 +180,9 @@ pub async fn create(
 
 pub async fn update(
     State(shared): State<AppState>,
-    Path((version, id)): Path<(String, String)>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::User).await?;
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
+    let id = call.path_param("id").to_string();
     let mut world = shared.world();
     let share = accessible_share(&call, &world, &id, false, WRONG_SHARE_ID)?.clone();
     if share.owner != call.uid() && share.initiator != call.uid() {
@@ -228,10 +222,9 @@ pub async fn update(
 
 pub async fn delete(
     State(shared): State<AppState>,
-    Path((version, id)): Path<(String, String)>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::User).await?;
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
+    let id = call.path_param("id").to_string();
     let now = shared.now();
     let mut world = shared.world();
     let share = accessible_share(&call, &world, &id, true, COULD_NOT_DELETE)?.clone();

@@ -2,20 +2,18 @@
 //! update and delete registrations. Admin-only, as in Nextcloud
 //! (`AuthorizedAdminSetting`): here an admin is a member of group "admin".
 
-use super::{Guard, OcsCall, OcsError, begin};
+use super::guard;
+use super::{Guarded, OcsCall, OcsError, OcsResult};
 use crate::AppState;
 use crate::webhooks::{RegistrationError, RegistrationRequest};
-use axum::extract::{Path, Request, State};
-use axum::response::Response;
+use axum::extract::State;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 pub async fn list(
     State(shared): State<AppState>,
-    Path(version): Path<String>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::Admin).await?;
+    Guarded(call, _): Guarded<guard::Admin>,
+) -> OcsResult {
     let uri = call.text("uri");
     let world = shared.world();
     let registrations: Vec<Value> = world
@@ -29,10 +27,9 @@ pub async fn list(
 
 pub async fn show(
     State(shared): State<AppState>,
-    Path((version, id)): Path<(String, String)>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::Admin).await?;
+    Guarded(call, _): Guarded<guard::Admin>,
+) -> OcsResult {
+    let id = call.path_param("id").to_string();
     let world = shared.world();
     let registration = id
         .parse()
@@ -44,10 +41,8 @@ pub async fn show(
 
 pub async fn create(
     State(shared): State<AppState>,
-    Path(version): Path<String>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::Admin).await?;
+    Guarded(call, _): Guarded<guard::Admin>,
+) -> OcsResult {
     let registration_request = read_request(&call)?;
     let mut world = shared.world();
     let registration = world
@@ -59,10 +54,9 @@ pub async fn create(
 
 pub async fn update(
     State(shared): State<AppState>,
-    Path((version, id)): Path<(String, String)>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::Admin).await?;
+    Guarded(call, _): Guarded<guard::Admin>,
+) -> OcsResult {
+    let id = call.path_param("id").to_string();
     let id = id.parse::<u64>().map_err(|_| refused(&call, RegistrationError::NotFound))?;
     let registration_request = read_request(&call)?;
     let mut world = shared.world();
@@ -75,10 +69,9 @@ pub async fn update(
 
 pub async fn delete(
     State(shared): State<AppState>,
-    Path((version, id)): Path<(String, String)>,
-    request: Request,
-) -> Result<Response, OcsError> {
-    let call = begin(&shared, &version, request, Guard::Admin).await?;
+    Guarded(call, _): Guarded<guard::Admin>,
+) -> OcsResult {
+    let id = call.path_param("id").to_string();
     let deleted = id.parse().is_ok_and(|id| shared.world().webhooks.unregister(id));
     Ok(call.ocs.ok(Value::Bool(deleted)))
 }
