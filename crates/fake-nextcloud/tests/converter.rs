@@ -18,8 +18,33 @@ fn fixture() -> String {
     )
 }
 
+/// The fake with the converter's secret, and the documents it fetches: how
+/// most tests here begin.
+async fn start_converter() -> (Running, Documents) {
+    (start(&fixture()).await, document_server().await)
+}
+
+/// Where [`document_server`] serves.
+struct Documents {
+    base: String,
+}
+
+impl Documents {
+    /// A conversion request for the document `name`, of the type its
+    /// extension says.
+    fn body(&self, name: &str) -> Value {
+        let filetype = name.rsplit_once('.').map_or("", |(_, extension)| extension);
+        self.body_as(name, filetype)
+    }
+
+    /// A conversion request for the document `name` declared as `filetype`.
+    fn body_as(&self, name: &str, filetype: &str) -> Value {
+        request_body(&format!("{}/{name}", self.base), filetype)
+    }
+}
+
 /// Serves documents on loopback, as the MCP server's one-shot URLs do.
-async fn document_server() -> String {
+async fn document_server() -> Documents {
     let app = axum::Router::new()
         .route(
             "/notes.md",
@@ -31,7 +56,7 @@ async fn document_server() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    base
+    Documents { base }
 }
 
 /// A WordPad-like RTF document: é once as `\'e9` and once as `\u233?`.
@@ -73,13 +98,8 @@ async fn convert_json(running: &Running, body: &Value) -> Value {
 
 #[tokio::test]
 async fn a_signed_request_converts_and_the_result_can_be_fetched() {
-    let running = start(&fixture()).await;
-    let documents = document_server().await;
-    let answer = convert_json(
-        &running,
-        &signed(request_body(&format!("{documents}/notes.md"), "md"), SECRET),
-    )
-    .await;
+    let (running, documents) = start_converter().await;
+    let answer = convert_json(&running, &signed(documents.body("notes.md"), SECRET)).await;
     assert_eq!(answer["endConvert"], true);
     assert_eq!(answer["percent"], 100);
     let file_url = answer["fileUrl"].as_str().unwrap();
@@ -94,9 +114,8 @@ async fn a_signed_request_converts_and_the_result_can_be_fetched() {
 
 #[tokio::test]
 async fn a_missing_or_wrong_token_is_minus_8() {
-    let running = start(&fixture()).await;
-    let documents = document_server().await;
-    let body = request_body(&format!("{documents}/notes.md"), "md");
+    let (running, documents) = start_converter().await;
+    let body = documents.body("notes.md");
     assert_eq!(
         convert_json(&running, &body).await,
         json!({"error": -8}),
@@ -111,9 +130,8 @@ async fn a_missing_or_wrong_token_is_minus_8() {
 
 #[tokio::test]
 async fn a_header_token_carries_the_request_under_payload() {
-    let running = start(&fixture()).await;
-    let documents = document_server().await;
-    let body = request_body(&format!("{documents}/table.csv"), "csv");
+    let (running, documents) = start_converter().await;
+    let body = documents.body("table.csv");
     let token = sign_hs256(SECRET, &json!({ "payload": body }));
     let response = running
         .http
@@ -133,18 +151,17 @@ async fn the_secret_missing_fault_makes_the_converter_ignore_tokens() {
     let fixture = format!("{}\n[faults]\nconverter_secret_missing = true\n", fixture());
     let running = start(&fixture).await;
     let documents = document_server().await;
-    let body = request_body(&format!("{documents}/notes.md"), "md");
+    let body = documents.body("notes.md");
     assert_eq!(convert_json(&running, &body).await["endConvert"], true, "no token needed");
-    let mut other = signed(request_body(&format!("{documents}/table.csv"), "csv"), "any-secret");
+    let mut other = signed(documents.body("table.csv"), "any-secret");
     other["key"] = json!("other");
     assert_eq!(convert_json(&running, &other).await["endConvert"], true, "a token is not checked");
 }
 
 #[tokio::test]
 async fn clearing_the_secret_at_run_time_fixes_unsigned_clients() {
-    let running = start(&fixture()).await;
-    let documents = document_server().await;
-    let body = request_body(&format!("{documents}/notes.md"), "md");
+    let (running, documents) = start_converter().await;
+    let body = documents.body("notes.md");
     assert_eq!(convert_json(&running, &body).await["error"], -8);
     let response = running
         .admin_send(
@@ -159,18 +176,17 @@ async fn clearing_the_secret_at_run_time_fixes_unsigned_clients() {
 
 #[tokio::test]
 async fn error_codes_follow_onlyoffice() {
-    let running = start(&fixture()).await;
-    let documents = document_server().await;
+    let (running, documents) = start_converter().await;
     let cases = [
-        (request_body(&format!("{documents}/missing.md"), "md"), -4),
+        (documents.body("missing.md"), -4),
         (request_body("file:///etc/passwd", "txt"), -4),
         (request_body("http://127.0.0.1:9/closed.md", "md"), -4),
-        (request_body(&format!("{documents}/notes.md"), "docx"), -3),
-        (request_body(&format!("{documents}/notes.md"), "xyz"), -9),
+        (documents.body_as("notes.md", "docx"), -3),
+        (documents.body_as("notes.md", "xyz"), -9),
         (json!({"async": false, "filetype": "md", "key": "k", "outputtype": "txt"}), -7),
         (
             {
-                let mut body = request_body(&format!("{documents}/notes.md"), "md");
+                let mut body = documents.body("notes.md");
                 body["outputtype"] = json!("pdf");
                 body
             },
@@ -187,15 +203,9 @@ async fn error_codes_follow_onlyoffice() {
 
 #[tokio::test]
 async fn xml_is_the_default_answer() {
-    let running = start(&fixture()).await;
-    let documents = document_server().await;
-    let (status, text) = convert(
-        &running,
-        "/converter",
-        &signed(request_body(&format!("{documents}/notes.md"), "md"), SECRET),
-        false,
-    )
-    .await;
+    let (running, documents) = start_converter().await;
+    let (status, text) =
+        convert(&running, "/converter", &signed(documents.body("notes.md"), SECRET), false).await;
     assert_eq!(status, 200);
     assert!(text.contains("<FileResult><FileUrl>http://"), "{text}");
     assert!(text.contains("<EndConvert>True</EndConvert>"), "{text}");
@@ -232,13 +242,8 @@ async fn the_converter_is_not_on_the_main_listener() {
 
 #[tokio::test]
 async fn an_rtf_document_converts_to_its_text() {
-    let running = start(&fixture()).await;
-    let documents = document_server().await;
-    let answer = convert_json(
-        &running,
-        &signed(request_body(&format!("{documents}/accents.rtf"), "rtf"), SECRET),
-    )
-    .await;
+    let (running, documents) = start_converter().await;
+    let answer = convert_json(&running, &signed(documents.body("accents.rtf"), SECRET)).await;
     assert_eq!(answer["endConvert"], true, "{answer}");
     let file_url = answer["fileUrl"].as_str().unwrap();
     let response = running.http.get(file_url).send().await.unwrap();
@@ -250,7 +255,7 @@ async fn an_rtf_document_converts_to_its_text() {
     );
     // Not RTF, or broken RTF: a conversion error, as OnlyOffice answers.
     for (path, key) in [("notes.md", "rtf-not-rtf"), ("unbalanced.rtf", "rtf-unbalanced")] {
-        let mut body = request_body(&format!("{documents}/{path}"), "rtf");
+        let mut body = documents.body_as(path, "rtf");
         body["key"] = json!(key);
         assert_eq!(
             convert_json(&running, &signed(body, SECRET)).await,
