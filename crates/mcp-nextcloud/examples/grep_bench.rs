@@ -1018,17 +1018,7 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
     for (number, query) in bench_queries.iter().enumerate() {
         let (fts, candidates) = fts_candidates(&index, &query.text);
         // Grouped by file, best file first, as `search` groups them.
-        let mut grouped: Vec<(u64, Vec<i64>)> = Vec::new();
-        let mut position: HashMap<u64, usize> = HashMap::new();
-        for candidate in &candidates {
-            let slot = *position.entry(candidate.fileid).or_insert_with(|| {
-                grouped.push((candidate.fileid, Vec::new()));
-                grouped.len() - 1
-            });
-            if grouped[slot].1.len() < PASSAGES_PER_FILE_MAX {
-                grouped[slot].1.push(candidate.rowid);
-            }
-        }
+        let grouped = search::by_file(&candidates);
         let all_files: Vec<u64> = grouped.iter().map(|(fileid, _)| *fileid).collect();
         let rowids: Vec<i64> =
             grouped.iter().flat_map(|(_, rowids)| rowids).copied().take(PAGE_LIMIT).collect();
@@ -1049,46 +1039,12 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
         report.alice_hits.push(started.elapsed(), 0);
 
         let survivors: Vec<SeenFile> = readable.iter().map(fill::seen_file).collect();
-        let started = Instant::now();
-        index
-            .store()
-            .run_blocking(|connection| {
-                for file in &survivors {
-                    store::record_seen(connection, file, now)?;
-                }
-                store::record_query(
-                    connection,
-                    now,
-                    &query.text,
-                    files.len(),
-                    survivors.len(),
-                    rowids.len(),
-                )
-            })
-            .expect("writes");
-        report.alice_writes.push(started.elapsed(), 0);
+        let recorded = Some((query.text.as_str(), files.len(), rowids.len()));
+        let elapsed = timed_writes(&index, &survivors, now, recorded, false);
+        report.alice_writes.push(elapsed, 0);
         // The same writes in one transaction, for comparison.
-        let started = Instant::now();
-        index
-            .store()
-            .run_blocking(|connection| {
-                let transaction = connection.transaction()?;
-                for file in &survivors {
-                    store::record_seen(&transaction, file, now)?;
-                }
-                store::record_query(
-                    &transaction,
-                    now,
-                    &query.text,
-                    files.len(),
-                    survivors.len(),
-                    rowids.len(),
-                )?;
-                transaction.commit()?;
-                Ok(())
-            })
-            .expect("writes");
-        report.alice_writes_batched.push(started.elapsed(), 0);
+        let elapsed = timed_writes(&index, &survivors, now, recorded, true);
+        report.alice_writes_batched.push(elapsed, 0);
 
         // One permission SEARCH of bob's (up to 100 ids, his tree is small).
         let ids: Vec<u64> = all_files.iter().copied().take(CHECK_BATCH_MAX).collect();
@@ -1144,30 +1100,8 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
         report.folder_checks.push(started.elapsed(), counter.read() - before);
         let survivors: Vec<SeenFile> = readable.iter().map(fill::seen_file).collect();
         report.folder_survivors.push(survivors.len());
-        let started = Instant::now();
-        index
-            .store()
-            .run_blocking(|connection| {
-                for file in &survivors {
-                    store::record_seen(connection, file, now)?;
-                }
-                Ok(())
-            })
-            .expect("writes");
-        report.folder_writes.push(started.elapsed(), 0);
-        let started = Instant::now();
-        index
-            .store()
-            .run_blocking(|connection| {
-                let transaction = connection.transaction()?;
-                for file in &survivors {
-                    store::record_seen(&transaction, file, now)?;
-                }
-                transaction.commit()?;
-                Ok(())
-            })
-            .expect("writes");
-        report.folder_writes_batched.push(started.elapsed(), 0);
+        report.folder_writes.push(timed_writes(&index, &survivors, now, None, false), 0);
+        report.folder_writes_batched.push(timed_writes(&index, &survivors, now, None, true), 0);
     }
 
     counted.abort();
@@ -1179,6 +1113,42 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
 
 /// The FTS5 part of a search: the AND query, and the OR query when the AND
 /// found nothing — what `search` sends to `store::candidates`.
+/// How long the writes `search` makes after a permission check take:
+/// `survivors` recorded as seen at `now` and, where given, the query row
+/// (text, candidate files, returned passages), each statement on its own or,
+/// `batched`, all in one transaction.
+fn timed_writes(
+    index: &Index,
+    survivors: &[SeenFile],
+    now: i64,
+    query: Option<(&str, usize, usize)>,
+    batched: bool,
+) -> Duration {
+    let write = |connection: &rusqlite::Connection| -> Result<(), store::StoreError> {
+        for file in survivors {
+            store::record_seen(connection, file, now)?;
+        }
+        if let Some((text, candidates, returned)) = query {
+            store::record_query(connection, now, text, candidates, survivors.len(), returned)?;
+        }
+        Ok(())
+    };
+    let started = Instant::now();
+    index
+        .store()
+        .run_blocking(|connection| {
+            if !batched {
+                return write(connection);
+            }
+            let transaction = connection.transaction()?;
+            write(&transaction)?;
+            transaction.commit()?;
+            Ok(())
+        })
+        .expect("writes");
+    started.elapsed()
+}
+
 fn fts_candidates(index: &Index, text: &str) -> (String, Vec<store::Candidate>) {
     let query = FtsQuery::parse(text).expect("queries have words");
     index

@@ -42,6 +42,10 @@ async fn alice_events(stack: &Stack, arguments: Value) -> Value {
     stack.call_tool("alice", "calendar_events", arguments).await
 }
 
+async fn alice_creates(stack: &Stack, arguments: Value) -> Value {
+    stack.call_tool("alice", "calendar_create_event", arguments).await
+}
+
 #[tokio::test]
 async fn the_demo_standup_stays_at_nine_berlin_time_across_the_dst_change() {
     let stack = start(second_token()).await;
@@ -260,33 +264,29 @@ async fn an_unknown_calendar_is_not_found_and_names_the_real_ones() {
     assert!(message.contains("no calendar \"work\""), "{message}");
     assert!(message.contains("\"personal\" (Personnel)"), "{message}");
     assert!(message.contains("Call again with one of these uris"), "{message}");
-    let create = stack
-        .call_tool(
-            "alice",
-            "calendar_create_event",
-            json!({"summary": "x", "start": "2026-04-14", "end": "2026-04-14", "calendar": "work"}),
-        )
-        .await;
+    let create = alice_creates(
+        &stack,
+        json!({"summary": "x", "start": "2026-04-14", "end": "2026-04-14", "calendar": "work"}),
+    )
+    .await;
     assert_eq!(failure_kind(&create), Some("not_found"));
 }
 
 #[tokio::test]
 async fn a_created_event_is_listed_as_it_was_created() {
     let stack = start(second_token()).await;
-    let created = stack
-        .call_tool(
-            "alice",
-            "calendar_create_event",
-            json!({
-                "summary": "Revue Apollo, lot 2",
-                "start": "2026-04-14T10:00:00",
-                "end": "2026-04-14T11:30",
-                "time_zone": "Europe/Berlin",
-                "location": "Salle Écluse",
-                "description": "Ordre du jour :\n- budget\n- planning"
-            }),
-        )
-        .await;
+    let created = alice_creates(
+        &stack,
+        json!({
+            "summary": "Revue Apollo, lot 2",
+            "start": "2026-04-14T10:00:00",
+            "end": "2026-04-14T11:30",
+            "time_zone": "Europe/Berlin",
+            "location": "Salle Écluse",
+            "description": "Ordre du jour :\n- budget\n- planning"
+        }),
+    )
+    .await;
     assert_eq!(failure_kind(&created), None, "{created}");
     let event = &created["structuredContent"];
     let uid = event["uid"].as_str().unwrap().to_string();
@@ -321,13 +321,11 @@ async fn a_created_event_is_listed_as_it_was_created() {
     assert_eq!(found[0]["description"], "Ordre du jour :\n- budget\n- planning");
     assert_eq!(found[0]["recurring"], false);
     // An all-day event: dates in, dates out, end inclusive.
-    let holiday = stack
-        .call_tool(
-            "alice",
-            "calendar_create_event",
-            json!({"summary": "Congés", "start": "2026-04-20", "end": "2026-04-21"}),
-        )
-        .await;
+    let holiday = alice_creates(
+        &stack,
+        json!({"summary": "Congés", "start": "2026-04-20", "end": "2026-04-21"}),
+    )
+    .await;
     assert_eq!(holiday["structuredContent"]["end"], "2026-04-21");
     let listed = alice_events(&stack, json!({"start": "2026-04-21", "end": "2026-04-21"})).await;
     let holidays: Vec<Value> =
@@ -338,13 +336,11 @@ async fn a_created_event_is_listed_as_it_was_created() {
     assert_eq!(holidays[0]["all_day"], true);
     assert_eq!(holidays[0]["time_zone"], Value::Null);
     // Not idempotent: the same call twice makes two events.
-    let again = stack
-        .call_tool(
-            "alice",
-            "calendar_create_event",
-            json!({"summary": "Congés", "start": "2026-04-20", "end": "2026-04-21"}),
-        )
-        .await;
+    let again = alice_creates(
+        &stack,
+        json!({"summary": "Congés", "start": "2026-04-20", "end": "2026-04-21"}),
+    )
+    .await;
     assert_ne!(again["structuredContent"]["uid"], holiday["structuredContent"]["uid"]);
     // Bob sees none of it.
     let bob = stack
@@ -409,13 +405,11 @@ async fn task_lists_are_not_event_calendars() {
     .await;
     assert_eq!(failure_kind(&tasks), Some("invalid_arguments"));
     assert!(text_of(&tasks).contains("holds tasks, not events"), "{}", text_of(&tasks));
-    let create = stack
-        .call_tool(
-            "alice",
-            "calendar_create_event",
-            json!({"summary": "x", "start": "2026-04-14", "end": "2026-04-14", "calendar": "tasks"}),
-        )
-        .await;
+    let create = alice_creates(
+        &stack,
+        json!({"summary": "x", "start": "2026-04-14", "end": "2026-04-14", "calendar": "tasks"}),
+    )
+    .await;
     assert_eq!(failure_kind(&create), Some("invalid_arguments"));
     assert!(text_of(&create).contains("\"personal\" (Personnel)"), "{}", text_of(&create));
 }
@@ -426,13 +420,7 @@ async fn creating_in_a_calendar_the_user_cannot_write_is_refused() {
     // Nextcloud answers a PUT into a calendar shared read-only with 403
     // (the fake has no calendar sharing, so the route fault stands in).
     stack.fail_route("/remote.php/dav/calendars/alice/personal/", Some("PUT"), 403, None);
-    let result = stack
-        .call_tool(
-            "alice",
-            "calendar_create_event",
-            json!({"summary": "Revue", "start": "2026-04-14T10:00:00Z", "end": "2026-04-14T11:00:00Z", "calendar": "personal"}),
-        )
-        .await;
+    let result = alice_creates(&stack, json!({"summary": "Revue", "start": "2026-04-14T10:00:00Z", "end": "2026-04-14T11:00:00Z", "calendar": "personal"})).await;
     assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"));
     let message = text_of(&result);
     assert!(message.contains("cannot add events to calendar \"personal\""), "{message}");
@@ -529,13 +517,11 @@ async fn nextcloud_down_is_unreachable_not_an_empty_agenda() {
 #[tokio::test]
 async fn an_all_day_event_counts_in_the_callers_zone_not_the_servers() {
     let stack = start(second_token()).await;
-    let created = stack
-        .call_tool(
-            "alice",
-            "calendar_create_event",
-            json!({"summary": "Congés", "start": "2026-04-20", "end": "2026-04-20"}),
-        )
-        .await;
+    let created = alice_creates(
+        &stack,
+        json!({"summary": "Congés", "start": "2026-04-20", "end": "2026-04-20"}),
+    )
+    .await;
     assert_eq!(failure_kind(&created), None, "{created}");
     // 20:00–23:00 in New York on the 20th is already the 21st in UTC,
     // where the server places the date: it must still be found.

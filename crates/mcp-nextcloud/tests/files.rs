@@ -325,6 +325,24 @@ async fn write_into_a_shared_folder_lands_in_the_owners_tree() {
     assert_eq!(stored(&stack, "bob", "Apollo/notes-bob.md"), None);
 }
 
+/// Calls `tool` as alice with each case's arguments: each fails with the
+/// case's kind, its message says what the case expects, and it names no
+/// infrastructure.
+async fn assert_instructions(stack: &Stack, tool: &str, cases: &[(Value, &str, &str)]) {
+    for (arguments, kind, says) in cases {
+        let result = stack.call_tool("alice", tool, arguments.clone()).await;
+        assert_eq!(failure_kind(&result), Some(*kind), "{arguments}: {result}");
+        let message = text_of(&result);
+        assert!(message.contains(says), "{arguments}: {message}");
+        assert!(
+            !message.contains("127.0.0.1")
+                && !message.contains("remote.php")
+                && !message.contains("Sabre"),
+            "no infrastructure detail: {message}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn write_failures_are_instructions() {
     let stack = start(second_token()).await;
@@ -367,18 +385,7 @@ async fn write_failures_are_instructions() {
             "input schema",
         ),
     ];
-    for (arguments, kind, says) in cases {
-        let result = stack.call_tool("alice", "files_write", arguments.clone()).await;
-        assert_eq!(failure_kind(&result), Some(kind), "{arguments}: {result}");
-        let message = text_of(&result);
-        assert!(message.contains(says), "{arguments}: {message}");
-        assert!(
-            !message.contains("127.0.0.1")
-                && !message.contains("remote.php")
-                && !message.contains("Sabre"),
-            "no infrastructure detail: {message}"
-        );
-    }
+    assert_instructions(&stack, "files_write", &cases).await;
     assert_eq!(stored(&stack, "bob", "Manuals/readme.txt").as_deref(), Some("read me"));
     assert_eq!(stored(&stack, "bob", "Manuals/new.md"), None);
     assert_eq!(stored(&stack, "alice", "a.md"), None);
@@ -565,18 +572,7 @@ async fn move_failures_are_instructions() {
             "input schema",
         ),
     ];
-    for (arguments, kind, says) in cases {
-        let result = stack.call_tool("alice", "files_move", arguments.clone()).await;
-        assert_eq!(failure_kind(&result), Some(kind), "{arguments}: {result}");
-        let message = text_of(&result);
-        assert!(message.contains(says), "{arguments}: {message}");
-        assert!(
-            !message.contains("127.0.0.1")
-                && !message.contains("remote.php")
-                && !message.contains("Sabre"),
-            "no infrastructure detail: {message}"
-        );
-    }
+    assert_instructions(&stack, "files_move", &cases).await;
     assert!(stored(&stack, "alice", "Documents/todo.txt").is_some(), "nothing moved");
     assert!(stored(&stack, "bob", "Manuals/admin-manual.pdf").is_some(), "nothing moved");
 }

@@ -12,7 +12,7 @@ use common::{
 };
 use mcp_nextcloud::McpNextcloud;
 use mcp_nextcloud::convert::ConverterConfig;
-use mcp_nextcloud::index::store;
+use mcp_nextcloud::index::{store, webhook};
 use serde_json::{Value, json};
 
 fn doc(stack: &Stack, fileid: u64) -> Option<store::Doc> {
@@ -56,6 +56,22 @@ async fn searched(stack: &Stack, uid: &str, arguments: Value) -> store::Status {
     stack.mcp.index().store().run_blocking(|c| store::status(c)).unwrap()
 }
 
+/// files_read as `uid` of exactly the range a files_grep `passage` names.
+async fn read_passage(stack: &Stack, uid: &str, passage: &Value) -> Value {
+    let range =
+        json!({"path": passage["path"], "offset": passage["offset"], "length": passage["length"]});
+    stack.call_tool(uid, "files_read", range).await
+}
+
+/// Stops the stack's mcp-nextcloud and starts it again under `config`,
+/// the fake (and what it holds) unchanged.
+async fn restart(mut stack: Stack, config: mcp_nextcloud::Config) -> Stack {
+    stack.mcp.shutdown().await;
+    stack.mcp = McpNextcloud::start(config).await.unwrap();
+    stack.client = client_of(&stack.mcp);
+    stack
+}
+
 /// Waits up to two seconds for a webhook's effect.
 async fn eventually(check: impl Fn() -> bool) -> bool {
     for _ in 0..100 {
@@ -69,6 +85,18 @@ async fn eventually(check: impl Fn() -> bool) -> bool {
 
 async fn start() -> Stack {
     start_configured(second_token(), None, |_| {}).await
+}
+
+/// A stack whose index is ready for `uid`.
+async fn warmed(uid: &str) -> Stack {
+    let stack = start().await;
+    warm(&stack, uid).await;
+    stack
+}
+
+/// A stack whose index runs under the limits `edit` leaves.
+async fn start_limited(edit: impl FnOnce(&mut mcp_nextcloud::index::Limits)) -> Stack {
+    start_configured(second_token(), None, |config| edit(&mut config.index.limits)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,13 +117,7 @@ async fn a_cold_index_says_so_then_finds_sections_that_files_read_rereads() {
     assert!(text_of(&found).contains("Manuals/admin-manual.pdf — 3.4 Two-factor authentication"));
 
     // files_read(path, offset, length) re-reads exactly the passage.
-    let read = stack
-        .call_tool(
-            "alice",
-            "files_read",
-            json!({"path": passage["path"], "offset": passage["offset"], "length": passage["length"]}),
-        )
-        .await;
+    let read = read_passage(&stack, "alice", passage).await;
     let reread = read["structuredContent"]["text"].as_str().unwrap();
     assert_eq!(reread.len() as u64, passage["length"].as_u64().unwrap());
     assert!(reread.to_lowercase().contains("two-factor authentication"), "{reread}");
@@ -140,8 +162,7 @@ async fn a_cold_index_says_so_then_finds_sections_that_files_read_rereads() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_share_revoked_after_indexing_hides_its_passages() {
-    let stack = start().await;
-    warm(&stack, "alice").await;
+    let stack = warmed("alice").await;
     let found = grep(&stack, "alice", json!({"query": "two-factor"})).await;
     assert!(!found["structuredContent"]["passages"].as_array().unwrap().is_empty());
     {
@@ -159,8 +180,7 @@ async fn a_share_revoked_after_indexing_hides_its_passages() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_one_user_indexed_another_never_sees() {
-    let stack = start().await;
-    warm(&stack, "alice").await;
+    let stack = warmed("alice").await;
     let journal = fileid(&stack, "alice", "Private/journal.md");
     assert_eq!(doc(&stack, journal).unwrap().status, "ok");
     warm(&stack, "bob").await;
@@ -190,8 +210,7 @@ async fn what_one_user_indexed_another_never_sees() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scan_is_parked_as_needs_ocr_once() {
-    let stack = start().await;
-    warm(&stack, "bob").await;
+    let stack = warmed("bob").await;
     let scan = fileid(&stack, "bob", "Scans/scan-facture.pdf");
     let parked = doc(&stack, scan).unwrap();
     assert_eq!((parked.status.as_str(), parked.dirty), ("needs_ocr", false), "{parked:?}");
@@ -204,10 +223,7 @@ async fn a_scan_is_parked_as_needs_ocr_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_written_now_is_read_in_the_next_pass_despite_a_backlog() {
-    let stack = start_configured(second_token(), None, |config| {
-        config.index.limits.discovery_pages = 4;
-    })
-    .await;
+    let stack = start_limited(|limits| limits.discovery_pages = 4).await;
     seed(&mut stack.fake.shared.world(), 500, 1_600_000_000, |number| {
         let content = format!("# Note {number}\n\nAncienne note numéro {number}.\n");
         (format!("Archive/note-{number:03}.md"), content)
@@ -239,10 +255,7 @@ async fn a_file_written_now_is_read_in_the_next_pass_despite_a_backlog() {
 /// refusal counts, the rows wait behind untried ones, and the third gives up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_nextcloud_refuses_to_hand_over_give_up_and_starve_nothing() {
-    let stack = start_configured(second_token(), None, |config| {
-        config.index.limits.pass_documents = 5;
-    })
-    .await;
+    let stack = start_limited(|limits| limits.pass_documents = 5).await;
     {
         let mut world = stack.fake.shared.world();
         seed(&mut world, 5, 1_700_000_000, |number| {
@@ -294,32 +307,13 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
     let admin = ("admin", "admin-demo-password");
     let http = reqwest::Client::new();
     let base = stack.fake.base_url().to_string();
-    let first =
-        mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "old-secret")
-            .await
-            .unwrap();
-    assert!(
-        first
-            .iter()
-            .all(|r| matches!(r, mcp_nextcloud::index::webhook::Registered::Created { .. }))
-    );
-    let again =
-        mcp_nextcloud::index::webhook::register(&http, &base, admin, &endpoint, "hook-secret")
-            .await
-            .unwrap();
-    assert!(
-        again
-            .iter()
-            .all(|r| matches!(r, mcp_nextcloud::index::webhook::Registered::AlreadyThere { .. }))
-    );
-    let refused = mcp_nextcloud::index::webhook::register(
-        &http,
-        &base,
-        ("alice", "alice-demo-password"),
-        &endpoint,
-        "s",
-    )
-    .await;
+    let register = |secret| webhook::register(&http, &base, admin, &endpoint, secret);
+    let first = register("old-secret").await.unwrap();
+    assert!(first.iter().all(|r| matches!(r, webhook::Registered::Created { .. })));
+    let again = register("hook-secret").await.unwrap();
+    assert!(again.iter().all(|r| matches!(r, webhook::Registered::AlreadyThere { .. })));
+    let alice = ("alice", "alice-demo-password");
+    let refused = webhook::register(&http, &base, alice, &endpoint, "s").await;
     assert!(refused.is_err());
 
     // Without the secret: refused, nothing recorded.
@@ -415,9 +409,9 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
         config.converter = Some(converter(secret, &converter_url));
         config
     };
-    stack.mcp.shutdown().await;
-    stack.mcp = McpNextcloud::start(configure(None)).await.unwrap();
-    stack.client = client_of(&stack.mcp);
+    // Both configurations before the first restart, which needs the stack whole.
+    let (without_secret, with_secret) = (configure(None), configure(Some("demo-converter-secret")));
+    stack = restart(stack, without_secret.clone()).await;
     let rtf = br"{\rtf1\ansi{\fonttbl{\f0 Arial;}}\f0 Proc\'e8s-verbal du comit\'e9\par Le comit\'e9 approuve la cl\'f4ture du lot 4.\par}";
     let uploaded = stack
         .http
@@ -435,9 +429,7 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
     for _ in 0..4 {
         searched(&stack, "alice", json!({"query": "cloture"})).await;
         // The back-off would skip the converter for a minute; a test has no minute.
-        stack.mcp.shutdown().await;
-        stack.mcp = McpNextcloud::start(configure(None)).await.unwrap();
-        stack.client = client_of(&stack.mcp);
+        stack = restart(stack, without_secret.clone()).await;
     }
     let waiting = doc(&stack, rtf_id).unwrap();
     assert_eq!(
@@ -450,22 +442,14 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
     assert_eq!(doc(&stack, notes).unwrap().status, "ok");
 
     // The operator sets the secret and restarts: the row comes back.
-    stack.mcp.shutdown().await;
-    stack.mcp = McpNextcloud::start(configure(Some("demo-converter-secret"))).await.unwrap();
-    stack.client = client_of(&stack.mcp);
+    stack = restart(stack, with_secret).await;
     searched(&stack, "alice", json!({"query": "cloture"})).await;
     assert_eq!(doc(&stack, rtf_id).unwrap().status, "ok");
     let found = grep(&stack, "alice", json!({"query": "cloture comite"})).await;
     let passage = &found["structuredContent"]["passages"][0];
     assert_eq!(passage["path"], "Documents/pv-comite.rtf", "{found}");
     // files_read serves the converted text, at the same offsets.
-    let read = stack
-        .call_tool(
-            "alice",
-            "files_read",
-            json!({"path": passage["path"], "offset": passage["offset"], "length": passage["length"]}),
-        )
-        .await;
+    let read = read_passage(&stack, "alice", passage).await;
     assert!(
         read["structuredContent"]["text"]
             .as_str()
