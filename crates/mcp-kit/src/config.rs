@@ -39,6 +39,11 @@ impl ServerConfig {
         mcp_auth::mcp_path(&self.canonical_url)
     }
 
+    /// What `mcp-auth` checks this server's tokens with.
+    pub fn auth_config(&self) -> mcp_auth::AuthConfig {
+        self.endpoint("").auth_config()
+    }
+
     /// Who this server is toward its callers; `resource_name` goes in its
     /// protected-resource metadata (e.g. "Tamebi MCP Mail").
     pub fn endpoint(&self, resource_name: &'static str) -> Endpoint {

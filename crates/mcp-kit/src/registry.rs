@@ -85,6 +85,16 @@ impl<C> Clone for Registry<C> {
 }
 
 impl<C: Send + 'static> Registry<C> {
+    /// The tools each of `registers` adds (a tool module's `register`),
+    /// so a server's tool list is one line per tool.
+    pub fn with(registers: &[fn(&mut Registry<C>)]) -> Registry<C> {
+        let mut registry = Registry::default();
+        for register in registers {
+            register(&mut registry);
+        }
+        registry
+    }
+
     /// Registers a tool whose handler takes `I`, the input type: its schema
     /// is the tool's `inputSchema` ([`crate::schema::input_schema`]), and a
     /// call whose arguments do not parse into it fails as the model's

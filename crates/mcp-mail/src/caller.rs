@@ -16,6 +16,13 @@ pub struct Caller {
     pub nextcloud_token: String,
 }
 
+/// What the kit logs a call under.
+impl mcp_kit::Caller for Caller {
+    fn uid(&self) -> &str {
+        &self.uid
+    }
+}
+
 impl std::fmt::Debug for Caller {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Caller").field("uid", &self.uid).finish_non_exhaustive()
@@ -31,10 +38,7 @@ pub struct CallerCheck {
 impl CallerCheck {
     pub fn new(config: &Config, http: reqwest::Client) -> CallerCheck {
         CallerCheck {
-            authenticator: Authenticator::new(
-                config.server.endpoint(crate::config::RESOURCE_NAME).auth_config(),
-                http,
-            ),
+            authenticator: Authenticator::new(config.server.auth_config(), http),
             nextcloud_audience: config.nextcloud_audience.clone(),
         }
     }

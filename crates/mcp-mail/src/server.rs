@@ -37,12 +37,6 @@ impl ToolServer {
     }
 }
 
-impl mcp_kit::Caller for Caller {
-    fn uid(&self) -> &str {
-        &self.uid
-    }
-}
-
 impl mcp_kit::Service for ToolServer {
     type Caller = Caller;
     type Context = ToolCall;

@@ -62,10 +62,7 @@ pub struct CallerCheck {
 impl CallerCheck {
     pub fn new(config: &Config, http: reqwest::Client) -> CallerCheck {
         CallerCheck {
-            authenticator: Authenticator::new(
-                config.server.endpoint(crate::config::RESOURCE_NAME).auth_config(),
-                http,
-            ),
+            authenticator: Authenticator::new(config.server.auth_config(), http),
             upstream: config.upstream.clone(),
         }
     }

@@ -29,11 +29,7 @@ pub type Registry = mcp_kit::Registry<ToolCall>;
 
 /// Every tool of this server, one line each.
 pub fn all() -> Registry {
-    let mut registry = Registry::default();
-    mail_search::register(&mut registry);
-    mail_read::register(&mut registry);
-    mail_compose::register(&mut registry);
-    registry
+    Registry::with(&[mail_search::register, mail_read::register, mail_compose::register])
 }
 
 /// The output schema of one message: its envelope (`id` as `id_schema`),

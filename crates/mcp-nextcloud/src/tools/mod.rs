@@ -37,17 +37,17 @@ pub type Registry = mcp_kit::Registry<ToolCall>;
 
 /// Every tool of this server, one line each.
 pub fn all() -> Registry {
-    let mut registry = Registry::default();
-    files_search::register(&mut registry);
-    files_read::register(&mut registry);
-    files_grep::register(&mut registry);
-    calendar_events::register(&mut registry);
-    calendar_create_event::register(&mut registry);
-    contacts_search::register(&mut registry);
-    deck_cards::register(&mut registry);
-    deck_create_card::register(&mut registry);
-    deck_move_card::register(&mut registry);
-    files_write::register(&mut registry);
-    files_move::register(&mut registry);
-    registry
+    Registry::with(&[
+        files_search::register,
+        files_read::register,
+        files_grep::register,
+        calendar_events::register,
+        calendar_create_event::register,
+        contacts_search::register,
+        deck_cards::register,
+        deck_create_card::register,
+        deck_move_card::register,
+        files_write::register,
+        files_move::register,
+    ])
 }
