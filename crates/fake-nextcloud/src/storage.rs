@@ -490,20 +490,12 @@ impl Storage {
         if !folder.node.is_folder() {
             return Ok(Vec::new());
         }
-        let owner = folder.node.owner.clone();
-        let owner_prefix = folder.node.path.clone();
         let mut entries = Vec::new();
-        let start = (owner.clone(), owner_prefix.clone());
-        // Strings sharing a prefix are contiguous in sort order.
-        let descendants = self.by_path.range(start..).take_while(|((node_owner, node_path), _)| {
-            node_owner == &owner && node_path.starts_with(owner_prefix.as_str())
-        });
-        for ((_, node_path), id) in descendants {
-            let Some(rest) = strip_under(node_path, &owner_prefix) else { continue };
+        for (rest, id) in self.under(&folder.node.owner, &folder.node.path) {
             if rest.is_empty() || rest.contains('/') {
                 continue;
             }
-            let node = &self.nodes[id];
+            let node = &self.nodes[&id];
             let visible_path = join(path, rest);
             entries.push(Entry {
                 path: visible_path,
@@ -558,13 +550,8 @@ impl Storage {
         match &node.kind {
             NodeKind::File { content, .. } => content.len() as u64,
             NodeKind::Folder => self
-                .by_path
-                .range((node.owner.clone(), node.path.clone())..)
-                .take_while(|((owner, path), _)| {
-                    owner == &node.owner && path.starts_with(node.path.as_str())
-                })
-                .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
-                .filter_map(|(_, id)| self.nodes[id].content().map(|content| content.len() as u64))
+                .under(&node.owner, &node.path)
+                .filter_map(|(_, id)| self.nodes[&id].content().map(|content| content.len() as u64))
                 .sum(),
         }
     }
@@ -1109,14 +1096,23 @@ impl Storage {
 
     fn subtree_ids(&self, id: FileId) -> Vec<FileId> {
         let Some(node) = self.nodes.get(&id) else { return Vec::new() };
+        self.under(&node.owner, &node.path).map(|(_, id)| id).collect()
+    }
+
+    /// The nodes at or below `path` in `owner`'s tree, each with the rest
+    /// of its path below `path` ("" for the node at `path` itself).
+    fn under<'s>(
+        &'s self,
+        owner: &'s str,
+        path: &'s str,
+    ) -> impl Iterator<Item = (&'s str, FileId)> + 's {
+        // Strings sharing a prefix are contiguous in sort order.
         self.by_path
-            .range((node.owner.clone(), node.path.clone())..)
-            .take_while(|((owner, path), _)| {
-                owner == &node.owner && path.starts_with(node.path.as_str())
+            .range((owner.to_string(), path.to_string())..)
+            .take_while(move |((node_owner, node_path), _)| {
+                node_owner == owner && node_path.starts_with(path)
             })
-            .filter(|((_, path), _)| strip_under(path, &node.path).is_some())
-            .map(|(_, id)| *id)
-            .collect()
+            .filter_map(move |((_, node_path), id)| Some((strip_under(node_path, path)?, *id)))
     }
 
     fn remove_subtree(&mut self, id: FileId) {

@@ -52,6 +52,24 @@ fn share(
         .expect("share created")
 }
 
+/// The usual tree with alice's Shared shared with bob at `permissions`.
+fn shared_with_bob(permissions: u8) -> (People, Storage, ShareId) {
+    let people = People::new();
+    let mut storage = storage();
+    let id = share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), permissions);
+    (people, storage, id)
+}
+
+/// The usual tree plus carol's Team/roster.txt, Team shared read-only with
+/// the group "staff" (alice and bob).
+fn team_shared_with_staff() -> (People, Storage) {
+    let people = People::new();
+    let mut storage = storage();
+    storage.seed_file("carol", "Team/roster.txt", b"x".to_vec(), None, NOW);
+    share(&mut storage, &people, "carol", "Team", (ShareType::Group, "staff"), 1);
+    (people, storage)
+}
+
 fn paths(entries: &[Entry<'_>]) -> Vec<String> {
     entries.iter().map(|entry| entry.path.clone()).collect()
 }
@@ -125,9 +143,7 @@ fn a_user_resolves_only_their_own_tree() {
 
 #[test]
 fn a_user_share_mounts_at_its_target() {
-    let people = People::new();
-    let mut storage = storage();
-    share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 7);
+    let (people, storage, _) = shared_with_bob(7);
     let bob = people.viewer("bob");
     let root = storage.resolve(bob, "Shared").unwrap();
     assert!(root.is_mount_root);
@@ -166,12 +182,9 @@ fn a_mount_shadows_an_own_node_at_the_same_path() {
 
 #[test]
 fn group_shares_reach_members_only_and_not_the_owner() {
-    let people = People::new();
-    let mut storage = storage();
-    storage.seed_file("carol", "Team/roster.txt", b"x".to_vec(), None, NOW);
     // carol shares with "staff": alice and bob see it; carol (the owner) sees
     // her own folder, not a mount of it.
-    share(&mut storage, &people, "carol", "Team", (ShareType::Group, "staff"), 1);
+    let (people, mut storage) = team_shared_with_staff();
     for member in ["alice", "bob"] {
         let entry = storage.resolve(people.viewer(member), "Team/roster.txt").unwrap();
         assert_eq!(entry.node.owner, "carol", "{member}");
@@ -187,10 +200,7 @@ fn group_shares_reach_members_only_and_not_the_owner() {
 
 #[test]
 fn declining_a_group_share_hides_it_from_that_member_only() {
-    let people = People::new();
-    let mut storage = storage();
-    storage.seed_file("carol", "Team/roster.txt", b"x".to_vec(), None, NOW);
-    share(&mut storage, &people, "carol", "Team", (ShareType::Group, "staff"), 1);
+    let (people, mut storage) = team_shared_with_staff();
     storage.delete(people.viewer("bob"), "Team", NOW).unwrap();
     assert_eq!(storage.resolve(people.viewer("bob"), "Team").err(), Some(StorageError::NotFound));
     assert!(storage.resolve(people.viewer("alice"), "Team/roster.txt").is_ok());
@@ -210,9 +220,7 @@ fn own_nodes_have_every_letter() {
 
 #[test]
 fn shared_nodes_carry_the_share_permissions() {
-    let people = People::new();
-    let mut storage = storage();
-    share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 7);
+    let (people, mut storage, _) = shared_with_bob(7);
     share(&mut storage, &people, "alice", "Documents", (ShareType::User, "carol"), 31);
     share(&mut storage, &people, "alice", "Private/secret.txt", (ShareType::User, "bob"), 31);
     let bob = people.viewer("bob");
@@ -240,9 +248,7 @@ fn shared_nodes_carry_the_share_permissions() {
 
 #[test]
 fn read_only_shares_refuse_writes() {
-    let people = People::new();
-    let mut storage = storage();
-    share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), permission::READ);
+    let (people, mut storage, _) = shared_with_bob(permission::READ);
     let bob = people.viewer("bob");
     assert_eq!(
         storage.put(bob, "Shared/plan.txt", b"x".to_vec(), NOW),
@@ -263,9 +269,7 @@ fn read_only_shares_refuse_writes() {
 
 #[test]
 fn a_revoked_share_disappears_at_once() {
-    let people = People::new();
-    let mut storage = storage();
-    let id = share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 31);
+    let (people, mut storage, id) = shared_with_bob(31);
     let bob = people.viewer("bob");
     let plan = storage.resolve(bob, "Shared/plan.txt").unwrap().node.id;
     storage.delete_share("alice", id).unwrap();
@@ -278,9 +282,7 @@ fn a_revoked_share_disappears_at_once() {
 
 #[test]
 fn only_the_owner_or_initiator_can_revoke() {
-    let people = People::new();
-    let mut storage = storage();
-    let id = share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 31);
+    let (people, mut storage, id) = shared_with_bob(31);
     assert_eq!(storage.delete_share("carol", id), Err(StorageError::NotFound));
     assert_eq!(storage.update_share_permissions("carol", id, 1), Err(StorageError::NotFound));
     assert!(storage.resolve(people.viewer("bob"), "Shared").is_ok());
@@ -288,9 +290,7 @@ fn only_the_owner_or_initiator_can_revoke() {
 
 #[test]
 fn deleting_a_mount_root_unshares_for_that_recipient_only() {
-    let people = People::new();
-    let mut storage = storage();
-    share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 1);
+    let (people, mut storage, _) = shared_with_bob(1);
     share(&mut storage, &people, "alice", "Shared", (ShareType::User, "carol"), 1);
     // A read-only recipient may still remove the share from their files.
     storage.delete(people.viewer("bob"), "Shared", NOW).unwrap();
@@ -304,9 +304,7 @@ fn deleting_a_mount_root_unshares_for_that_recipient_only() {
 
 #[test]
 fn moving_into_a_share_hands_the_node_to_the_owner() {
-    let people = People::new();
-    let mut storage = storage();
-    share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 31);
+    let (people, mut storage, _) = shared_with_bob(31);
     let bob = people.viewer("bob");
     let (id, created) = storage.rename(bob, "Work/todo.md", "Shared/todo.md", false, NOW).unwrap();
     assert!(created);
@@ -319,9 +317,7 @@ fn moving_into_a_share_hands_the_node_to_the_owner() {
 
 #[test]
 fn moving_out_of_a_share_needs_delete_permission() {
-    let people = People::new();
-    let mut storage = storage();
-    let id = share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 7);
+    let (people, mut storage, id) = shared_with_bob(7);
     let bob = people.viewer("bob");
     assert_eq!(
         storage.rename(bob, "Shared/plan.txt", "plan.txt", false, NOW),
@@ -431,9 +427,7 @@ fn a_write_changes_the_etags_of_the_file_and_its_ancestors_only() {
 
 #[test]
 fn a_change_inside_a_share_changes_the_recipients_folders() {
-    let people = People::new();
-    let mut storage = storage();
-    let id = share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 7);
+    let (people, mut storage, id) = shared_with_bob(7);
     let summary = |storage: &Storage| {
         let bob = people.viewer("bob");
         let root = storage.resolve(bob, "").unwrap();
@@ -467,9 +461,7 @@ fn a_change_inside_a_share_changes_the_recipients_folders() {
 
 #[test]
 fn favorites_belong_to_one_user() {
-    let people = People::new();
-    let mut storage = storage();
-    share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 1);
+    let (people, mut storage, _) = shared_with_bob(1);
     let plan = storage.node_at("alice", "Shared/plan.txt").unwrap().id;
     storage.set_favorite_for("bob", plan, true);
     assert!(
@@ -490,9 +482,7 @@ fn favorites_belong_to_one_user() {
 
 #[test]
 fn share_types_are_those_the_viewer_created() {
-    let people = People::new();
-    let mut storage = storage();
-    share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 1);
+    let (people, mut storage, _) = shared_with_bob(1);
     share(&mut storage, &people, "alice", "Shared", (ShareType::Group, "other"), 1);
     let shared = storage.node_at("alice", "Shared").unwrap().id;
     assert_eq!(storage.share_types_of(people.viewer("alice"), shared), vec![0, 1]);
@@ -501,9 +491,7 @@ fn share_types_are_those_the_viewer_created() {
 
 #[test]
 fn writes_emit_events_in_the_actors_view() {
-    let people = People::new();
-    let mut storage = storage();
-    share(&mut storage, &people, "alice", "Shared", (ShareType::User, "bob"), 31);
+    let (people, mut storage, _) = shared_with_bob(31);
     let bob = people.viewer("bob");
     let (id, _) = storage.put(bob, "Shared/new.txt", b"x".to_vec(), NOW).unwrap();
     storage.rename(bob, "Shared/new.txt", "Shared/renamed.txt", false, NOW).unwrap();
