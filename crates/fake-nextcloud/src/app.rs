@@ -282,3 +282,42 @@ pub(crate) async fn read_body(
         )
     })
 }
+
+/// Makes room for one more of a user's stored items (re-served pages, mail
+/// previews): once they hold `max`, their oldest goes. `created_if_mine` is
+/// an item's creation time when it is that user's.
+pub(crate) fn drop_oldest_past<T>(
+    stored: &mut std::collections::BTreeMap<String, T>,
+    max: usize,
+    created_if_mine: impl Fn(&T) -> Option<i64>,
+) {
+    let mine: Vec<(i64, String)> = stored
+        .iter()
+        .filter_map(|(id, item)| created_if_mine(item).map(|created| (created, id.clone())))
+        .collect();
+    if mine.len() >= max {
+        let oldest = mine.into_iter().min().expect("at least one").1;
+        stored.remove(&oldest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn only_the_oldest_of_that_users_items_makes_room() {
+        // (owner, created) by id.
+        let mut stored: BTreeMap<String, (&str, i64)> = BTreeMap::new();
+        for (id, owner, created) in [("a", "alice", 30), ("b", "alice", 10), ("c", "bob", 5)] {
+            stored.insert(id.to_string(), (owner, created));
+        }
+        let alices = |item: &(&str, i64)| (item.0 == "alice").then_some(item.1);
+        drop_oldest_past(&mut stored, 3, alices);
+        assert_eq!(stored.len(), 3, "alice holds 2 of 3: nothing goes");
+        drop_oldest_past(&mut stored, 2, alices);
+        let left: Vec<&str> = stored.keys().map(String::as_str).collect();
+        assert_eq!(left, ["a", "c"], "alice's oldest goes, not bob's older one");
+    }
+}

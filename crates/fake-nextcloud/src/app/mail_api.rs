@@ -92,16 +92,9 @@ impl Previews {
     }
 
     fn insert(&mut self, preview: Preview) {
-        let mine: Vec<(i64, String)> = self
-            .by_id
-            .values()
-            .filter(|stored| stored.uid == preview.uid)
-            .map(|stored| (stored.created, stored.id.clone()))
-            .collect();
-        if mine.len() >= PREVIEW_COUNT_MAX {
-            let oldest = mine.into_iter().min().expect("at least one").1;
-            self.by_id.remove(&oldest);
-        }
+        super::drop_oldest_past(&mut self.by_id, PREVIEW_COUNT_MAX, |stored| {
+            (stored.uid == preview.uid).then_some(stored.created)
+        });
         self.by_id.insert(preview.id.clone(), preview);
     }
 }

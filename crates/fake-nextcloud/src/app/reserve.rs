@@ -55,16 +55,9 @@ impl Pages {
 
     fn insert(&mut self, id: String, page: Page, now: i64) {
         self.by_id.retain(|_, stored| now - stored.created < PAGE_LIFETIME_SECONDS);
-        let mine: Vec<(i64, String)> = self
-            .by_id
-            .iter()
-            .filter(|(_, stored)| stored.uid == page.uid)
-            .map(|(id, stored)| (stored.created, id.clone()))
-            .collect();
-        if mine.len() >= PAGE_COUNT_MAX {
-            let oldest = mine.into_iter().min().expect("at least one").1;
-            self.by_id.remove(&oldest);
-        }
+        super::drop_oldest_past(&mut self.by_id, PAGE_COUNT_MAX, |stored| {
+            (stored.uid == page.uid).then_some(stored.created)
+        });
         self.by_id.insert(id, page);
     }
 
