@@ -62,6 +62,13 @@ async fn apollo(stack: &Stack, uid: &str) -> Apollo {
     }
 }
 
+/// A stack, and the Apollo board's ids as `uid` sees them.
+async fn start_apollo(uid: &str) -> (Stack, Apollo) {
+    let stack = start(second_token()).await;
+    let ids = apollo(&stack, uid).await;
+    (stack, ids)
+}
+
 const TWO_FACTOR: &str = "Activer l'authentification à deux facteurs";
 const BUDGET: &str = "Valider le budget prévisionnel";
 
@@ -112,8 +119,7 @@ async fn the_board_comes_with_its_stacks_cards_and_ids() {
 
 #[tokio::test]
 async fn cards_filter_by_stack_label_assignee_text_and_due_date() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     let cases = [
         (json!({"stack": "en cours"}), vec!["Migrer les 850 GB de données"]),
         (json!({"stack": ids.stacks[2]}), vec!["Kick-off du projet"]),
@@ -166,8 +172,7 @@ async fn a_board_is_seen_by_its_owner_and_those_it_is_shared_with_only() {
 
 #[tokio::test]
 async fn a_created_card_is_listed_where_it_was_put() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "bob").await;
+    let (stack, ids) = start_apollo("bob").await;
     let result = stack
         .call_tool(
             "bob",
@@ -208,8 +213,7 @@ async fn a_created_card_is_listed_where_it_was_put() {
 
 #[tokio::test]
 async fn a_moved_card_is_listed_in_its_new_stack() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     let arguments =
         json!({"card_id": ids.budget_card, "board_id": ids.board, "stack_id": ids.stacks[2]});
     let result = stack.call_tool("alice", "deck_move_card", arguments.clone()).await;
@@ -252,8 +256,7 @@ async fn a_moved_card_is_listed_in_its_new_stack() {
 
 #[tokio::test]
 async fn carol_cannot_create_or_move_on_a_board_not_shared_with_her() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     let create = stack
         .call_tool(
             "carol",
@@ -287,8 +290,7 @@ fn add_read_only_board(stack: &Stack) -> (u64, u64) {
 
 #[tokio::test]
 async fn a_read_only_board_is_listed_but_takes_no_cards() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     let (board, inbox) = add_read_only_board(&stack);
     let listed = stack.call_tool("alice", "deck_cards", json!({"board": "Bob's"})).await;
     assert_eq!(ok(&listed)["boards"][0]["can_edit"], false);
@@ -320,8 +322,7 @@ async fn a_read_only_board_is_listed_but_takes_no_cards() {
 
 #[tokio::test]
 async fn a_card_moves_to_another_board_the_user_can_edit() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     let (other, later) = {
         let mut world = stack.fake.shared.world();
         let board = world.deck.insert_board("alice", "Perso", "0082c9", 1);
@@ -343,8 +344,7 @@ async fn a_card_moves_to_another_board_the_user_can_edit() {
 
 #[tokio::test]
 async fn unknown_ids_are_not_found_with_what_to_do() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     let cases = [
         (
             "deck_move_card",
@@ -393,8 +393,7 @@ async fn unknown_ids_are_not_found_with_what_to_do() {
 
 #[tokio::test]
 async fn bad_arguments_are_the_models_to_fix() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     let long_title = "x".repeat(256);
     let cases = [
         (
@@ -444,8 +443,7 @@ async fn bad_arguments_are_the_models_to_fix() {
 
 #[tokio::test]
 async fn archived_cards_are_hidden_unless_asked_for_and_are_not_moved() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     stack.fake.shared.world().deck.cards.get_mut(&ids.two_factor_card).unwrap().archived = true;
     let default = stack.call_tool("alice", "deck_cards", json!({})).await;
     assert!(!card_titles(&default).contains(&TWO_FACTOR.to_string()));
@@ -546,8 +544,7 @@ async fn the_deck_tools_declare_what_they_do() {
 
 #[tokio::test]
 async fn long_descriptions_are_cut_but_still_searched() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     let description = format!("{} aiguille", "foin ".repeat(120));
     let created = stack
         .call_tool(
@@ -567,8 +564,7 @@ async fn long_descriptions_are_cut_but_still_searched() {
 
 #[tokio::test]
 async fn archived_boards_are_hidden_unless_asked_for() {
-    let stack = start(second_token()).await;
-    let ids = apollo(&stack, "alice").await;
+    let (stack, ids) = start_apollo("alice").await;
     stack.fake.shared.world().deck.boards.get_mut(&ids.board).unwrap().archived = true;
     let hidden = stack.call_tool("bob", "deck_cards", json!({})).await;
     assert_eq!(ok(&hidden)["boards"], json!([]));
