@@ -23,9 +23,12 @@ pub fn tamebi_binary() -> anyhow::Result<PathBuf> {
 pub struct TempDir(PathBuf);
 
 impl TempDir {
+    /// Made private (0700), as the services make their data directories:
+    /// one given as a data directory is then not "tightened" with a warning.
     pub fn new(name: &str) -> anyhow::Result<TempDir> {
+        use std::os::unix::fs::DirBuilderExt as _;
         let path = std::env::temp_dir().join(format!("tamebi-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&path)?;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&path)?;
         Ok(TempDir(path))
     }
 
