@@ -3,19 +3,16 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
-use fake_nextcloud::{Config, FakeNextcloud, Fixture, StartError};
-use std::path::Path;
+mod common;
 
-fn demo_path() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml")
-}
+use fake_nextcloud::{Config, FakeNextcloud, Fixture, StartError};
 
 #[tokio::test]
 async fn demo_fixture_starts_and_lists_its_users() {
-    let fixture = Fixture::load(&demo_path()).expect("demo fixture parses");
+    let fixture = common::demo_fixture();
     let uids: Vec<&str> = fixture.users.iter().map(|user| user.uid.as_str()).collect();
     assert_eq!(uids, ["alice", "bob", "carol", "admin"]);
-    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("demo starts");
+    let fake = common::start_with(&fixture).await.fake;
     {
         let world = fake.shared.world();
         let alice = world.user("alice").unwrap();

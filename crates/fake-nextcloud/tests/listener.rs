@@ -6,17 +6,14 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+mod common;
+
 use http_serve::probe::{answers, half_head_closed_after};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn half_sent_request_heads_are_closed_on_both_listeners() {
-    let fixture = fake_nextcloud::Fixture::load(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../scenarios/fixtures/demo.toml"),
-    )
-    .unwrap();
-    let fake = fake_nextcloud::FakeNextcloud::start(&fixture, Default::default()).await.unwrap();
+    let fake = common::start_demo().await.fake;
     let header = http_serve::HEADER_READ_TIMEOUT;
     let wait = header + Duration::from_secs(5);
     let address = fake.base_url().trim_start_matches("http://").parse().unwrap();

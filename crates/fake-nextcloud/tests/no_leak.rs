@@ -11,10 +11,11 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+mod common;
 mod dav_support;
 
 use dav_support::{multistatus, name_like, propfind_body, search_body};
-use fake_nextcloud::{Config, FakeNextcloud, Fixture};
+use fake_nextcloud::{AppConfig, FakeNextcloud, Fixture};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -213,7 +214,7 @@ proptest! {
 
 async fn check_world(graph: &Graph) {
     let fixture = Fixture::parse(&graph.fixture()).expect("fixture parses");
-    let fake = FakeNextcloud::start(&fixture, Config::default()).await.expect("fake starts");
+    let fake = common::start_fake_with_app(&fixture, AppConfig::default()).await;
     // Revoke after start, as an owner would through OCS.
     {
         let mut world = fake.shared.world();

@@ -343,12 +343,10 @@ async fn fixture_registrations_must_be_consistent() {
 
 #[tokio::test]
 async fn the_demo_fixture_has_an_admin_who_can_register() {
-    let fixture = common::demo_fixture();
-    let fake = fake_nextcloud::FakeNextcloud::start(&fixture, fake_nextcloud::Config::default())
-        .await
-        .unwrap();
-    let response = reqwest::Client::new()
-        .post(format!("{}{WEBHOOKS}?format=json", fake.base_url()))
+    let running = common::start_demo().await;
+    let response = running
+        .http
+        .post(running.url(&format!("{WEBHOOKS}?format=json")))
         .basic_auth("admin", Some("admin-app-Tq4nR-8vL2k-Hx6pW-3mZcJ"))
         .header("OCS-APIRequest", "true")
         .json(&json!({"httpMethod": "POST", "uri": "http://127.0.0.1:9101/webhooks", "event": CREATED}))
@@ -356,13 +354,14 @@ async fn the_demo_fixture_has_an_admin_who_can_register() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let response = reqwest::Client::new()
-        .get(format!("{}{WEBHOOKS}?format=json", fake.base_url()))
-        .basic_auth("alice", Some("alice-demo-password"))
+    let response = running
+        .http
+        .get(running.url(&format!("{WEBHOOKS}?format=json")))
+        .basic_auth("alice", Some(common::DEMO_ALICE_PASSWORD))
         .header("OCS-APIRequest", "true")
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 403, "alice is no admin");
-    fake.shutdown().await;
+    running.fake.shutdown().await;
 }
