@@ -92,19 +92,15 @@ fn every_stored_passage_is_what_files_read_serves_at_its_offset() {
             };
             stack.call_tool("carol", "files_grep", json!({"query": "budget"})).await;
             stack.mcp.index().idle().await;
-            let row = stack
+            let (row, passages) = stack
                 .mcp
                 .index()
                 .store()
-                .run_blocking(|connection| store::doc(connection, fileid))
+                .run_blocking(|connection| {
+                    Ok((store::doc(connection, fileid)?, store::passages(connection, fileid)?))
+                })
                 .unwrap();
             prop_assert_eq!(row.map(|row| row.status), Some("ok".to_string()));
-            let passages = stack
-                .mcp
-                .index()
-                .store()
-                .run_blocking(|connection| store::passages(connection, fileid))
-                .unwrap();
             for store::NewPassage { offset, length, text, .. } in passages {
                 let read = stack
                     .call_tool(

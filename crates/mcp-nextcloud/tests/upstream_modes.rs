@@ -11,7 +11,25 @@ mod common;
 use common::proxy::{Recorded, recorded_stack};
 use common::*;
 use mcp_nextcloud::UpstreamAuth;
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// `uid`'s MCP bearer, with the one `extra` header beside it where given
+/// (a second credential of the test's choosing).
+fn mcp_bearer(stack: &Stack, uid: &str, extra: Option<(&str, String)>) -> Vec<(String, String)> {
+    let bearer =
+        ("authorization".to_string(), format!("Bearer {}", stack.token(uid, MCP_AUDIENCE)));
+    std::iter::once(bearer).chain(extra.map(|(name, value)| (name.to_string(), value))).collect()
+}
+
+/// A `tools/call` of `tool` under `headers`: the result.
+async fn call_with(
+    stack: &Stack,
+    headers: &[(String, String)],
+    tool: &str,
+    arguments: Value,
+) -> Value {
+    stack.rpc_result(headers, "tools/call", json!({"name": tool, "arguments": arguments})).await
+}
 
 #[tokio::test]
 async fn second_token_mode_never_sends_the_mcp_token_to_nextcloud() {
@@ -43,13 +61,7 @@ async fn second_token_mode_never_sends_the_mcp_token_to_nextcloud() {
         results.push((name, result));
     }
     let fileid = results[2].1["structuredContent"]["fileid"].as_u64().unwrap_or(1);
-    let result = stack
-        .rpc_result(
-            &headers,
-            "tools/call",
-            json!({"name": "files_read", "arguments": {"fileid": fileid}}),
-        )
-        .await;
+    let result = call_with(&stack, &headers, "files_read", json!({"fileid": fileid})).await;
     results.push(("files_read", result));
 
     let seen = recorder.seen_all();
@@ -116,25 +128,14 @@ async fn app_password_mode_works_and_a_wrong_one_is_refused() {
         .await;
     assert_eq!(written["structuredContent"]["created"], json!(true), "{written}");
 
-    let wrong = vec![
-        ("authorization".to_string(), format!("Bearer {}", stack.token("alice", MCP_AUDIENCE))),
-        ("x-tamebi-app-password".to_string(), "alice-app-wrong".to_string()),
-    ];
-    let result = stack
-        .rpc_result(
-            &wrong,
-            "tools/call",
-            json!({"name": "files_search", "arguments": {"name": "journal"}}),
-        )
-        .await;
+    let wrong =
+        mcp_bearer(&stack, "alice", Some(("x-tamebi-app-password", "alice-app-wrong".into())));
+    let result = call_with(&stack, &wrong, "files_search", json!({"name": "journal"})).await;
     assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"));
     assert!(text_of(&result).contains("signing in again"), "{}", text_of(&result));
 
     // No app password at all: refused before anything is spent.
-    let missing = vec![(
-        "authorization".to_string(),
-        format!("Bearer {}", stack.token("alice", MCP_AUDIENCE)),
-    )];
+    let missing = mcp_bearer(&stack, "alice", None);
     assert_eq!(stack.rpc(&missing, "tools/list", json!({})).await.status(), 401);
 }
 
@@ -159,17 +160,10 @@ async fn a_valid_token_for_bob_cannot_act_as_alice() {
     // Second-token mode: bob's MCP token with alice's Nextcloud token is
     // refused outright.
     let stack = start(second_token()).await;
-    let mixed = vec![
-        ("authorization".to_string(), format!("Bearer {}", stack.token("bob", MCP_AUDIENCE))),
-        ("x-tamebi-nextcloud-token".to_string(), stack.token("alice", NEXTCLOUD_AUDIENCE)),
-    ];
-    let response = stack
-        .rpc(
-            &mixed,
-            "tools/call",
-            json!({"name": "files_read", "arguments": {"path": "Private/journal.md"}}),
-        )
-        .await;
+    let alice_token = stack.token("alice", NEXTCLOUD_AUDIENCE);
+    let mixed = mcp_bearer(&stack, "bob", Some(("x-tamebi-nextcloud-token", alice_token)));
+    let read_journal = json!({"name": "files_read", "arguments": {"path": "Private/journal.md"}});
+    let response = stack.rpc(&mixed, "tools/call", read_journal).await;
     assert_eq!(response.status(), 401);
     // With his own tokens bob acts as bob: alice's journal does not exist.
     let own = stack.call_tool("bob", "files_read", json!({"path": "Private/journal.md"})).await;
@@ -179,17 +173,9 @@ async fn a_valid_token_for_bob_cannot_act_as_alice() {
     // bob's token with alice's app password is refused by Nextcloud.
     let stack = start(UpstreamAuth::AppPassword).await;
     let alice_password = stack.fake.shared.world().users["alice"].app_passwords[0].clone();
-    let mixed = vec![
-        ("authorization".to_string(), format!("Bearer {}", stack.token("bob", MCP_AUDIENCE))),
-        ("x-tamebi-app-password".to_string(), alice_password),
-    ];
-    let result = stack
-        .rpc_result(
-            &mixed,
-            "tools/call",
-            json!({"name": "files_read", "arguments": {"path": "Private/journal.md"}}),
-        )
-        .await;
+    let mixed = mcp_bearer(&stack, "bob", Some(("x-tamebi-app-password", alice_password)));
+    let result =
+        call_with(&stack, &mixed, "files_read", json!({"path": "Private/journal.md"})).await;
     assert_eq!(failure_kind(&result), Some("refused_by_nextcloud"), "{result}");
     assert!(!text_of(&result).contains("Personal notes"));
 

@@ -125,6 +125,7 @@ async fn files_search_and_grep_folders_stay_inside_the_callers_files() {
 #[tokio::test]
 async fn files_write_and_files_move_cannot_place_or_take_anything_in_another_users_files() {
     let (stack, recorder) = recorded_stack(|_| {}).await;
+    let bob_moves = |arguments| stack.call_tool("bob", "files_move", arguments);
     let targets = [
         ("dot-dot", "../alice/files/Private/pwned.md"),
         ("percent-encoded dot-dot", "%2e%2e/alice/files/Private/pwned.md"),
@@ -142,38 +143,20 @@ async fn files_write_and_files_move_cannot_place_or_take_anything_in_another_use
             )
             .await;
         assert!(failure_kind(&write).is_some(), "files_write {case}: {write}");
-        let moved = stack
-            .call_tool(
-                "bob",
-                "files_move",
-                json!({"path": "Notes/standup.md", "destination": path}),
-            )
-            .await;
+        let moved = bob_moves(json!({"path": "Notes/standup.md", "destination": path})).await;
         assert!(failure_kind(&moved).is_some(), "files_move {case}: {moved}");
         assert_nothing_of_alice_requested(&recorder, case);
         journal_untouched(&stack);
     }
     // Taking: alice's journal as the source of a move into bob's files.
     for (case, source, expected) in spellings() {
-        let moved = stack
-            .call_tool(
-                "bob",
-                "files_move",
-                json!({"path": source, "destination": "Notes/stolen.md"}),
-            )
-            .await;
+        let moved = bob_moves(json!({"path": source, "destination": "Notes/stolen.md"})).await;
         assert_refused(&moved, expected, &format!("files_move from {case}"));
         assert_nothing_of_alice_requested(&recorder, case);
     }
     let journal_id =
         stack.fake.shared.world().storage.node_at("alice", "Private/journal.md").unwrap().id;
-    let moved = stack
-        .call_tool(
-            "bob",
-            "files_move",
-            json!({"fileid": journal_id, "destination": "Notes/stolen.md"}),
-        )
-        .await;
+    let moved = bob_moves(json!({"fileid": journal_id, "destination": "Notes/stolen.md"})).await;
     assert_refused(&moved, NOT_FOUND, "files_move by alice's fileid");
     journal_untouched(&stack);
     assert!(stack.fake.shared.world().storage.node_at("bob", "Notes/stolen.md").is_none());
