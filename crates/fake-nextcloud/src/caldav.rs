@@ -171,6 +171,13 @@ pub struct Caller<'a> {
     pub(crate) minimal: bool,
 }
 
+impl<'a> Caller<'a> {
+    /// `user` sending `request` at `now`; `minimal` as its Prefer/Brief ask.
+    pub(crate) fn new(user: &'a User, now: i64, request: &DavRequest) -> Caller<'a> {
+        Caller { user, now, minimal: webdav::prefers_minimal(request) }
+    }
+}
+
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
     collection::handle(shared, &request, route)
 }

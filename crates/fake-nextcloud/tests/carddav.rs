@@ -7,7 +7,7 @@
 mod collection_support;
 mod common;
 
-use collection_support::{fixture_problems, multistatus};
+use collection_support::{fixture_problems, hrefs, multistatus};
 use common::{DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, as_alice, request, start_demo};
 
 use fake_nextcloud::xml::{self, Element};
@@ -15,10 +15,6 @@ use reqwest::StatusCode;
 
 const ALICE_CONTACTS: &str = "/remote.php/dav/addressbooks/users/alice/contacts/";
 const CHLOE: &str = "/remote.php/dav/addressbooks/users/alice/contacts/chloe.vcf";
-
-fn hrefs(body: &str) -> Vec<String> {
-    multistatus(body).into_iter().map(|entry| entry.href).collect()
-}
 
 fn query(filter: &str) -> String {
     format!(

@@ -134,10 +134,7 @@ fn parse_comp_filter(element: &Element) -> Result<CompFilter, String> {
         comp_filters: Vec::new(),
         prop_filters: Vec::new(),
     };
-    for child in element.children() {
-        if child.ns != xml::CALDAV {
-            continue;
-        }
+    for child in element.children().filter(|child| child.ns == xml::CALDAV) {
         match child.local.as_str() {
             "comp-filter" => filter.comp_filters.push(parse_comp_filter(child)?),
             "prop-filter" => filter.prop_filters.push(parse_prop_filter(child)?),
@@ -165,10 +162,7 @@ fn parse_prop_filter(element: &Element) -> Result<PropFilter, String> {
         text_match: None,
         param_filters: Vec::new(),
     };
-    for child in element.children() {
-        if child.ns != xml::CALDAV {
-            continue;
-        }
+    for child in element.children().filter(|child| child.ns == xml::CALDAV) {
         match child.local.as_str() {
             "param-filter" => filter.param_filters.push(parse_param_filter(child)?),
             "is-not-defined" => filter.is_not_defined = true,
@@ -183,10 +177,7 @@ fn parse_prop_filter(element: &Element) -> Result<PropFilter, String> {
 fn parse_param_filter(element: &Element) -> Result<ParamFilter, String> {
     let name = name_of(element)?;
     let mut filter = ParamFilter { name, is_not_defined: false, text_match: None };
-    for child in element.children() {
-        if child.ns != xml::CALDAV {
-            continue;
-        }
+    for child in element.children().filter(|child| child.ns == xml::CALDAV) {
         match child.local.as_str() {
             "is-not-defined" => filter.is_not_defined = true,
             "text-match" => filter.text_match = Some(parse_text_match(child, "i;ascii-casemap")?),

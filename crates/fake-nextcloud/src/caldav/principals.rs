@@ -198,7 +198,7 @@ fn principals_locked(world: &World, request: &DavRequest, now: i64) -> Result<Re
     let Some(user) = world.users.get(&request.user.uid) else {
         return Err(DavError::not_found());
     };
-    let caller = Caller { user, now, minimal: webdav::prefers_minimal(request) };
+    let caller = Caller::new(user, now, request);
     let exists = match segments.as_slice() {
         [] => true,
         [collection] => PRINCIPAL_COLLECTIONS.contains(&collection.as_str()),
@@ -419,7 +419,7 @@ fn root_locked(world: &World, request: &DavRequest, now: i64) -> Result<Response
     let Some(user) = world.users.get(&request.user.uid) else {
         return Err(DavError::not_found());
     };
-    let caller = Caller { user, now, minimal: webdav::prefers_minimal(request) };
+    let caller = Caller::new(user, now, request);
     match request.method.as_str() {
         "OPTIONS" => Ok(super::options("OPTIONS, GET, HEAD, PROPFIND, REPORT")),
         "PROPFIND" => {

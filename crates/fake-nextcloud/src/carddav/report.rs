@@ -132,10 +132,7 @@ fn parse_prop_filter(element: &Element) -> Result<PropFilter, String> {
         param_filters: Vec::new(),
         text_matches: Vec::new(),
     };
-    for child in element.children() {
-        if child.ns != xml::CARDDAV {
-            continue;
-        }
+    for child in element.children().filter(|child| child.ns == xml::CARDDAV) {
         match child.local.as_str() {
             "is-not-defined" => filter.is_not_defined = true,
             "text-match" => {

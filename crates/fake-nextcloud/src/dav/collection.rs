@@ -536,7 +536,7 @@ fn routed(
 ) -> Result<Response, DavError> {
     let segments = webdav::decode_path(&request.path).ok_or_else(DavError::not_found)?;
     let user = world.users.get(&request.user.uid).cloned().ok_or_else(DavError::not_found)?;
-    let caller = Caller { user: &user, now, minimal: webdav::prefers_minimal(request) };
+    let caller = Caller::new(&user, now, request);
     route(world, request, &caller, &segments)
 }
 

@@ -57,6 +57,11 @@ pub fn multistatus(body: &str) -> Vec<Entry> {
         .collect()
 }
 
+/// The href of each response of a multistatus, in order.
+pub fn hrefs(body: &str) -> Vec<String> {
+    multistatus(body).into_iter().map(|entry| entry.href).collect()
+}
+
 pub fn entry<'a>(entries: &'a [Entry], href: &str) -> &'a Entry {
     entries
         .iter()
