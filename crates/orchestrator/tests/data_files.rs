@@ -54,21 +54,6 @@ async fn the_data_directory_and_databases_are_private_under_umask_022() {
     }
     let root =
         std::env::temp_dir().join(format!("tamebi-orchestrator-modes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
-    let output = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("umask 022 && exec \"$0\" \"$@\"")
-        .arg(std::env::current_exe().unwrap())
-        .args(["the_data_directory_and_databases_are_private_under_umask_022", "--exact"])
-        .env(CHILD, &root)
-        .output()
-        .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success() && said.contains("1 passed"), "{said}");
-    let _ = std::fs::remove_dir_all(&root);
+    let test = "the_data_directory_and_databases_are_private_under_umask_022";
+    sqlite_db::umask_child::run(test, "022", CHILD, &root, &[]);
 }

@@ -16,6 +16,8 @@
 //! behind rusqlite's releases, and one connection per file is all a
 //! service of this size needs.
 
+pub mod umask_child;
+
 use rusqlite::Connection;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;

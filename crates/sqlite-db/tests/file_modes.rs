@@ -8,7 +8,6 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
-use std::process::Command;
 
 const CHILD: &str = "TAMEBI_SQLITE_DB_MODES_CHILD";
 const UMASK: &str = "TAMEBI_SQLITE_DB_MODES_UMASK";
@@ -80,28 +79,10 @@ fn database_files_are_private_whatever_the_umask() {
         check_modes(Path::new(&root), umask);
         return;
     }
-    let exe = std::env::current_exe().unwrap();
     for umask in ["022", "000"] {
         let root = std::env::temp_dir()
             .join(format!("tamebi-sqlite-db-modes-{}-{umask}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
-        let output = Command::new("sh")
-            .arg("-c")
-            .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
-            .arg(&exe)
-            .args(["database_files_are_private_whatever_the_umask", "--exact", "--nocapture"])
-            .env(CHILD, &root)
-            .env(UMASK, umask)
-            .output()
-            .unwrap();
-        let said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        assert!(output.status.success(), "under umask {umask}: {said}");
-        assert!(said.contains("1 passed"), "the child ran the checks: {said}");
-        let _ = std::fs::remove_dir_all(&root);
+        let test = "database_files_are_private_whatever_the_umask";
+        sqlite_db::umask_child::run(test, umask, CHILD, &root, &[(UMASK, umask.as_ref())]);
     }
 }
