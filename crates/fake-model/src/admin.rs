@@ -32,12 +32,9 @@ pub const PREFIX: &str = "/__fake/";
 /// The header carrying the admin token.
 pub const TOKEN_HEADER: &str = wire::headers::FAKE_ADMIN;
 
-/// 32 random bytes, hex.
+/// A fresh admin token.
 pub fn random_token() -> String {
-    use rand::RngCore as _;
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    http_serve::admin_token::random()
 }
 
 /// Lets a request through only with the admin token.
@@ -46,17 +43,12 @@ pub async fn require_token(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let Some(expected) = shared.admin_token.as_deref() else {
-        return http::StatusCode::NOT_FOUND.into_response();
-    };
-    let given = request.headers().get(TOKEN_HEADER).map(|value| value.as_bytes());
-    let matches = given.is_some_and(|given| {
-        given.len() == expected.len()
-            && given.iter().zip(expected.as_bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
-    });
-    if matches {
-        return next.run(request).await;
-    }
+    let expected = shared.admin_token.as_deref();
+    http_serve::admin_token::guard(expected, TOKEN_HEADER, request, next, refused).await
+}
+
+/// The 401 of a request without the admin token.
+fn refused() -> Response {
     (
         http::StatusCode::UNAUTHORIZED,
         Json(json!({"error": {

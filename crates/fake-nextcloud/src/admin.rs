@@ -37,12 +37,9 @@ pub const PREFIX: &str = "/__fake/";
 /// The header carrying the admin token.
 pub const TOKEN_HEADER: &str = wire::headers::FAKE_ADMIN;
 
-/// 32 random bytes, hex.
+/// A fresh admin token.
 pub fn random_token() -> String {
-    use rand::RngCore as _;
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    http_serve::admin_token::random()
 }
 
 /// Lets a request through only with the admin token.
@@ -51,13 +48,12 @@ pub async fn require_token(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let Some(expected) = shared.admin_token.as_deref() else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    let given = request.headers().get(TOKEN_HEADER).map(|value| value.as_bytes());
-    if given.is_some_and(|given| constant_time_eq(given, expected.as_bytes())) {
-        return next.run(request).await;
-    }
+    let expected = shared.admin_token.as_deref();
+    http_serve::admin_token::guard(expected, TOKEN_HEADER, request, next, refused).await
+}
+
+/// The 401 of a request without the admin token.
+fn refused() -> Response {
     (
         StatusCode::UNAUTHORIZED,
         Json(json!({
@@ -66,11 +62,6 @@ pub async fn require_token(
         })),
     )
         .into_response()
-}
-
-fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
-    given.len() == expected.len()
-        && given.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
 pub fn routes() -> Router<AppState> {

@@ -36,6 +36,7 @@
 //! Every accepted socket gets `TCP_NODELAY`: each frame of a stream goes
 //! out as it is written instead of waiting for the peer's delayed ACK.
 
+pub mod admin_token;
 pub mod probe;
 
 use hyper::server::conn::http1;
