@@ -96,46 +96,69 @@ async fn well_known() -> Response {
 }
 
 async fn dav(State(shared): State<AppState>, request: Request) -> Response {
-    let Some(request) = read(&shared, request).await else {
-        return auth::dav_unauthorized();
-    };
-    let Ok(request) = request else {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
-    };
-    let rest =
-        request.full_path.strip_prefix(DAV_ROOT).unwrap_or("").trim_start_matches('/').to_string();
-    let (collection, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
-    let below = below.to_string();
-    let response = match collection {
-        "files" => crate::files::handle(&shared, DavRequest { path: below, ..request }).await,
-        "calendars" => crate::caldav::handle(&shared, DavRequest { path: below, ..request }).await,
-        "addressbooks" => {
-            crate::carddav::handle(&shared, DavRequest { path: below, ..request }).await
+    let shared = &shared;
+    served(shared, request, |request| async move {
+        let rest = request
+            .full_path
+            .strip_prefix(DAV_ROOT)
+            .unwrap_or("")
+            .trim_start_matches('/')
+            .to_string();
+        let (collection, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
+        let below = below.to_string();
+        match collection {
+            "files" => crate::files::handle(shared, DavRequest { path: below, ..request }).await,
+            "calendars" => {
+                crate::caldav::handle(shared, DavRequest { path: below, ..request }).await
+            }
+            "addressbooks" => {
+                crate::carddav::handle(shared, DavRequest { path: below, ..request }).await
+            }
+            "principals" => {
+                crate::caldav::handle_principals(shared, DavRequest { path: below, ..request })
+                    .await
+            }
+            "" if request.method.as_str() == "SEARCH" => {
+                crate::search::handle(shared, request).await
+            }
+            "" => crate::caldav::handle_root(shared, request).await,
+            _ => DavError::not_found().into_response(),
         }
-        "principals" => {
-            crate::caldav::handle_principals(&shared, DavRequest { path: below, ..request }).await
-        }
-        "" if request.method.as_str() == "SEARCH" => crate::search::handle(&shared, request).await,
-        "" => crate::caldav::handle_root(&shared, request).await,
-        _ => DavError::not_found().into_response(),
-    };
-    after(&shared);
-    response
+    })
+    .await
 }
 
 /// `/remote.php/webdav/x` is `/remote.php/dav/files/{uid}/x`.
 async fn webdav(State(shared): State<AppState>, request: Request) -> Response {
-    let Some(request) = read(&shared, request).await else {
+    let shared = &shared;
+    served(shared, request, |request| async move {
+        let rest = request
+            .full_path
+            .strip_prefix("/remote.php/webdav")
+            .unwrap_or("")
+            .trim_start_matches('/');
+        let path = format!("{}/{rest}", request.user.uid);
+        crate::files::handle(shared, DavRequest { path, ..request }).await
+    })
+    .await
+}
+
+/// A DAV request authenticated and buffered (401 and 413 otherwise),
+/// answered by `answer`, and the file events it caused handed on to the
+/// webhooks.
+async fn served<F, Fut>(shared: &crate::Shared, request: Request, answer: F) -> Response
+where
+    F: FnOnce(DavRequest) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
+    let Some(request) = read(shared, request).await else {
         return auth::dav_unauthorized();
     };
     let Ok(request) = request else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
     };
-    let rest =
-        request.full_path.strip_prefix("/remote.php/webdav").unwrap_or("").trim_start_matches('/');
-    let path = format!("{}/{rest}", request.user.uid);
-    let response = crate::files::handle(&shared, DavRequest { path, ..request }).await;
-    after(&shared);
+    let response = answer(request).await;
+    after(shared);
     response
 }
 
