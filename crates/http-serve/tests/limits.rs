@@ -56,6 +56,21 @@ async fn start(connections_max: usize) -> Server {
     Server { address, stop, task }
 }
 
+impl Server {
+    /// Asks for a graceful shutdown and waits until serving has ended.
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap();
+    }
+}
+
+/// A connection to the server that has sent `request`.
+async fn send(server: &Server, request: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(server.address).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    stream
+}
+
 /// Reads until the server closes the connection (EOF or reset).
 async fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
     let mut seen = Vec::new();
@@ -110,15 +125,13 @@ async fn slow_partial_heads_are_closed_in_time_and_health_is_still_served() {
             });
         assert!(!String::from_utf8_lossy(&said).contains(" 200 "), "no answer to half a head");
     }
-    let _ = server.stop.send(());
-    server.task.await.unwrap();
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_idle_keep_alive_connection_is_closed() {
     let server = start(8).await;
-    let mut stream = TcpStream::connect(server.address).await.unwrap();
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n").await.unwrap();
+    let mut stream = send(&server, b"GET /health HTTP/1.1\r\nHost: test\r\n\r\n").await;
     let mut buffer = [0u8; 4096];
     let n = stream.read(&mut buffer).await.unwrap();
     let answer = String::from_utf8_lossy(&buffer[..n]).to_string();
@@ -132,18 +145,14 @@ async fn an_idle_keep_alive_connection_is_closed() {
     assert!(rest.is_empty(), "nothing more was sent");
     let idle = answered.elapsed();
     assert!(idle >= HEADER * 9 / 10, "not closed before the bound ({idle:?})");
-    let _ = server.stop.send(());
-    server.task.await.unwrap();
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_silent_stream_is_not_cut_even_by_shutdown() {
     let server = start(8).await;
-    let mut stream = TcpStream::connect(server.address).await.unwrap();
-    stream
-        .write_all(b"GET /stream HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
+    let mut stream =
+        send(&server, b"GET /stream HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").await;
     let mut first = [0u8; 4096];
     let n = stream.read(&mut first).await.unwrap();
     assert!(String::from_utf8_lossy(&first[..n]).contains("first"));
@@ -167,11 +176,8 @@ async fn a_long_silent_stream_is_not_cut_even_by_shutdown() {
 async fn a_request_body_that_stops_arriving_is_refused_and_a_steady_one_goes_through() {
     let server = start(8).await;
     // A complete head announcing 10 bytes, then 3 of them, then nothing.
-    let mut stalled = TcpStream::connect(server.address).await.unwrap();
-    stalled
-        .write_all(b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 10\r\n\r\nabc")
-        .await
-        .unwrap();
+    let mut stalled =
+        send(&server, b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 10\r\n\r\nabc").await;
     let started = Instant::now();
     let answer = tokio::time::timeout(HEADER * 4, read_until_closed(&mut stalled))
         .await
@@ -182,13 +188,11 @@ async fn a_request_body_that_stops_arriving_is_refused_and_a_steady_one_goes_thr
 
     // The same body a byte every half timeout (slower in total than the
     // bound): each frame resets the clock.
-    let mut steady = TcpStream::connect(server.address).await.unwrap();
-    steady
-        .write_all(
-            b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 4\r\nConnection: close\r\n\r\n",
-        )
-        .await
-        .unwrap();
+    let mut steady = send(
+        &server,
+        b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 4\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     for byte in [b"w", b"x", b"y", b"z"] {
         tokio::time::sleep(HEADER / 2).await;
         steady.write_all(byte).await.unwrap();
@@ -196,6 +200,5 @@ async fn a_request_body_that_stops_arriving_is_refused_and_a_steady_one_goes_thr
     let answer = tokio::time::timeout(HEADER * 4, read_until_closed(&mut steady)).await.unwrap();
     let answer = String::from_utf8_lossy(&answer).to_string();
     assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("wxyz"), "{answer}");
-    let _ = server.stop.send(());
-    server.task.await.unwrap();
+    server.stop().await;
 }
