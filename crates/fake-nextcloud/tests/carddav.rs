@@ -109,40 +109,22 @@ async fn a_card_lives_through_put_get_and_delete() {
 #[tokio::test]
 async fn invalid_vcards_are_refused() {
     let running = start_demo().await;
-    let garbage = as_alice(&running, "PUT", &format!("{ALICE_CONTACTS}x.vcf"), None, "hello").await;
+    let put = async |name: &str, body: &str| {
+        as_alice(&running, "PUT", &format!("{ALICE_CONTACTS}{name}"), None, body).await
+    };
+    let garbage = put("x.vcf", "hello").await;
     assert_eq!(garbage.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    let calendar = as_alice(
-        &running,
-        "PUT",
-        &format!("{ALICE_CONTACTS}y.vcf"),
-        None,
-        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nEND:VCALENDAR\r\n",
-    )
-    .await;
+    let calendar = put("y.vcf", "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nEND:VCALENDAR\r\n").await;
     assert_eq!(calendar.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert!(
         calendar.body.contains("This collection can only support vcard objects."),
         "{}",
         calendar.body
     );
-    let duplicate = as_alice(
-        &running,
-        "PUT",
-        &format!("{ALICE_CONTACTS}dup.vcf"),
-        None,
-        &card("chloe@tamebi.demo", "Other"),
-    )
-    .await;
+    let duplicate = put("dup.vcf", &card("chloe@tamebi.demo", "Other")).await;
     assert_eq!(duplicate.status, StatusCode::BAD_REQUEST, "{}", duplicate.body);
     // A card without UID is repaired, so the PUT carries no ETag.
-    let repaired = as_alice(
-        &running,
-        "PUT",
-        &format!("{ALICE_CONTACTS}z.vcf"),
-        None,
-        "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Zoe\r\nEND:VCARD\r\n",
-    )
-    .await;
+    let repaired = put("z.vcf", "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Zoe\r\nEND:VCARD\r\n").await;
     assert_eq!(repaired.status, StatusCode::CREATED);
     assert!(!repaired.headers.contains_key("etag"));
     assert!(

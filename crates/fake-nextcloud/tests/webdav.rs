@@ -606,22 +606,16 @@ async fn put_creates_then_overwrites_with_nextcloud_headers() {
 #[tokio::test]
 async fn put_errors() {
     let running = start(SMALL).await;
-    assert_eq!(put(&running, "alice", "Missing/new.txt", "x").await.status(), StatusCode::CONFLICT);
-    assert_eq!(
-        put(&running, "alice", "Documents/notes.md/child.txt", "x").await.status(),
-        StatusCode::CONFLICT
-    );
-    assert_eq!(put(&running, "alice", "Documents", "x").await.status(), StatusCode::CONFLICT);
-    let ranged = send_with(
-        &running,
-        "PUT",
-        "alice",
-        "Documents/notes.md",
-        &[("Content-Range", "bytes 0-1/2")],
-        "xx",
-    )
-    .await;
-    assert_eq!(ranged.status(), StatusCode::BAD_REQUEST);
+    let cases: [(&str, &[(&str, &str)], &str, StatusCode); 4] = [
+        ("Missing/new.txt", &[], "x", StatusCode::CONFLICT),
+        ("Documents/notes.md/child.txt", &[], "x", StatusCode::CONFLICT),
+        ("Documents", &[], "x", StatusCode::CONFLICT),
+        ("Documents/notes.md", &[("Content-Range", "bytes 0-1/2")], "xx", StatusCode::BAD_REQUEST),
+    ];
+    for (path, headers, body, expected) in cases {
+        let answer = send_with(&running, "PUT", "alice", path, headers, body).await;
+        assert_eq!(answer.status(), expected, "PUT {path} {headers:?}");
+    }
 }
 
 #[tokio::test]
