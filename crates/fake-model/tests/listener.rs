@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
-use http_serve::probe::{answers, half_head_closed_after};
+use http_serve::probe::{Probed, assert_half_heads_closed};
 use std::time::Duration;
 
 const HEADER: Duration = Duration::from_millis(500);
@@ -18,10 +18,7 @@ async fn a_half_sent_request_head_is_closed_and_others_are_served() {
     })
     .await
     .unwrap();
-    let address = model.url().trim_start_matches("http://").parse().unwrap();
-    let slow = tokio::spawn(half_head_closed_after(address, HEADER * 6));
-    assert!(answers(address, "/v1/models").await, "/v1/models beside a slow connection");
-    let closed = slow.await.unwrap().expect("the half-sent head is closed");
-    assert!(closed >= HEADER * 9 / 10, "closed by the header timeout ({closed:?})");
+    let listener = Probed { name: "the model", url: model.url(), answers: Some("/v1/models") };
+    assert_half_heads_closed(&[listener], HEADER, HEADER * 6).await;
     model.shutdown().await;
 }

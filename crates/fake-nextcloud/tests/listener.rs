@@ -8,23 +8,17 @@
 
 mod common;
 
-use http_serve::probe::{answers, half_head_closed_after};
+use http_serve::probe::{Probed, assert_half_heads_closed};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn half_sent_request_heads_are_closed_on_both_listeners() {
     let fake = common::start_demo().await.fake;
     let header = http_serve::HEADER_READ_TIMEOUT;
-    let wait = header + Duration::from_secs(5);
-    let address = fake.base_url().trim_start_matches("http://").parse().unwrap();
-    let converter = fake.converter_url().trim_start_matches("http://").parse().unwrap();
-    let slow = tokio::spawn(half_head_closed_after(address, wait));
-    let slow_converter = tokio::spawn(half_head_closed_after(converter, wait));
-    assert!(answers(address, "/status.php").await, "status.php beside a slow connection");
-    assert!(answers(converter, "/healthcheck").await, "the converter beside a slow connection");
-    for (listener, slow) in [("nextcloud", slow), ("converter", slow_converter)] {
-        let closed = slow.await.unwrap().unwrap_or_else(|| panic!("{listener}: still open"));
-        assert!(closed >= header * 9 / 10, "{listener}: closed by the header timeout ({closed:?})");
-    }
+    let listeners = [
+        Probed { name: "nextcloud", url: fake.base_url(), answers: Some("/status.php") },
+        Probed { name: "converter", url: fake.converter_url(), answers: Some("/healthcheck") },
+    ];
+    assert_half_heads_closed(&listeners, header, header + Duration::from_secs(5)).await;
     fake.shutdown().await;
 }

@@ -41,3 +41,41 @@ pub async fn answers(address: SocketAddr, path: &str) -> bool {
     let _ = stream.read_to_end(&mut answer).await;
     answer.starts_with(b"HTTP/1.1 200")
 }
+
+/// One listener a test probes: its name in messages, its base URL
+/// (`http://host:port`), and a path it answers 200 on (`None`: it has none
+/// to ask).
+pub struct Probed<'a> {
+    pub name: &'a str,
+    pub url: &'a str,
+    pub answers: Option<&'a str>,
+}
+
+/// Asserts the bound every listener keeps: while a connection that sent
+/// half a request head waits on each of `listeners`, each still answers
+/// its path, and each half-sent head is closed by the header timeout
+/// `header` (within `wait`, and not before nine tenths of `header`).
+pub async fn assert_half_heads_closed(listeners: &[Probed<'_>], header: Duration, wait: Duration) {
+    let address = |probed: &Probed<'_>| -> SocketAddr {
+        probed.url.trim_start_matches("http://").parse().expect("an http://host:port URL")
+    };
+    let slow: Vec<_> = listeners
+        .iter()
+        .map(|probed| tokio::spawn(half_head_closed_after(address(probed), wait)))
+        .collect();
+    for probed in listeners {
+        if let Some(path) = probed.answers {
+            assert!(
+                answers(address(probed), path).await,
+                "{}: {path} beside a slow connection",
+                probed.name
+            );
+        }
+    }
+    for (probed, slow) in listeners.iter().zip(slow) {
+        let name = probed.name;
+        let closed =
+            slow.await.expect("the probe ran").unwrap_or_else(|| panic!("{name}: still open"));
+        assert!(closed >= header * 9 / 10, "{name}: closed by the header timeout ({closed:?})");
+    }
+}

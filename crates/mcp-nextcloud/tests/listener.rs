@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
-use http_serve::probe::{answers, half_head_closed_after};
+use http_serve::probe::{Probed, assert_half_heads_closed};
 use scenario::harness::{CLOSED_URL, MCP_NEXTCLOUD_AUDIENCE, NEXTCLOUD_AUDIENCE, Stack};
 use std::time::Duration;
 
@@ -32,14 +32,12 @@ async fn half_sent_request_heads_are_closed_on_both_listeners() {
     )
     .await
     .unwrap();
-    let address = server.url().trim_start_matches("http://").parse().unwrap();
-    let lend = server.index().converter().expect("a converter").lend_address();
-    let slow = tokio::spawn(half_head_closed_after(address, HEADER * 6));
-    let slow_lend = tokio::spawn(half_head_closed_after(lend, HEADER * 6));
-    assert!(answers(address, "/health").await, "/health beside a slow connection");
-    for (listener, slow) in [("/mcp", slow), ("lending", slow_lend)] {
-        let closed = slow.await.unwrap().unwrap_or_else(|| panic!("{listener}: still open"));
-        assert!(closed >= HEADER * 9 / 10, "{listener}: closed by the header timeout ({closed:?})");
-    }
+    let lend =
+        format!("http://{}", server.index().converter().expect("a converter").lend_address());
+    let listeners = [
+        Probed { name: "/mcp", url: server.url(), answers: Some("/health") },
+        Probed { name: "lending", url: &lend, answers: None },
+    ];
+    assert_half_heads_closed(&listeners, HEADER, HEADER * 6).await;
     server.shutdown().await;
 }

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
-use http_serve::probe::{answers, half_head_closed_after};
+use http_serve::probe::{Probed, assert_half_heads_closed};
 use orchestrator::service::{self, Orchestrator};
 use std::time::Duration;
 
@@ -27,10 +27,8 @@ async fn a_half_sent_request_head_is_closed_and_health_still_answers() {
     )
     .await
     .unwrap();
-    let address = orchestrator.url().trim_start_matches("http://").parse().unwrap();
-    let slow = tokio::spawn(half_head_closed_after(address, HEADER * 6));
-    assert!(answers(address, "/health").await, "/health beside a slow connection");
-    let closed = slow.await.unwrap().expect("the half-sent head is closed");
-    assert!(closed >= HEADER * 9 / 10, "closed by the header timeout ({closed:?})");
+    let listener =
+        Probed { name: "the orchestrator", url: orchestrator.url(), answers: Some("/health") };
+    assert_half_heads_closed(&[listener], HEADER, HEADER * 6).await;
     orchestrator.shutdown().await;
 }
