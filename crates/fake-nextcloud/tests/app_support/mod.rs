@@ -15,7 +15,6 @@ pub use crate::common::{
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use fake_nextcloud::admin::TOKEN_HEADER;
 use fake_nextcloud::{AppConfig, FakeNextcloud, Fixture};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,16 +95,9 @@ pub async fn admin_send(
     path: &str,
     body: Value,
 ) -> reqwest::Response {
-    http_client()
-        .request(
-            reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
-            format!("{}{path}", fake.base_url()),
-        )
-        .header(TOKEN_HEADER, fake.admin_token().unwrap())
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let request = crate::common::admin_request(&http_client(), fake, method, path);
+    request.json(&body).send().await.unwrap()
 }
 
 /// A logged-in browser: its cookies and its session's request token.

@@ -85,10 +85,7 @@ impl Running {
 
     /// A request to the admin endpoint (`/__fake/…`), with the admin token.
     pub fn admin(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        self.http.request(method, self.url(path)).header(
-            fake_nextcloud::admin::TOKEN_HEADER,
-            self.fake.admin_token().expect("the admin routes are on"),
-        )
+        admin_request(&self.http, &self.fake, method, path)
     }
 
     /// An admin request with an optional JSON body, sent.
@@ -163,6 +160,19 @@ impl Running {
         }
         request.send().await.expect("the login form answers")
     }
+}
+
+/// A request to `fake`'s admin endpoint (`/__fake/…`), with the admin token.
+pub fn admin_request(
+    http: &reqwest::Client,
+    fake: &FakeNextcloud,
+    method: reqwest::Method,
+    path: &str,
+) -> reqwest::RequestBuilder {
+    http.request(method, format!("{}{path}", fake.base_url())).header(
+        fake_nextcloud::admin::TOKEN_HEADER,
+        fake.admin_token().expect("the admin routes are on"),
+    )
 }
 
 /// An `application/x-www-form-urlencoded` body.
