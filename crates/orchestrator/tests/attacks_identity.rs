@@ -10,10 +10,13 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+#[path = "support/alone.rs"]
+mod alone;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use orchestrator::identity::{self, Signed};
-use orchestrator::service::{self, Orchestrator};
+use orchestrator::service::Orchestrator;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -22,19 +25,9 @@ const SECRET: &[u8] = b"attacks-identity-test-secret-0123456789abcdef";
 async fn start() -> Orchestrator {
     // No model answers here: refused requests never get that far, and the
     // one accepted chat post only needs its conversation stored.
-    let mut model = orchestrator::model::ModelConfig::new("http://127.0.0.1:9/v1", "none");
-    model.retry.backoff_first_ms = 1;
-    Orchestrator::start(service::Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        secret: SECRET.to_vec(),
-        model,
-        window_tokens: 32_768,
-        servers: vec![],
-        app_password_servers: vec![],
-        data_dir: None,
-    })
-    .await
-    .unwrap()
+    let mut config = alone::config(SECRET, None);
+    config.model.retry.backoff_first_ms = 1;
+    Orchestrator::start(config).await.unwrap()
 }
 
 fn now() -> u64 {

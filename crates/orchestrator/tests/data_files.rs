@@ -6,7 +6,10 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
-use orchestrator::service::{self, Orchestrator};
+#[path = "support/alone.rs"]
+mod alone;
+
+use orchestrator::service::Orchestrator;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
@@ -21,17 +24,8 @@ async fn child(root: &Path) {
     let data_dir = root.join("orchestrator");
     std::fs::create_dir_all(&data_dir).unwrap();
     std::fs::set_permissions(&data_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let orchestrator = Orchestrator::start(service::Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        secret: b"data-files-test-secret-0123456789abcdef".to_vec(),
-        model: orchestrator::model::ModelConfig::new("http://127.0.0.1:9/v1", "none"),
-        window_tokens: 32_768,
-        servers: vec![],
-        app_password_servers: vec![],
-        data_dir: Some(data_dir.clone()),
-    })
-    .await
-    .unwrap();
+    let config = alone::config(b"data-files-test-secret-0123456789abcdef", Some(data_dir.clone()));
+    let orchestrator = Orchestrator::start(config).await.unwrap();
     assert_eq!(mode(&data_dir), "700", "the data directory");
     for name in ["chat.db", "audit.db", "memory.db"] {
         let path = data_dir.join(name);

@@ -4,8 +4,11 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+#[path = "support/alone.rs"]
+mod alone;
+
 use http_serve::probe::{Probed, assert_half_heads_closed};
-use orchestrator::service::{self, Orchestrator};
+use orchestrator::service::Orchestrator;
 use std::time::Duration;
 
 const HEADER: Duration = Duration::from_millis(500);
@@ -13,20 +16,8 @@ const HEADER: Duration = Duration::from_millis(500);
 #[tokio::test(flavor = "multi_thread")]
 async fn a_half_sent_request_head_is_closed_and_health_still_answers() {
     let limits = http_serve::Limits { header_read_timeout: HEADER, connections_max: 4 };
-    let orchestrator = Orchestrator::start_with_limits(
-        service::Config {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            secret: b"listener-test-secret-0123456789abcdef0123".to_vec(),
-            model: orchestrator::model::ModelConfig::new("http://127.0.0.1:9/v1", "none"),
-            window_tokens: 32_768,
-            servers: vec![],
-            app_password_servers: vec![],
-            data_dir: None,
-        },
-        limits,
-    )
-    .await
-    .unwrap();
+    let config = alone::config(b"listener-test-secret-0123456789abcdef0123", None);
+    let orchestrator = Orchestrator::start_with_limits(config, limits).await.unwrap();
     let listener =
         Probed { name: "the orchestrator", url: orchestrator.url(), answers: Some("/health") };
     assert_half_heads_closed(&[listener], HEADER, HEADER * 6).await;
