@@ -50,6 +50,16 @@ impl Target {
         users.get(&self.uid).map(crate::world::User::viewer).ok_or_else(DavError::not_found)
     }
 
+    /// The entry at the target's path as `viewer` sees it, or storage's
+    /// refusal as sabre words it.
+    pub fn entry<'s>(
+        &self,
+        storage: &'s storage::Storage,
+        viewer: storage::Viewer<'_>,
+    ) -> Result<storage::Entry<'s>, DavError> {
+        storage.resolve(viewer, &self.path).map_err(|error| storage_error(error, &self.path))
+    }
+
     /// The href of a path in the caller's files (folders end with a slash).
     pub fn href(&self, path: &str, is_folder: bool) -> String {
         href(&self.href_base, path, is_folder)

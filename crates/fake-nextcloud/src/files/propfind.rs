@@ -33,10 +33,7 @@ pub(super) fn propfind(
     let body = {
         let world = shared.world();
         let viewer = target.viewer(&world.users)?;
-        let root = world
-            .storage
-            .resolve(viewer, &target.path)
-            .map_err(|error| storage_error(error, &target.path))?;
+        let root = target.entry(&world.storage, viewer)?;
         let entries = match depth {
             Depth::Zero => vec![root],
             Depth::One => {
@@ -157,10 +154,7 @@ pub(super) fn proppatch(
     let mut guard = shared.world();
     let world = &mut *guard;
     let viewer = target.viewer(&world.users)?;
-    let entry = world
-        .storage
-        .resolve(viewer, &target.path)
-        .map_err(|error| storage_error(error, &target.path))?;
+    let entry = target.entry(&world.storage, viewer)?;
     let can_update = entry.can(permission::UPDATE);
     // The storage's rule for dead properties: one's own nodes and mount
     // roots always, nodes inside a share only with update permission.

@@ -39,10 +39,7 @@ pub(super) fn get(
     let snapshot = {
         let world = shared.world();
         let viewer = target.viewer(&world.users)?;
-        let entry = world
-            .storage
-            .resolve(viewer, &target.path)
-            .map_err(|error| storage_error(error, &target.path))?;
+        let entry = target.entry(&world.storage, viewer)?;
         let summary = world.storage.summary(viewer, &entry);
         let current = Current { etag: quoted(&summary.etag), mtime: summary.mtime };
         match entry.node.content() {

@@ -174,10 +174,7 @@ fn check_existing_preconditions(
     request: &DavRequest,
     target: &Target,
 ) -> Result<(), DavError> {
-    let entry = world
-        .storage
-        .resolve(viewer, &target.path)
-        .map_err(|error| storage_error(error, &target.path))?;
+    let entry = target.entry(&world.storage, viewer)?;
     let current = Current {
         etag: quoted(&world.storage.summary(viewer, &entry).etag),
         mtime: entry.node.mtime,
