@@ -14,6 +14,7 @@ mod contract {
     mod deck;
     mod ocs;
     mod oidc;
+    mod tools;
     mod webdav;
     mod webhooks;
 }
