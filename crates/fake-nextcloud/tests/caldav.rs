@@ -8,7 +8,7 @@
 mod collection_support;
 mod common;
 
-use collection_support::{entry, fixture_problems, hrefs, multistatus};
+use collection_support::{entry, fixture_problems, hrefs, multistatus, sync_body, sync_token};
 use common::{
     DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, as_alice, demo_fixture, request, start_demo, start_with,
 };
@@ -493,23 +493,16 @@ async fn multiget_answers_each_href_and_404s_the_missing_one() {
 #[tokio::test]
 async fn sync_collection_reports_changes_since_a_token() {
     let running = start_demo().await;
-    let sync = |token: &str| {
-        format!(
-            r#"<d:sync-collection xmlns:d="DAV:"><d:sync-token>{token}</d:sync-token><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>"#
-        )
+    let sync = async |token: &str| {
+        as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync_body(token)).await
     };
-    let token_of = |body: &str| {
-        let root = xml::parse(body.as_bytes()).unwrap();
-        root.child(xml::DAV, "sync-token").map(Element::text).expect("a sync token")
-    };
-    let initial = as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync("")).await;
+    let initial = sync("").await;
     assert_eq!(initial.status, StatusCode::MULTI_STATUS, "{}", initial.body);
     assert_eq!(multistatus(&initial.body).len(), 2, "{}", initial.body);
-    let first_token = token_of(&initial.body);
+    let first_token = sync_token(&initial.body);
     assert!(first_token.starts_with("http://sabre.io/ns/sync/"));
 
-    let nothing_yet =
-        as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync(&first_token)).await;
+    let nothing_yet = sync(&first_token).await;
     assert!(multistatus(&nothing_yet.body).is_empty(), "{}", nothing_yet.body);
 
     let new_path = format!("{ALICE_CALENDAR}dinner.ics");
@@ -519,34 +512,25 @@ async fn sync_collection_reports_changes_since_a_token() {
             .status,
         StatusCode::CREATED
     );
-    let after_put =
-        as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync(&first_token)).await;
+    let after_put = sync(&first_token).await;
     let entries = multistatus(&after_put.body);
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].href, new_path);
     assert!(entries[0].has(xml::DAV, "getetag"));
-    let second_token = token_of(&after_put.body);
+    let second_token = sync_token(&after_put.body);
     assert_ne!(second_token, first_token);
 
     assert_eq!(
         as_alice(&running, "DELETE", STANDUP, None, "").await.status,
         StatusCode::NO_CONTENT
     );
-    let after_delete =
-        as_alice(&running, "REPORT", ALICE_CALENDAR, Some("0"), &sync(&second_token)).await;
+    let after_delete = sync(&second_token).await;
     let entries = multistatus(&after_delete.body);
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].href, STANDUP);
     assert_eq!(entries[0].status.as_deref(), Some("HTTP/1.1 404 Not Found"));
 
-    let invalid = as_alice(
-        &running,
-        "REPORT",
-        ALICE_CALENDAR,
-        Some("0"),
-        &sync("http://example.invalid/never-issued"),
-    )
-    .await;
+    let invalid = sync("http://example.invalid/never-issued").await;
     assert_eq!(invalid.status, StatusCode::FORBIDDEN);
     assert!(invalid.body.contains("<d:valid-sync-token/>"), "{}", invalid.body);
 }

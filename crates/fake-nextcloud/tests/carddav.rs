@@ -7,10 +7,10 @@
 mod collection_support;
 mod common;
 
-use collection_support::{fixture_problems, hrefs, multistatus};
+use collection_support::{fixture_problems, hrefs, multistatus, sync_body, sync_token};
 use common::{DEMO_ALICE_PASSWORD, DEMO_BOB_PASSWORD, as_alice, request, start_demo};
 
-use fake_nextcloud::xml::{self, Element};
+use fake_nextcloud::xml;
 use reqwest::StatusCode;
 
 const ALICE_CONTACTS: &str = "/remote.php/dav/addressbooks/users/alice/contacts/";
@@ -193,34 +193,25 @@ async fn address_data_can_be_limited_to_some_properties() {
 #[tokio::test]
 async fn sync_collection_lists_added_and_deleted_cards() {
     let running = start_demo().await;
-    let sync = |token: &str| {
-        format!(
-            r#"<d:sync-collection xmlns:d="DAV:"><d:sync-token>{token}</d:sync-token><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>"#
-        )
+    let sync = async |token: &str| {
+        as_alice(&running, "REPORT", ALICE_CONTACTS, None, &sync_body(token)).await
     };
-    let token_of = |body: &str| {
-        xml::parse(body.as_bytes())
-            .unwrap()
-            .child(xml::DAV, "sync-token")
-            .map(Element::text)
-            .unwrap()
-    };
-    let initial = as_alice(&running, "REPORT", ALICE_CONTACTS, None, &sync("")).await;
+    let initial = sync("").await;
     assert_eq!(hrefs(&initial.body).len(), 2);
-    let token = token_of(&initial.body);
+    let token = sync_token(&initial.body);
     let new_card = format!("{ALICE_CONTACTS}new.vcf");
     assert_eq!(
         as_alice(&running, "PUT", &new_card, None, &card("new@example.org", "New")).await.status,
         StatusCode::CREATED
     );
     assert_eq!(as_alice(&running, "DELETE", CHLOE, None, "").await.status, StatusCode::NO_CONTENT);
-    let changes = as_alice(&running, "REPORT", ALICE_CONTACTS, None, &sync(&token)).await;
+    let changes = sync(&token).await;
     let entries = multistatus(&changes.body);
     assert_eq!(entries.len(), 2, "{}", changes.body);
     assert_eq!(entries[0].href, new_card);
     assert_eq!(entries[1].href, CHLOE);
     assert_eq!(entries[1].status.as_deref(), Some("HTTP/1.1 404 Not Found"));
-    let invalid = as_alice(&running, "REPORT", ALICE_CONTACTS, None, &sync("urn:nope")).await;
+    let invalid = sync("urn:nope").await;
     assert_eq!(invalid.status, StatusCode::FORBIDDEN);
     assert!(invalid.body.contains("valid-sync-token"));
 }

@@ -606,10 +606,11 @@ async fn put_creates_then_overwrites_with_nextcloud_headers() {
 #[tokio::test]
 async fn put_errors() {
     let running = start(SMALL).await;
-    let cases: [(&str, &[(&str, &str)], &str, StatusCode); 4] = [
-        ("Missing/new.txt", &[], "x", StatusCode::CONFLICT),
-        ("Documents/notes.md/child.txt", &[], "x", StatusCode::CONFLICT),
-        ("Documents", &[], "x", StatusCode::CONFLICT),
+    let no_headers: &[(&str, &str)] = &[];
+    let cases = [
+        ("Missing/new.txt", no_headers, "x", StatusCode::CONFLICT),
+        ("Documents/notes.md/child.txt", no_headers, "x", StatusCode::CONFLICT),
+        ("Documents", no_headers, "x", StatusCode::CONFLICT),
         ("Documents/notes.md", &[("Content-Range", "bytes 0-1/2")], "xx", StatusCode::BAD_REQUEST),
     ];
     for (path, headers, body, expected) in cases {

@@ -69,6 +69,20 @@ pub fn entry<'a>(entries: &'a [Entry], href: &str) -> &'a Entry {
         .unwrap_or_else(|| panic!("no response for {href} in {entries:?}"))
 }
 
+/// A sync-collection REPORT body (sync-level 1, asking for getetag) from
+/// `token` ("" for the initial sync).
+pub fn sync_body(token: &str) -> String {
+    format!(
+        r#"<d:sync-collection xmlns:d="DAV:"><d:sync-token>{token}</d:sync-token><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>"#
+    )
+}
+
+/// The `d:sync-token` of a sync-collection answer; panics without one.
+pub fn sync_token(body: &str) -> String {
+    let root = xml::parse(body.as_bytes()).unwrap_or_else(|error| panic!("{error}: {body}"));
+    root.child(xml::DAV, "sync-token").map(Element::text).expect("a sync token")
+}
+
 /// The problems `World::from_fixture` refuses the fixture `toml` with.
 pub fn fixture_problems(toml: &str) -> Vec<String> {
     let fixture = Fixture::parse(toml).expect("the fixture parses");
