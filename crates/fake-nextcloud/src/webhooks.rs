@@ -570,6 +570,23 @@ mod tests {
         assert!(filter_matches(&filter, &payload()).is_err());
     }
 
+    #[test]
+    fn a_filter_nested_too_deeply_is_an_error_on_both_paths() {
+        // Nested `$not`s of whole queries, then of an element's operators.
+        let nested = |levels: usize, inner: Value| {
+            (0..levels).fold(inner, |inner, _| json!({ "$not": inner }))
+        };
+        let query = |filter: Value| {
+            let Value::Object(filter) = filter else { panic!("filter must be an object") };
+            filter_matches(&filter, &payload())
+        };
+        assert_eq!(query(nested(4, json!({"user.uid": "alice"}))), Ok(true));
+        let deep = query(nested(40, json!({"user.uid": "alice"})));
+        assert_eq!(deep, Err("the filter is nested too deeply".to_string()));
+        let operators = json!({ "user.uid": nested(40, json!({"$in": ["alice"]})) });
+        assert_eq!(query(operators), Err("the filter is nested too deeply".to_string()));
+    }
+
     fn webhooks() -> Webhooks {
         Webhooks::from_fixture(&Fixture::default(), &mut Vec::new())
     }

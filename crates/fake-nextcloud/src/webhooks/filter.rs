@@ -9,18 +9,18 @@ pub fn filter_matches(filter: &Map<String, Value>, document: &Value) -> Result<b
     if filter.is_empty() {
         return Ok(true);
     }
-    query_object(filter, document, "$and")
+    query_object_at(filter, document, "$and", 0)
 }
 
 /// The deepest nesting of `$and`/`$or`/`$not` evaluated.
 const FILTER_DEPTH_MAX: usize = 32;
 
-fn query_object(
-    query: &Map<String, Value>,
-    document: &Value,
-    logical: &str,
-) -> Result<bool, String> {
-    query_object_at(query, document, logical, 0)
+/// Refuses a filter nested past [`FILTER_DEPTH_MAX`].
+fn within_depth(depth: usize) -> Result<(), String> {
+    if depth > FILTER_DEPTH_MAX {
+        return Err("the filter is nested too deeply".to_string());
+    }
+    Ok(())
 }
 
 fn query_object_at(
@@ -29,9 +29,7 @@ fn query_object_at(
     logical: &str,
     depth: usize,
 ) -> Result<bool, String> {
-    if depth > FILTER_DEPTH_MAX {
-        return Err("the filter is nested too deeply".to_string());
-    }
+    within_depth(depth)?;
     let mut results = Vec::new();
     for (key, value) in query {
         let pass = if key == "$not" {
@@ -105,9 +103,7 @@ fn operator_on_element(
     document: &Value,
     depth: usize,
 ) -> Result<bool, String> {
-    if depth > FILTER_DEPTH_MAX {
-        return Err("the filter is nested too deeply".to_string());
-    }
+    within_depth(depth)?;
     if operator == "$not" {
         let Value::Object(operators) = operand else {
             return Err("$not requires an object".to_string());
