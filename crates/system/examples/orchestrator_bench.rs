@@ -14,8 +14,11 @@
 //! directory) so its RSS is its own. See docs/benchmarks.md.
 
 mod common;
+#[path = "../tests/common/orchestrator_process.rs"]
+mod orchestrator_process;
 
 use common::{ProcStatus, TempDir, env_or, ms, percentile, tamebi_binary};
+use orchestrator_process::{Flags, OrchestratorProcess};
 use scenario::harness::{Service, Stack};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -137,7 +140,7 @@ async fn main() -> anyhow::Result<()> {
         peak / 1024,
         after / 1024
     );
-    orchestrator.stop();
+    drop(orchestrator);
     stack.shutdown().await;
     Ok(())
 }
@@ -257,55 +260,27 @@ async fn read_stream(
     Ok(Timing { first: ms(first), total: ms(timed.whole), tool_outputs })
 }
 
-/// The orchestrator as its own process.
+/// The orchestrator as its own process (no MCP server, a fresh data
+/// directory removed at the end).
 struct Process {
-    child: std::process::Child,
+    process: OrchestratorProcess,
     url: String,
     _data: TempDir,
 }
 
 impl Process {
     async fn start(model_base: &str) -> anyhow::Result<Process> {
-        let binary = tamebi_binary()?;
-        let port = {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-            listener.local_addr()?.port()
-        };
+        let command = std::process::Command::new(tamebi_binary()?);
         let data = TempDir::new("orchestrator-bench")?;
-        let child = std::process::Command::new(binary)
-            .args([
-                "orchestrator",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--model-url",
-                model_base,
-            ])
-            .args(["--mcp", "", "--data-dir"])
-            .arg(data.path())
-            .env("TAMEBI_SHARED_SECRET", SECRET)
-            .env("RUST_LOG", "warn")
-            .stdout(std::process::Stdio::null())
-            .spawn()?;
-        let url = format!("http://127.0.0.1:{port}");
-        let process = Process { child, url, _data: data };
-        let http = reqwest::Client::new();
-        for _ in 0..100 {
-            let health = http.get(format!("{}/health", process.url)).send().await;
-            if health.is_ok_and(|r| r.status().is_success()) {
-                return Ok(process);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        process.stop();
-        anyhow::bail!("the orchestrator did not come up")
+        let flags = Flags { model_url: model_base, mcp: "", data_dir: data.path(), secret: SECRET };
+        let process = OrchestratorProcess::start(command, flags)
+            .await
+            .map_err(|error| anyhow::anyhow!("the orchestrator did not come up: {error}"))?;
+        let url = process.url.clone();
+        Ok(Process { process, url, _data: data })
     }
 
     fn rss_kib(&self) -> u64 {
-        ProcStatus::of(self.child.id()).field("VmRSS:").unwrap_or(0)
-    }
-
-    fn stop(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        ProcStatus::of(self.process.child.id()).field("VmRSS:").unwrap_or(0)
     }
 }

@@ -15,12 +15,16 @@
 
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
+#[path = "common/orchestrator_process.rs"]
+mod orchestrator_process;
+
 use orchestrator::identity;
+use orchestrator_process::{Flags, OrchestratorProcess};
 use scenario::browser::{decision, question};
 use scenario::harness::{MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, SECRET, Service, Stack};
 use scenario::sse::{of_type, text_of};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 struct Options {
     window_tokens: usize,
@@ -560,7 +564,7 @@ text = "Still here."
         ..Default::default()
     });
     let data = tempdir();
-    let mut process = Binary::start(&stack, &data).await;
+    let process = Binary::start(&stack, &data).await;
 
     let bytes = serde_json::to_vec(&question("c-crash", "Find my notes")).unwrap();
     let mut response = stack
@@ -573,7 +577,7 @@ text = "Still here."
         let chunk = response.chunk().await.unwrap().expect("the stream goes on until the call");
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
-    process.kill();
+    drop(process);
     stack.fake.shared.world().faults.routes.clear();
 
     let process = Binary::start(&stack, &data).await;
@@ -750,22 +754,23 @@ async fn a_full_disk_refuses_clearly_and_loses_nothing() {
     std::fs::remove_dir_all(data).ok();
 }
 
-/// `tamebi orchestrator` as its own process.
-struct Binary {
-    child: std::process::Child,
-    url: String,
-}
+/// `tamebi orchestrator` as its own process, on the stack's model and
+/// mcp-nextcloud.
+struct Binary;
 
 impl Binary {
-    async fn start(stack: &Turns, data: &std::path::Path) -> Binary {
+    async fn start(stack: &Turns, data: &Path) -> OrchestratorProcess {
         Binary::start_limited(stack, data, None).await
     }
 
     /// With `file_kib`, the process may not write a file past that size
     /// (bash's `ulimit -f`), and a write beyond fails instead of killing it.
-    async fn start_limited(stack: &Turns, data: &std::path::Path, file_kib: Option<u64>) -> Binary {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut command = match file_kib {
+    async fn start_limited(
+        stack: &Turns,
+        data: &Path,
+        file_kib: Option<u64>,
+    ) -> OrchestratorProcess {
+        let command = match file_kib {
             None => std::process::Command::new(env!("CARGO_BIN_EXE_tamebi")),
             Some(kib) => {
                 let mut command = std::process::Command::new("bash");
@@ -774,38 +779,10 @@ impl Binary {
                 command
             }
         };
-        let child = command
-            .args(["orchestrator", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--model-url", &stack.model().api_base()])
-            .args(["--mcp", &format!("nextcloud={}", stack.mcp_url())])
-            .arg("--data-dir")
-            .arg(data)
-            .env("TAMEBI_SHARED_SECRET", SECRET)
-            .env("RUST_LOG", "warn")
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        // Owned at once, so a failed start still kills and reaps it.
-        let binary = Binary { child, url: format!("http://127.0.0.1:{port}") };
-        for _ in 0..200 {
-            if stack.http.get(format!("{}/health", binary.url)).send().await.is_ok() {
-                return binary;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-        }
-        panic!("tamebi orchestrator did not start");
-    }
-
-    fn kill(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let model_url = stack.model().api_base();
+        let mcp = format!("nextcloud={}", stack.mcp_url());
+        let flags = Flags { model_url: &model_url, mcp: &mcp, data_dir: data, secret: SECRET };
+        OrchestratorProcess::start(command, flags).await.unwrap()
     }
 }
 
