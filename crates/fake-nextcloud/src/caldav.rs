@@ -345,10 +345,9 @@ impl Kind for CalDav {
         &mut world.calendars
     }
 
-    fn collection_properties(caller: &Caller<'_>, calendar: &Calendar) -> PropertySet {
-        let mut set = PropertySet::new();
-        set.xml(xml::DAV, "resourcetype", "<d:collection/><cal:calendar/>");
-        set.text_if(xml::DAV, "displayname", calendar.display_name.as_deref());
+    const COLLECTION_REPORTS: &'static [(&'static str, &'static str)] = CALENDAR_REPORTS;
+
+    fn own_properties(set: &mut PropertySet, caller: &Caller<'_>, calendar: &Calendar) {
         set.text(xml::CALSERVER, "getctag", &calendar.changes.sync_token_uri());
         set.text(xml::DAV, "sync-token", &calendar.changes.sync_token_uri());
         set.xml(
@@ -383,9 +382,6 @@ impl Kind for CalDav {
         set.text(xml::APPLE, "calendar-order", &calendar.extra.order.to_string());
         set.text(xml::OC, "owner-principal", &format!("principals/users/{}", caller.user.uid));
         set.text(xml::NC, "owner-displayname", &caller.user.display_name);
-        common_properties(&mut set, caller, CALENDAR_REPORTS);
-        collection::dead_properties(&mut set, calendar);
-        set
     }
 
     /// `text/calendar; charset=utf-8; component=vevent`, as Nextcloud's

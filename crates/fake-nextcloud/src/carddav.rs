@@ -15,7 +15,7 @@ pub mod vcard;
 
 use crate::Shared;
 use crate::caldav::webdav::{PropertySet, PropertyUpdate};
-use crate::caldav::{Caller, common_properties, options};
+use crate::caldav::{Caller, options};
 use crate::dav::collection::{
     self, Collection, FixtureCollection, FixtureEntry, FixtureMember, Homes, Kind, Member,
     MemberData,
@@ -198,10 +198,9 @@ impl Kind for CardDav {
         &mut world.address_books
     }
 
-    fn collection_properties(caller: &Caller<'_>, book: &AddressBook) -> PropertySet {
-        let mut set = PropertySet::new();
-        set.xml(xml::DAV, "resourcetype", "<d:collection/><card:addressbook/>");
-        set.text_if(xml::DAV, "displayname", book.display_name.as_deref());
+    const COLLECTION_REPORTS: &'static [(&'static str, &'static str)] = ADDRESS_BOOK_REPORTS;
+
+    fn own_properties(set: &mut PropertySet, caller: &Caller<'_>, book: &AddressBook) {
         set.text_if(xml::CARDDAV, "addressbook-description", book.description.as_deref());
         // Unlike calendars, sabre's and Nextcloud's address book backends give
         // the bare sync token number as the ctag.
@@ -214,9 +213,6 @@ impl Kind for CardDav {
         );
         set.text(xml::CARDDAV, "max-resource-size", &MAX_RESOURCE_SIZE.to_string());
         set.text(xml::OC, "owner-principal", &format!("principals/users/{}", caller.user.uid));
-        common_properties(&mut set, caller, ADDRESS_BOOK_REPORTS);
-        collection::dead_properties(&mut set, book);
-        set
     }
 
     fn content_type(_card: &Card) -> String {

@@ -89,7 +89,11 @@ pub trait Kind: Clone + std::fmt::Debug + Sized + 'static {
 
     fn homes(world: &World) -> &Homes<Self>;
     fn homes_mut(world: &mut World) -> &mut Homes<Self>;
-    fn collection_properties(caller: &Caller<'_>, collection: &Collection<Self>) -> PropertySet;
+    /// The REPORTs a collection supports.
+    const COLLECTION_REPORTS: &'static [(&'static str, &'static str)];
+    /// A collection's own properties: those between its display name and
+    /// the owner's common ones in [`collection_properties`].
+    fn own_properties(set: &mut PropertySet, caller: &Caller<'_>, collection: &Collection<Self>);
     /// `Content-Type` of a member on GET and in `getcontenttype`.
     fn content_type(member: &Member<Self::Data>) -> String;
     /// Applies one property of a PROPPATCH or a creation to a staged copy;
@@ -509,8 +513,25 @@ pub fn member_properties<K: Kind>(caller: &Caller<'_>, member: &Member<K::Data>)
     set
 }
 
+/// Properties of a collection: a collection of the kind's resource type
+/// with its display name, the kind's own properties, the owner's common ones
+/// with the kind's REPORTs, then the dead properties a client set.
+pub fn collection_properties<K: Kind>(
+    caller: &Caller<'_>,
+    collection: &Collection<K>,
+) -> PropertySet {
+    let mut set = PropertySet::new();
+    let (ns, local) = K::RESOURCETYPE;
+    set.xml(xml::DAV, "resourcetype", format!("<d:collection/>{}", xml::empty_element(ns, local)));
+    set.text_if(xml::DAV, "displayname", collection.display_name.as_deref());
+    K::own_properties(&mut set, caller, collection);
+    crate::caldav::common_properties(&mut set, caller, K::COLLECTION_REPORTS);
+    dead_properties(&mut set, collection);
+    set
+}
+
 /// Adds the dead properties a client set on a collection.
-pub fn dead_properties<K: Kind>(set: &mut PropertySet, collection: &Collection<K>) {
+fn dead_properties<K: Kind>(set: &mut PropertySet, collection: &Collection<K>) {
     for (name, inner_xml) in &collection.dead_properties {
         set.xml(&name.ns, &name.local, inner_xml.clone());
     }
@@ -598,7 +619,7 @@ pub fn home<K: Kind>(
             )];
             if request.depth(Depth::One) != Depth::Zero {
                 for collection in K::homes(world).of(uid) {
-                    responses.push(K::collection_properties(caller, collection).response(
+                    responses.push(collection_properties::<K>(caller, collection).response(
                         &collection_href::<K>(uid, &collection.uri),
                         &properties,
                         caller.minimal,
@@ -657,7 +678,7 @@ pub fn collection<K: Kind>(
     match method {
         "PROPFIND" => {
             let properties = webdav::parse_propfind(&request.body)?;
-            let mut responses = vec![K::collection_properties(caller, collection).response(
+            let mut responses = vec![collection_properties::<K>(caller, collection).response(
                 &collection_href::<K>(&uid, name),
                 &properties,
                 caller.minimal,
@@ -977,7 +998,7 @@ pub fn sync_collection<K: Kind>(
     let href = |uri: &str| member_href::<K>(uid, &collection.uri, uri);
     let member_response = |uri: &str| -> Option<String> {
         if uri.is_empty() {
-            return Some(K::collection_properties(caller, collection).response(
+            return Some(collection_properties::<K>(caller, collection).response(
                 &collection_href::<K>(uid, &collection.uri),
                 properties,
                 caller.minimal,
