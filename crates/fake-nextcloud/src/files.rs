@@ -201,5 +201,8 @@ pub(crate) fn storage_error(error: StorageError, path: &str) -> DavError {
         StorageError::IntoItself => DavError::conflict(
             "The destination may not be part of the same subtree as the source path.",
         ),
+        StorageError::OntoItsParent => {
+            DavError::forbidden("The destination may not be a folder the source is in.")
+        }
     }
 }

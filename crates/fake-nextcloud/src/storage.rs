@@ -200,6 +200,10 @@ pub enum StorageError {
     SameSourceAndDestination,
     #[error("cannot move a folder into itself")]
     IntoItself,
+    /// The destination is a folder the source lies in: replacing it would
+    /// delete the source with it (Nextcloud answers 403).
+    #[error("cannot move or copy onto a folder the source is in")]
+    OntoItsParent,
 }
 
 /// A change a webhook may report.
@@ -1054,6 +1058,9 @@ impl Storage {
         }
         if strip_under(destination, source).is_some() {
             return Err(StorageError::IntoItself);
+        }
+        if strip_under(source, destination).is_some() {
+            return Err(StorageError::OntoItsParent);
         }
         Ok(entry)
     }

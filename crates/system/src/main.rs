@@ -824,7 +824,6 @@ async fn webhooks_register_command(args: WebhooksRegisterArgs) -> anyhow::Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser as _;
 
     fn mail_server(args: &[&str]) -> mcp_kit::ServerConfig {
         let cli = Cli::try_parse_from([&["tamebi", "mcp-mail"], args].concat()).expect("parses");

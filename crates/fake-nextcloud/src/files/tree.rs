@@ -139,6 +139,9 @@ pub(super) fn move_or_copy(
     if destination.starts_with(&format!("{}/", target.path)) || target.path.is_empty() {
         return Err(storage_error(StorageError::IntoItself, &destination));
     }
+    if target.path.starts_with(&format!("{destination}/")) || destination.is_empty() {
+        return Err(storage_error(StorageError::OntoItsParent, &destination));
+    }
     let result = match operation {
         Operation::Move => world.storage.rename(viewer, &target.path, &destination, overwrite, now),
         Operation::Copy => {

@@ -264,6 +264,25 @@ async fn move_and_delete() {
     scratch.done().await;
 }
 
+/// Nextcloud's integration suite (`dav_features/webdav-related.feature`):
+/// a folder moved onto its own parent is 403 ("Moving and overwriting
+/// it's parent"), and the folder stays where it was.
+#[tokio::test]
+async fn a_folder_moved_onto_its_own_parent_is_403() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "onto-parent").await;
+    let account = scratch.account.clone();
+    assert_eq!(target.mkcol(&account, &scratch.path("test")).await, 201);
+    assert_eq!(target.mkcol(&account, &scratch.path("test/test")).await, 201);
+    let parent = target.url(&scratch.dav("test"));
+    let answer = scratch.send("MOVE", "test/test", &[("Destination", parent.as_str())], None).await;
+    assert_eq!(answer.status(), 403, "MOVE of a folder onto its own parent");
+    let (status, _) =
+        target.propfind(&account, &scratch.dav("test/test"), "0", &propfind_body("")).await;
+    assert_eq!(status, 207, "the folder is still where it was");
+    scratch.done().await;
+}
+
 #[tokio::test]
 async fn another_users_private_file_is_not_visible() {
     let target = Target::get().await;

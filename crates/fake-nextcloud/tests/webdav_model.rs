@@ -1,0 +1,266 @@
+//! Random sequences of WebDAV operations (PUT, MKCOL, MOVE, COPY, DELETE,
+//! PROPFIND at depth 0 and 1) against the fake and against a tiny model
+//! of a user's tree written from sabre/dav's and Nextcloud's rules. After
+//! every request the answer must be well formed (a status, never a dropped
+//! connection or a 5xx) and succeed exactly when the model says it may;
+//! after every case the two trees must agree, file contents included.
+//!
+//! The rules the model follows (sabre `CorePlugin` and Nextcloud's
+//! integration suite, `dav_features/`): a missing parent is 409; MKCOL on
+//! an existing name is 405; MOVE and COPY onto themselves are 403, into
+//! their own subtree 409, onto one of their own ancestors 403 (the
+//! destination would be deleted with the source inside it), onto an
+//! existing node with `Overwrite: F` 412; PUT onto a folder is refused.
+//! Regression: `MOVE /a/a` to `/a` panicked the fake ("no entry found for
+//! key") and dropped the connection.
+
+#![allow(clippy::unwrap_used)] // a test: a panic is its failure report
+
+mod common;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use std::collections::BTreeMap;
+
+const CASES: u32 = 48;
+const OPERATIONS_MAX: usize = 14;
+const SEGMENTS: [&str; 3] = ["a", "b", "c.txt"];
+
+const WORLD: &str = concat!(common::small_people!(), "");
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    Folder,
+    File(String),
+}
+
+#[derive(Debug, Clone)]
+enum Operation {
+    Put(String, String),
+    Mkcol(String),
+    Delete(String),
+    Move { from: String, to: String, overwrite: bool },
+    Copy { from: String, to: String, overwrite: bool },
+    Propfind(String, u8),
+}
+
+fn path() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(SEGMENTS.to_vec()), 1..=3)
+        .prop_map(|segments| segments.join("/"))
+}
+
+fn operation() -> impl Strategy<Value = Operation> {
+    prop_oneof![
+        3 => (path(), "[a-z]{0,8}").prop_map(|(path, content)| Operation::Put(path, content)),
+        3 => path().prop_map(Operation::Mkcol),
+        1 => path().prop_map(Operation::Delete),
+        3 => (path(), path(), any::<bool>())
+            .prop_map(|(from, to, overwrite)| Operation::Move { from, to, overwrite }),
+        2 => (path(), path(), any::<bool>())
+            .prop_map(|(from, to, overwrite)| Operation::Copy { from, to, overwrite }),
+        1 => (path(), 0u8..=1).prop_map(|(path, depth)| Operation::Propfind(path, depth)),
+    ]
+}
+
+/// The user's tree: relative paths without a leading slash; the root is
+/// implied.
+#[derive(Debug, Default)]
+struct Model {
+    nodes: BTreeMap<String, Node>,
+}
+
+fn parent(path: &str) -> Option<&str> {
+    path.rsplit_once('/').map(|(parent, _)| parent)
+}
+
+/// Whether `inner` lies strictly below `outer`.
+fn below(inner: &str, outer: &str) -> bool {
+    inner.len() > outer.len() && inner.starts_with(outer) && inner.as_bytes()[outer.len()] == b'/'
+}
+
+impl Model {
+    fn parent_is_folder(&self, path: &str) -> bool {
+        match parent(path) {
+            None => true,
+            Some(parent) => self.nodes.get(parent) == Some(&Node::Folder),
+        }
+    }
+
+    fn subtree(&self, path: &str) -> Vec<(String, Node)> {
+        self.nodes
+            .iter()
+            .filter(|(name, _)| *name == path || below(name, path))
+            .map(|(name, node)| (name.clone(), node.clone()))
+            .collect()
+    }
+
+    fn remove(&mut self, path: &str) {
+        self.nodes.retain(|name, _| name != path && !below(name, path));
+    }
+
+    /// Applies `operation` where the rules allow it; whether they did.
+    fn apply(&mut self, operation: &Operation) -> bool {
+        match operation {
+            Operation::Put(path, content) => {
+                let allowed =
+                    self.parent_is_folder(path) && self.nodes.get(path) != Some(&Node::Folder);
+                if allowed {
+                    self.nodes.insert(path.clone(), Node::File(content.clone()));
+                }
+                allowed
+            }
+            Operation::Mkcol(path) => {
+                let allowed = self.parent_is_folder(path) && !self.nodes.contains_key(path);
+                if allowed {
+                    self.nodes.insert(path.clone(), Node::Folder);
+                }
+                allowed
+            }
+            Operation::Delete(path) => {
+                let allowed = self.nodes.contains_key(path);
+                self.remove(path);
+                allowed
+            }
+            Operation::Move { from, to, overwrite } | Operation::Copy { from, to, overwrite } => {
+                let allowed = self.nodes.contains_key(from)
+                    && from != to
+                    && !below(to, from)
+                    && !below(from, to)
+                    && self.parent_is_folder(to)
+                    && (*overwrite || !self.nodes.contains_key(to));
+                if allowed {
+                    let moved = self.subtree(from);
+                    if matches!(operation, Operation::Move { .. }) {
+                        self.remove(from);
+                    }
+                    self.remove(to);
+                    for (name, node) in moved {
+                        self.nodes.insert(format!("{to}{}", &name[from.len()..]), node);
+                    }
+                }
+                allowed
+            }
+            Operation::Propfind(path, _) => self.nodes.contains_key(path),
+        }
+    }
+}
+
+fn encode(path: &str) -> String {
+    path.split('/').map(|segment| segment.replace('.', "%2E")).collect::<Vec<_>>().join("/")
+}
+
+fn dav(path: &str) -> String {
+    format!("/remote.php/dav/files/alice/{}", encode(path))
+}
+
+/// Sends `operation` as alice; its status, or the failure to get one.
+async fn send(fake: &common::Running, operation: &Operation) -> Result<u16, String> {
+    let request = match operation {
+        Operation::Put(path, content) => {
+            fake.as_user("PUT", "alice", &dav(path)).body(content.clone())
+        }
+        Operation::Mkcol(path) => fake.as_user("MKCOL", "alice", &dav(path)),
+        Operation::Delete(path) => fake.as_user("DELETE", "alice", &dav(path)),
+        Operation::Move { from, to, overwrite } | Operation::Copy { from, to, overwrite } => {
+            let method = if matches!(operation, Operation::Move { .. }) { "MOVE" } else { "COPY" };
+            fake.as_user(method, "alice", &dav(from))
+                .header("Destination", fake.url(&dav(to)))
+                .header("Overwrite", if *overwrite { "T" } else { "F" })
+        }
+        Operation::Propfind(path, depth) => {
+            fake.as_user("PROPFIND", "alice", &dav(path)).header("Depth", depth.to_string())
+        }
+    };
+    let response = request.send().await.map_err(|error| format!("no answer: {error}"))?;
+    let status = response.status().as_u16();
+    response.bytes().await.map_err(|error| format!("the answer was cut: {error}"))?;
+    Ok(status)
+}
+
+/// The user's tree as the fake serves it: PROPFIND depth 1 from the root
+/// down, and a GET of every file.
+async fn served_tree(fake: &common::Running) -> BTreeMap<String, Node> {
+    let mut tree = BTreeMap::new();
+    let mut folders = vec![String::new()];
+    let root = "/remote.php/dav/files/alice/";
+    while let Some(folder) = folders.pop() {
+        let answer = fake
+            .as_user("PROPFIND", "alice", &format!("{root}{}", encode(&folder)))
+            .header("Depth", "1")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 207, "PROPFIND {folder:?}");
+        let body = answer.bytes().await.unwrap();
+        let multistatus = xml_tree::parse(&body).unwrap();
+        for response in multistatus.children_named(xml_tree::DAV, "response") {
+            let href = response.child(xml_tree::DAV, "href").unwrap().text();
+            let name = percent_decode(href.split_once(root).unwrap().1.trim_end_matches('/'));
+            if name == folder {
+                continue;
+            }
+            if href.ends_with('/') {
+                folders.push(name.clone());
+                tree.insert(name, Node::Folder);
+            } else {
+                let file = fake.as_user("GET", "alice", &dav(&name)).send().await.unwrap();
+                tree.insert(name, Node::File(file.text().await.unwrap()));
+            }
+        }
+    }
+    tree
+}
+
+fn percent_decode(text: &str) -> String {
+    percent_encoding::percent_decode_str(text).decode_utf8().unwrap().into_owned()
+}
+
+async fn check(operations: &[Operation]) -> Result<(), TestCaseError> {
+    let fake = common::start(WORLD).await;
+    let mut model = Model::default();
+    for (step, operation) in operations.iter().enumerate() {
+        let expected = model.apply(operation);
+        let status = send(&fake, operation)
+            .await
+            .map_err(|error| TestCaseError::fail(format!("step {step} {operation:?}: {error}")))?;
+        prop_assert!(status < 500, "step {step} {operation:?}: {status}");
+        prop_assert_eq!(
+            (200..300).contains(&status),
+            expected,
+            "step {} {:?}: {} where the model {}",
+            step,
+            operation,
+            status,
+            if expected { "succeeds" } else { "refuses" }
+        );
+    }
+    let served = served_tree(&fake).await;
+    prop_assert_eq!(&served, &model.nodes, "the trees after {:?}", operations);
+    fake.fake.shutdown().await;
+    Ok(())
+}
+
+#[test]
+fn random_webdav_sequences_agree_with_the_model_and_never_break_the_fake() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let cases =
+        std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(CASES);
+    let mut runner =
+        TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let operations = prop::collection::vec(operation(), 1..=OPERATIONS_MAX);
+    let outcome = runner.run(&operations, |operations| runtime.block_on(check(&operations)));
+    if let Err(failure) = outcome {
+        panic!("{failure}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_folder_moved_onto_its_own_parent_is_refused_and_the_fake_answers_on() {
+    let operations = [
+        Operation::Mkcol("a".into()),
+        Operation::Mkcol("a/a".into()),
+        Operation::Move { from: "a/a".into(), to: "a".into(), overwrite: true },
+        Operation::Propfind("a/a".into(), 0),
+    ];
+    check(&operations).await.unwrap();
+}
