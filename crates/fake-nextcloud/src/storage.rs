@@ -242,7 +242,9 @@ pub struct Storage {
 
 /// Splits a percent-encoded DAV path suffix into a clean relative path.
 /// Refuses `.` and `..` segments and encoded slashes, so no request can climb
-/// out of the tree it names.
+/// out of the tree it names, and names with a control character (U+0000 to
+/// U+001F), which Nextcloud's path check refuses with 400 (its integration
+/// suite: "Creating a folder with invalid characters").
 pub fn parse_dav_path(raw: &str) -> Result<String, StorageError> {
     let mut segments = Vec::new();
     for raw_segment in raw.split('/') {
@@ -252,7 +254,8 @@ pub fn parse_dav_path(raw: &str) -> Result<String, StorageError> {
         let segment = percent_encoding::percent_decode_str(raw_segment)
             .decode_utf8()
             .map_err(|_| StorageError::BadPath)?;
-        if segment == "." || segment == ".." || segment.contains(['/', '\\', '\0']) {
+        let control = segment.chars().any(|character| character < ' ');
+        if segment == "." || segment == ".." || segment.contains(['/', '\\']) || control {
             return Err(StorageError::BadPath);
         }
         segments.push(segment.into_owned());

@@ -105,6 +105,9 @@ fn dav_paths_refuse_traversal_and_smuggled_separators() {
         "alice/a%2Fb",
         "alice/a%5Cb",
         "alice/a%00b",
+        "alice/testshare%09",
+        "alice/a%0Ab",
+        "alice/a%1Fb",
         "alice/%ff",
     ] {
         assert_eq!(parse_dav_path(raw), Err(StorageError::BadPath), "{raw}");

@@ -283,6 +283,40 @@ async fn a_folder_moved_onto_its_own_parent_is_403() {
     scratch.done().await;
 }
 
+/// Nextcloud's integration suite (`dav_features/webdav-related.feature`):
+/// a name with a control character ("Creating a folder with invalid
+/// characters") and a move to a name with a backslash are 400, and
+/// nothing is created or moved.
+#[tokio::test]
+async fn names_with_control_characters_or_backslashes_are_400() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "invalid-names").await;
+    let account = scratch.account.clone();
+    for name in ["testshare\t", "tab\there", "line\nbreak"] {
+        let created = target.mkcol(&account, &scratch.path(name)).await;
+        assert_eq!(created, 400, "MKCOL of {name:?}");
+    }
+    assert_eq!(target.mkcol(&account, &scratch.path("testshare")).await, 201);
+    for name in ["\\", "\\testshare", "hola\\hola"] {
+        let destination = target.url(&scratch.dav(name));
+        let headers = [("Destination", destination.as_str())];
+        let moved = scratch.send("MOVE", "testshare", &headers, None).await;
+        assert_eq!(moved.status(), 400, "MOVE to {name:?}");
+    }
+    let (status, multistatus) = target
+        .propfind(&account, &target.files_path(&account, &scratch.folder), "1", &propfind_body(""))
+        .await;
+    assert_eq!(status, 207);
+    let names: Vec<String> =
+        multistatus.unwrap().responses.iter().map(|response| response.decoded_href()).collect();
+    assert_eq!(names.len(), 2, "the scratch folder and testshare only: {names:?}");
+    assert!(
+        names.iter().any(|href| href.trim_end_matches('/').ends_with("/testshare")),
+        "{names:?}"
+    );
+    scratch.done().await;
+}
+
 #[tokio::test]
 async fn another_users_private_file_is_not_visible() {
     let target = Target::get().await;
