@@ -41,12 +41,20 @@ impl DavRequest {
         self.headers.get(name).and_then(|value| value.to_str().ok())
     }
 
-    /// `Depth` as 0, 1 or `None` for infinity; `default` when absent.
+    /// `Depth` as sabre's `getHTTPDepth` reads it: digits are that many
+    /// levels (`3` is three, as Nextcloud enables deep PROPFINDs),
+    /// `infinity` is every level; `default` when absent or anything else.
     pub fn depth(&self, default: Depth) -> Depth {
         match self.header("depth").map(str::trim) {
-            Some("0") => Depth::Zero,
-            Some("1") => Depth::One,
             Some(value) if value.eq_ignore_ascii_case("infinity") => Depth::Infinity,
+            Some(value) if !value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit()) => {
+                match value.parse::<u32>() {
+                    Ok(0) => Depth::Zero,
+                    Ok(1) => Depth::One,
+                    Ok(levels) => Depth::Levels(levels),
+                    Err(_) => Depth::Infinity,
+                }
+            }
             _ => default,
         }
     }
@@ -56,6 +64,8 @@ impl DavRequest {
 pub enum Depth {
     Zero,
     One,
+    /// Two or more levels below the target.
+    Levels(u32),
     Infinity,
 }
 

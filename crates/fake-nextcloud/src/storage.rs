@@ -539,17 +539,29 @@ impl Storage {
         viewer: Viewer<'_>,
         path: &str,
     ) -> Result<Vec<Entry<'s>>, StorageError> {
+        self.walk_levels(viewer, path, u32::MAX)
+    }
+
+    /// [`Storage::walk`] down to `levels` below `path` (1: its children).
+    pub fn walk_levels<'s>(
+        &'s self,
+        viewer: Viewer<'_>,
+        path: &str,
+        levels: u32,
+    ) -> Result<Vec<Entry<'s>>, StorageError> {
         let root = self.resolve(viewer, path)?;
-        let mut out = vec![root];
+        let mut out = vec![(root, 0)];
         let mut index = 0;
         while index < out.len() {
-            if out[index].node.is_folder() {
-                let children = self.children(viewer, &out[index].path.clone())?;
-                out.extend(children);
+            let (entry, level) = &out[index];
+            if entry.node.is_folder() && *level < levels {
+                let level = level + 1;
+                let children = self.children(viewer, &entry.path.clone())?;
+                out.extend(children.into_iter().map(|child| (child, level)));
             }
             index += 1;
         }
-        Ok(out)
+        Ok(out.into_iter().map(|(entry, _)| entry).collect())
     }
 
     /// Total size of the files at or below an owner path.

@@ -1,5 +1,5 @@
 //! Random sequences of WebDAV operations (PUT, MKCOL, MOVE, COPY, DELETE,
-//! PROPFIND at depth 0 and 1) against the fake and against a tiny model
+//! PROPFIND at depth 0 to 3 and infinity, each listing checked) against the fake and against a tiny model
 //! of a user's tree written from sabre/dav's and Nextcloud's rules. After
 //! every request the answer must be well formed (a status, never a dropped
 //! connection or a 5xx) and succeed exactly when the model says it may;
@@ -23,8 +23,10 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::collections::BTreeMap;
 
 const CASES: u32 = 48;
-const OPERATIONS_MAX: usize = 14;
-const SEGMENTS: [&str; 3] = ["a", "b", "c.txt"];
+const OPERATIONS_MAX: usize = 20;
+/// Two names, so that sequences often build on what they made: nested
+/// folders, overwrites and collisions come up in most cases.
+const SEGMENTS: [&str; 2] = ["a", "b.txt"];
 
 const WORLD: &str = concat!(common::small_people!(), "");
 
@@ -39,8 +41,17 @@ enum Operation {
     Put(String, String),
     Mkcol(String),
     Delete(String),
-    Move { from: String, to: String, overwrite: bool },
-    Copy { from: String, to: String, overwrite: bool },
+    Move {
+        from: String,
+        to: String,
+        overwrite: bool,
+    },
+    Copy {
+        from: String,
+        to: String,
+        overwrite: bool,
+    },
+    /// Depth 0 to 3, or 4 for `infinity`.
     Propfind(String, u8),
 }
 
@@ -49,16 +60,21 @@ fn path() -> impl Strategy<Value = String> {
         .prop_map(|segments| segments.join("/"))
 }
 
+/// A path to list: mostly the root, where every level is in view.
+fn listed_path() -> impl Strategy<Value = String> {
+    prop_oneof![2 => Just(String::new()), 1 => path()]
+}
+
 fn operation() -> impl Strategy<Value = Operation> {
     prop_oneof![
         3 => (path(), "[a-z]{0,8}").prop_map(|(path, content)| Operation::Put(path, content)),
-        3 => path().prop_map(Operation::Mkcol),
+        4 => path().prop_map(Operation::Mkcol),
         1 => path().prop_map(Operation::Delete),
         3 => (path(), path(), any::<bool>())
             .prop_map(|(from, to, overwrite)| Operation::Move { from, to, overwrite }),
         2 => (path(), path(), any::<bool>())
             .prop_map(|(from, to, overwrite)| Operation::Copy { from, to, overwrite }),
-        1 => (path(), 0u8..=1).prop_map(|(path, depth)| Operation::Propfind(path, depth)),
+        2 => (listed_path(), 0u8..=4).prop_map(|(path, depth)| Operation::Propfind(path, depth)),
     ]
 }
 
@@ -92,6 +108,28 @@ impl Model {
             .filter(|(name, _)| *name == path || below(name, path))
             .map(|(name, node)| (name.clone(), node.clone()))
             .collect()
+    }
+
+    /// What a PROPFIND of `path` at `depth` lists: the node and what lies
+    /// at most `depth` levels below it.
+    fn listing(&self, path: &str, depth: u8) -> Vec<String> {
+        let levels = if depth == 4 { usize::MAX } else { usize::from(depth) };
+        let level = |name: &str| match path {
+            "" => name.matches('/').count() + 1,
+            _ => name[path.len()..].matches('/').count(),
+        };
+        let inside = |name: &str| path.is_empty() || below(name, path);
+        let mut listing: Vec<String> = self
+            .nodes
+            .keys()
+            .filter(|name| *name == path || (inside(name) && level(name) <= levels))
+            .cloned()
+            .collect();
+        if path.is_empty() {
+            listing.push(String::new());
+        }
+        listing.sort();
+        listing
     }
 
     fn remove(&mut self, path: &str) {
@@ -140,7 +178,7 @@ impl Model {
                 }
                 allowed
             }
-            Operation::Propfind(path, _) => self.nodes.contains_key(path),
+            Operation::Propfind(path, _) => path.is_empty() || self.nodes.contains_key(path),
         }
     }
 }
@@ -153,8 +191,9 @@ fn dav(path: &str) -> String {
     format!("/remote.php/dav/files/alice/{}", encode(path))
 }
 
-/// Sends `operation` as alice; its status, or the failure to get one.
-async fn send(fake: &common::Running, operation: &Operation) -> Result<u16, String> {
+/// Sends `operation` as alice; its status and body, or the failure to get
+/// one.
+async fn send(fake: &common::Running, operation: &Operation) -> Result<(u16, Vec<u8>), String> {
     let request = match operation {
         Operation::Put(path, content) => {
             fake.as_user("PUT", "alice", &dav(path)).body(content.clone())
@@ -168,13 +207,27 @@ async fn send(fake: &common::Running, operation: &Operation) -> Result<u16, Stri
                 .header("Overwrite", if *overwrite { "T" } else { "F" })
         }
         Operation::Propfind(path, depth) => {
-            fake.as_user("PROPFIND", "alice", &dav(path)).header("Depth", depth.to_string())
+            let depth = if *depth == 4 { "infinity".to_string() } else { depth.to_string() };
+            fake.as_user("PROPFIND", "alice", &dav(path)).header("Depth", depth)
         }
     };
     let response = request.send().await.map_err(|error| format!("no answer: {error}"))?;
     let status = response.status().as_u16();
-    response.bytes().await.map_err(|error| format!("the answer was cut: {error}"))?;
-    Ok(status)
+    let body = response.bytes().await.map_err(|error| format!("the answer was cut: {error}"))?;
+    Ok((status, body.to_vec()))
+}
+
+/// The paths a multistatus lists, relative to alice's root.
+fn listed(body: &[u8]) -> Vec<String> {
+    let root = "/remote.php/dav/files/alice/";
+    let multistatus = xml_tree::parse(body).unwrap();
+    let mut names: Vec<String> = multistatus
+        .children_named(xml_tree::DAV, "response")
+        .map(|response| response.child(xml_tree::DAV, "href").unwrap().text())
+        .map(|href| percent_decode(href.split_once(root).unwrap().1.trim_end_matches('/')))
+        .collect();
+    names.sort();
+    names
 }
 
 /// The user's tree as the fake serves it: PROPFIND depth 1 from the root
@@ -220,9 +273,18 @@ async fn check(operations: &[Operation]) -> Result<(), TestCaseError> {
     let mut model = Model::default();
     for (step, operation) in operations.iter().enumerate() {
         let expected = model.apply(operation);
-        let status = send(&fake, operation)
+        let (status, body) = send(&fake, operation)
             .await
             .map_err(|error| TestCaseError::fail(format!("step {step} {operation:?}: {error}")))?;
+        if let (Operation::Propfind(path, depth), 207) = (operation, status) {
+            prop_assert_eq!(
+                listed(&body),
+                model.listing(path, *depth),
+                "step {} {:?}",
+                step,
+                operation
+            );
+        }
         prop_assert!(status < 500, "step {step} {operation:?}: {status}");
         prop_assert_eq!(
             (200..300).contains(&status),

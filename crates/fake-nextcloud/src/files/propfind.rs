@@ -1,8 +1,8 @@
 //! PROPFIND and PROPPATCH on files and folders.
 //!
 //! PROPFIND: no body means allprop; `Depth` defaults to 1 as in sabre, and
-//! `infinity` is honoured because Nextcloud turns
-//! `enablePropfindDepthInfinity` on. PROPPATCH follows sabre's PropPatch:
+//! `infinity` and depths past 1 (`3`: three levels) are honoured because
+//! Nextcloud turns `enablePropfindDepthInfinity` on. PROPPATCH follows sabre's PropPatch:
 //! the last instruction for a property wins, and one refused property fails
 //! the whole request (403 for it, 424 for the rest, nothing applied).
 
@@ -41,6 +41,9 @@ pub(super) fn propfind(
                 let mut entries = vec![root];
                 entries.extend(children);
                 entries
+            }
+            Depth::Levels(levels) => {
+                world.storage.walk_levels(viewer, &target.path, levels).unwrap_or_default()
             }
             Depth::Infinity => world.storage.walk(viewer, &target.path).unwrap_or_default(),
         };

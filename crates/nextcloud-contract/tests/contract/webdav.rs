@@ -317,6 +317,44 @@ async fn names_with_control_characters_or_backslashes_are_400() {
     scratch.done().await;
 }
 
+/// Nextcloud turns sabre's `enablePropfindDepthInfinity` on
+/// (`apps/dav/lib/Connector/Sabre/Server.php`), so a PROPFIND's `Depth` is
+/// honoured past 1: `3` lists three levels below the folder, `infinity`
+/// every level.
+#[tokio::test]
+async fn propfind_depth_3_and_infinity_reach_that_deep() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "depth").await;
+    let account = scratch.account.clone();
+    for folder in ["one", "one/two", "one/two/three", "one/two/three/four"] {
+        assert_eq!(target.mkcol(&account, &scratch.path(folder)).await, 201, "MKCOL {folder}");
+    }
+    let root = target.files_path(&account, &scratch.folder);
+    let listed = |depth: &'static str| {
+        let root = root.clone();
+        let target = &target;
+        let account = account.clone();
+        async move {
+            let (status, multistatus) =
+                target.propfind(&account, &root, depth, &propfind_body("")).await;
+            assert_eq!(status, 207, "PROPFIND Depth: {depth}");
+            let mut levels: Vec<usize> = multistatus
+                .unwrap()
+                .responses
+                .iter()
+                .map(|response| response.decoded_href().trim_end_matches('/').matches('/').count())
+                .collect();
+            levels.sort_unstable();
+            let top = levels[0];
+            levels.iter().map(|level| level - top).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(listed("1").await, [0, 1], "Depth: 1");
+    assert_eq!(listed("3").await, [0, 1, 2, 3], "Depth: 3 lists three levels below");
+    assert_eq!(listed("infinity").await, [0, 1, 2, 3, 4], "Depth: infinity lists them all");
+    scratch.done().await;
+}
+
 #[tokio::test]
 async fn another_users_private_file_is_not_visible() {
     let target = Target::get().await;
