@@ -200,6 +200,7 @@ fn route(
             CALENDARS_ROOT,
             (&collection::home_href::<CalDav>(uid), collection::home_properties(caller)),
         ),
+        [owner, name] if owner != uid => Err(elsewhere(world, request, owner, name)),
         [owner, ..] if owner != uid => Err(DavError::not_found()),
         [_] => collection::home::<CalDav>(world, request, caller),
         [_, name] => match name.as_str() {
@@ -211,6 +212,24 @@ fn route(
         }
         _ => Err(DavError::not_found()),
     }
+}
+
+/// The 404 for a calendar in another user's home, in Nextcloud's words
+/// (`dav_features/caldav.feature`): creating one there names the home, a
+/// calendar that exists but is not shared says so, anything else is
+/// sabre's "Node with name".
+fn elsewhere(world: &World, request: &DavRequest, owner: &str, name: &str) -> DavError {
+    if CalDav::CREATE_METHODS.contains(&request.method.as_str()) {
+        return node_not_found(owner);
+    }
+    match CalDav::homes(world).get(owner, name) {
+        Some(_) => DavError::NotFound(format!("Calendar with name '{name}' could not be found")),
+        None => node_not_found(name),
+    }
+}
+
+fn node_not_found(name: &str) -> DavError {
+    DavError::NotFound(format!("Node with name '{name}' could not be found"))
 }
 
 /// The methods a path accepts, for OPTIONS and 405s.
@@ -311,6 +330,10 @@ const CALENDAR_REPORTS: &[(&str, &str)] = &[
 ];
 
 impl Kind for CalDav {
+    fn missing_collection(name: &str) -> DavError {
+        node_not_found(name)
+    }
+
     type Data = CalendarData;
     type Extra = CalendarExtra;
     type ParseError = InvalidCalendarData;

@@ -121,13 +121,20 @@ fn route(
             &users_root,
             (&collection::home_href::<CardDav>(uid), above_home()),
         ),
-        [users, owner, ..] if users == "users" && owner != uid => Err(DavError::not_found()),
+        [users, owner, name, ..] if users == "users" && owner != uid => {
+            Err(CardDav::missing_collection(name))
+        }
+        [users, owner] if users == "users" && owner != uid => Err(DavError::not_found()),
         [users, _] if users == "users" => collection::home::<CardDav>(world, request, caller),
         [users, _, name] if users == "users" => {
             collection::collection::<CardDav>(world, request, caller, name)
         }
         [users, _, name, card] if users == "users" => {
             collection::member::<CardDav>(world, request, caller, name, card)
+        }
+        // sabre's SimpleCollection: only `users` lies below `/addressbooks/`.
+        [first, ..] if first != "users" => {
+            Err(DavError::NotFound(format!("File not found: {first} in 'addressbooks'")))
         }
         _ => Err(DavError::not_found()),
     }
@@ -163,6 +170,10 @@ const ADDRESS_BOOK_REPORTS: &[(&str, &str)] = &[
 const CARD_CONTENT_TYPE: &str = "text/vcard; charset=utf-8";
 
 impl Kind for CardDav {
+    fn missing_collection(name: &str) -> DavError {
+        DavError::NotFound(format!("Addressbook with name '{name}' could not be found"))
+    }
+
     type Data = CardData;
     type Extra = ();
     type ParseError = InvalidCardData;

@@ -590,6 +590,18 @@ fn method_of(method: &str) -> reqwest::Method {
     reqwest::Method::from_bytes(method.as_bytes()).expect("valid method")
 }
 
+/// A refusal's status and sabre's error body: `(status, s:exception,
+/// s:message)`; empty strings where the body has no such element.
+pub async fn sabre_error(response: reqwest::Response) -> (u16, String, String) {
+    let status = response.status().as_u16();
+    let body = response.bytes().await.unwrap_or_default();
+    let Ok(error) = xml_tree::parse(&body) else {
+        return (status, String::new(), String::new());
+    };
+    let text = |local| error.child(xml_tree::SABRE, local).map(Element::text).unwrap_or_default();
+    (status, text("exception"), text("message"))
+}
+
 pub fn header(response: &reqwest::Response, name: &str) -> String {
     response.headers().get(name).and_then(|value| value.to_str().ok()).unwrap_or("").to_string()
 }

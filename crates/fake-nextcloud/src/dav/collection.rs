@@ -87,6 +87,9 @@ pub trait Kind: Clone + std::fmt::Debug + Sized + 'static {
     /// The REPORTs a member supports.
     const MEMBER_REPORTS: &'static [(&'static str, &'static str)];
 
+    /// The 404 for a collection `name` the caller has no such collection
+    /// of, in Nextcloud's words (its integration suite checks them).
+    fn missing_collection(name: &str) -> DavError;
     fn homes(world: &World) -> &Homes<Self>;
     fn homes_mut(world: &mut World) -> &mut Homes<Self>;
     /// The REPORTs a collection supports.
@@ -672,7 +675,7 @@ pub fn collection<K: Kind>(
                 "Creating new files in this collection is not supported",
                 K::CREATE_ALLOW,
             )),
-            _ => Err(DavError::not_found()),
+            _ => Err(K::missing_collection(name)),
         };
     };
     match method {

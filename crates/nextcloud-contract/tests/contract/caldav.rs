@@ -148,3 +148,40 @@ async fn calendar_query_filters_by_time_range_and_put_honours_if_none_match() {
     let _ =
         target.as_account(&alice, "DELETE", &format!("{}{calendar}/", home(&alice))).send().await;
 }
+
+/// Nextcloud's integration suite (`dav_features/caldav.feature`): the
+/// 404s for calendars in another user's home carry sabre's exact messages.
+#[tokio::test]
+async fn another_users_calendars_are_404_in_nextclouds_words() {
+    let target = Target::get().await;
+    let (alice, bob) = (target.alice().clone(), target.bob().clone());
+    let uri = target.unique("elsewhere");
+    let bobs = format!("{}{uri}/", home(&bob));
+    let propfind = |account: &Account| {
+        let (target, account, bobs) = (&target, account.clone(), bobs.clone());
+        async move {
+            let response = target.send_xml(&account, "PROPFIND", &bobs, Some("0"), HOME_BODY).await;
+            nextcloud_contract::sabre_error(response).await
+        }
+    };
+    let not_found = "Sabre\\DAV\\Exception\\NotFound".to_string();
+    assert_eq!(
+        propfind(&alice).await,
+        (404, not_found.clone(), format!("Node with name '{uri}' could not be found")),
+        "a calendar that does not exist"
+    );
+    assert_eq!(mkcalendar(&target, &bob, &uri).await, 201);
+    assert_eq!(
+        propfind(&alice).await,
+        (404, not_found.clone(), format!("Calendar with name '{uri}' could not be found")),
+        "bob's calendar, not shared with alice"
+    );
+    let created =
+        target.send_xml(&alice, "MKCALENDAR", &format!("{}{uri}-2/", home(&bob)), None, "").await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(created).await,
+        (404, not_found, format!("Node with name '{}' could not be found", bob.uid)),
+        "creating a calendar in bob's home"
+    );
+    let _ = target.as_account(&bob, "DELETE", &bobs).send().await;
+}

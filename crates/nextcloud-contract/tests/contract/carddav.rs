@@ -86,3 +86,36 @@ EMAIL;TYPE=WORK:chloe@example.com\r\nORG:{marker} SARL\r\nEND:VCARD\r\n"
     assert_eq!(deleted.status(), 204);
     let _ = target.as_account(&alice, "DELETE", &format!("{}{book}/", home(&alice))).send().await;
 }
+
+/// Nextcloud's integration suite (`dav_features/carddav.feature`): the
+/// 404s for address books of another user carry sabre's exact messages.
+#[tokio::test]
+async fn another_users_address_books_are_404_in_nextclouds_words() {
+    let target = Target::get().await;
+    let (alice, bob) = (target.alice().clone(), target.bob().clone());
+    let uri = target.unique("elsewhere");
+    let not_found = "Sabre\\DAV\\Exception\\NotFound".to_string();
+    let message = format!("Addressbook with name '{uri}' could not be found");
+    let bobs = format!("{}{uri}/", home(&bob));
+    let missing = target.send_xml(&alice, "PROPFIND", &bobs, Some("0"), "").await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(missing).await,
+        (404, not_found.clone(), message.clone()),
+        "an address book that does not exist"
+    );
+    assert_eq!(make_address_book(&target, &bob, &uri).await, 201);
+    let unshared = target.send_xml(&alice, "PROPFIND", &bobs, Some("0"), "").await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(unshared).await,
+        (404, not_found.clone(), message),
+        "bob's address book, not shared with alice"
+    );
+    let outside = format!("/remote.php/dav/addressbooks/{}/{uri}-2/", bob.uid);
+    let created = target.send_xml(&alice, "MKCOL", &outside, None, "").await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(created).await,
+        (404, not_found, format!("File not found: {} in 'addressbooks'", bob.uid)),
+        "creating an address book outside users/"
+    );
+    let _ = target.as_account(&bob, "DELETE", &bobs).send().await;
+}
