@@ -37,6 +37,10 @@ pub struct World {
     pub groups: BTreeMap<String, String>,
     pub storage: Storage,
     pub calendars: crate::caldav::Calendars,
+    /// uid → the calendar uri a PROPPATCH of the principal's
+    /// `schedule-default-calendar-URL` chose (Nextcloud keeps it as the
+    /// user's `defaultCalendar` setting).
+    pub schedule_defaults: BTreeMap<String, String>,
     pub address_books: crate::carddav::AddressBooks,
     pub deck: crate::deck::Deck,
     pub mail: crate::mail::Mail,
@@ -212,6 +216,7 @@ impl World {
             groups,
             storage,
             calendars,
+            schedule_defaults: BTreeMap::new(),
             address_books,
             deck,
             mail,

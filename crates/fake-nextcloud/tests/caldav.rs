@@ -798,3 +798,50 @@ async fn an_object_moves_between_the_owners_calendars() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn a_principals_default_calendar_must_be_one_of_theirs_and_is_all_or_nothing() {
+    let running = start_demo().await;
+    let principal = "/remote.php/dav/principals/users/alice/";
+    let patch = |href: &str, extra: &str| {
+        format!(
+            r#"<d:propertyupdate xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><c:schedule-default-calendar-URL><d:href>{href}</d:href></c:schedule-default-calendar-URL>{extra}</d:prop></d:set></d:propertyupdate>"#
+        )
+    };
+    let default_of = || async {
+        let body = r#"<d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><c:schedule-default-calendar-URL/></d:prop></d:propfind>"#;
+        let answer = as_alice(&running, "PROPFIND", principal, Some("0"), body).await;
+        answer.body
+    };
+    let mkcalendar = r#"<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"/>"#;
+    let projects = "/remote.php/dav/calendars/alice/projects/";
+    let created = as_alice(&running, "MKCALENDAR", projects, None, mkcalendar).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let before = default_of().await;
+    assert!(!before.contains(projects), "{before}");
+    for (case, body) in [
+        ("bob's calendar", patch("/remote.php/dav/calendars/bob/personal/", "")),
+        ("no calendar", patch("/remote.php/dav/calendars/alice/nowhere/", "")),
+        (
+            "a valid href beside a protected property",
+            patch(projects, "<d:displayname>x</d:displayname>"),
+        ),
+    ] {
+        let refused = as_alice(&running, "PROPPATCH", principal, None, &body).await;
+        assert_eq!(refused.status, StatusCode::MULTI_STATUS, "{case}");
+        assert!(refused.body.contains("403 Forbidden"), "{case}: {}", refused.body);
+        assert_eq!(default_of().await, before, "{case}: the default is unchanged");
+    }
+    let bobs = as_alice(
+        &running,
+        "PROPPATCH",
+        "/remote.php/dav/principals/users/bob/",
+        None,
+        &patch("/remote.php/dav/calendars/alice/personal/", ""),
+    )
+    .await;
+    assert_eq!(bobs.status, StatusCode::FORBIDDEN, "another user's principal: {}", bobs.body);
+    let chosen = as_alice(&running, "PROPPATCH", principal, None, &patch(projects, "")).await;
+    assert!(chosen.body.contains("200 OK"), "{}", chosen.body);
+    assert!(default_of().await.contains(projects), "alone, the valid href is kept");
+}

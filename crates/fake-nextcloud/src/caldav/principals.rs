@@ -5,7 +5,8 @@
 //!
 //! Every user and group principal is visible to every user, as on a
 //! Nextcloud that allows sharing with all users; what a principal points to
-//! (homes) is still only reachable by its owner.
+//! (homes) is still only reachable by its owner. A user's own principal
+//! takes one property by PROPPATCH, `schedule-default-calendar-URL`.
 
 use super::CalDav;
 use super::webdav::{self, PropertyRequest, PropertySet};
@@ -52,8 +53,8 @@ const READ_PRIVILEGES: &str = "<d:privilege><d:read/></d:privilege><d:privilege>
 
 pub async fn handle_principals(shared: &Shared, request: DavRequest) -> Response {
     let now = shared.now();
-    let world = shared.world();
-    principals_locked(&world, &request, now).into_response()
+    let mut world = shared.world();
+    principals_locked(&mut world, &request, now).into_response()
 }
 
 pub async fn handle_root(shared: &Shared, request: DavRequest) -> Response {
@@ -113,7 +114,10 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
     if caller.user.uid == uid
         && let Some(calendar) = world.calendars.of(uid).next()
     {
-        let default = world.calendars.get(uid, super::DEFAULT_CALENDAR_URI).unwrap_or(calendar);
+        let chosen = world.schedule_defaults.get(uid).and_then(|uri| world.calendars.get(uid, uri));
+        let default = chosen
+            .or_else(|| world.calendars.get(uid, super::DEFAULT_CALENDAR_URI))
+            .unwrap_or(calendar);
         set.href(
             xml::CALDAV,
             "schedule-default-calendar-URL",
@@ -191,14 +195,19 @@ fn proxy_properties(caller: &Caller<'_>, uid: &str, name: &str) -> PropertySet {
     set
 }
 
-fn principals_locked(world: &World, request: &DavRequest, now: i64) -> Result<Response, DavError> {
+fn principals_locked(
+    world: &mut World,
+    request: &DavRequest,
+    now: i64,
+) -> Result<Response, DavError> {
     let Some(segments) = webdav::decode_path(&request.path) else {
         return Err(DavError::not_found());
     };
     let Some(user) = world.users.get(&request.user.uid) else {
         return Err(DavError::not_found());
     };
-    let caller = Caller::new(user, now, request);
+    let user = user.clone();
+    let caller = Caller::new(&user, now, request);
     let exists = match segments.as_slice() {
         [] => true,
         [collection] => PRINCIPAL_COLLECTIONS.contains(&collection.as_str()),
@@ -225,13 +234,74 @@ fn principals_locked(world: &World, request: &DavRequest, now: i64) -> Result<Re
             ))
         }
         "REPORT" => principal_report(world, request, &caller, &segments),
-        "PROPPATCH" => Err(DavError::forbidden("Principal properties cannot be changed here")),
+        "PROPPATCH" => match segments.as_slice() {
+            [users, uid] if users == "users" && *uid == user.uid => {
+                principal_proppatch(world, request, uid)
+            }
+            _ => Err(DavError::forbidden("Principal properties cannot be changed here")),
+        },
         "GET" | "HEAD" => Err(DavError::not_implemented("GET is only implemented on File objects")),
         _ => Err(DavError::method_not_allowed(
             "This method is not allowed on principals",
             "OPTIONS, PROPFIND, REPORT",
         )),
     }
+}
+
+/// PROPPATCH of the caller's own principal: `schedule-default-calendar-URL`
+/// may name one of their calendars (Nextcloud's schedule plugin keeps it,
+/// `dav_features/caldav.feature`); any other property, or an href that is
+/// not their calendar, is 403, and then nothing is applied (the rest 424),
+/// as sabre's PropPatch is all or nothing.
+fn principal_proppatch(
+    world: &mut World,
+    request: &DavRequest,
+    uid: &str,
+) -> Result<Response, DavError> {
+    let root = webdav::parse_body(&request.body)?;
+    if !root.is(xml::DAV, "propertyupdate") {
+        return Err(DavError::bad_request(
+            "The root element of a PROPPATCH request must be {DAV:}propertyupdate",
+        ));
+    }
+    let calendar_of = |href: &str| {
+        world.calendars.of(uid).find(|calendar| {
+            collection::collection_href::<CalDav>(uid, &calendar.uri) == href.trim()
+        })
+    };
+    let mut chosen = None;
+    let mut results = Vec::new();
+    for update in webdav::property_updates(&root) {
+        let name = update.name();
+        let status = match &update {
+            webdav::PropertyUpdate::Set(element)
+                if element.is(xml::CALDAV, "schedule-default-calendar-URL") =>
+            {
+                let href = element.child(xml::DAV, "href").map(Element::text).unwrap_or_default();
+                match calendar_of(&href) {
+                    Some(calendar) => {
+                        chosen = Some(calendar.uri.clone());
+                        200
+                    }
+                    None => 403,
+                }
+            }
+            _ => 403,
+        };
+        results.push((name, status));
+    }
+    if results.iter().all(|(_, status)| *status == 200) {
+        if let Some(uri) = chosen {
+            world.schedule_defaults.insert(uid.to_string(), uri);
+        }
+    } else {
+        for (_, status) in &mut results {
+            if *status == 200 {
+                *status = 424;
+            }
+        }
+    }
+    Ok(webdav::proppatch_response(&principal_href(uid), &results))
 }
 
 fn principal_responses(

@@ -185,3 +185,37 @@ async fn another_users_calendars_are_404_in_nextclouds_words() {
     );
     let _ = target.as_account(&bob, "DELETE", &bobs).send().await;
 }
+
+/// Nextcloud's integration suite (`dav_features/caldav.feature`, "Update a
+/// principal's schedule-default-calendar-URL"): the user's own principal
+/// takes one of their calendars as the default for scheduling, and keeps it.
+#[tokio::test]
+async fn a_principals_schedule_default_calendar_can_be_chosen_and_sticks() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let uri = target.unique("default");
+    assert_eq!(mkcalendar(&target, &alice, &uri).await, 201);
+    let webroot =
+        url::Url::parse(&target.base_url).unwrap().path().trim_end_matches('/').to_string();
+    let href = format!("{webroot}{}{uri}/", home(&alice));
+    let principal = format!("/remote.php/dav/principals/users/{}/", alice.uid);
+    let body = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><d:propertyupdate xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><c:schedule-default-calendar-URL><d:href>{href}</d:href></c:schedule-default-calendar-URL></d:prop></d:set></d:propertyupdate>"#
+    );
+    let patched = target.send_xml(&alice, "PROPPATCH", &principal, None, body).await;
+    assert_eq!(patched.status(), 207, "PROPPATCH of the principal is a multistatus");
+    let patched = nextcloud_contract::Multistatus::parse(&patched.bytes().await.unwrap());
+    let answer = patched.find(&format!("/principals/users/{}/", alice.uid)).expect("the principal");
+    let set = answer.prop(CALDAV, "schedule-default-calendar-URL");
+    assert!(set.is_some(), "the property is set (200): {:?}", answer.not_found);
+
+    let body = r#"<?xml version="1.0" encoding="UTF-8"?><d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><c:schedule-default-calendar-URL/></d:prop></d:propfind>"#;
+    let (status, found) = target.propfind(&alice, &principal, "0", body).await;
+    assert_eq!(status, 207);
+    let found = found.unwrap();
+    let value =
+        found.responses[0].prop(CALDAV, "schedule-default-calendar-URL").expect("the property");
+    let value = value.child(DAV, "href").map(xml_tree::Element::text).unwrap_or_default();
+    assert_eq!(value, href, "the chosen calendar is the default now");
+    let _ = target.as_account(&alice, "DELETE", &format!("{}{uri}/", home(&alice))).send().await;
+}
