@@ -164,6 +164,18 @@ pub fn session_uid(shared: &Shared, world: &World, headers: &HeaderMap) -> Optio
     Some(session.uid.clone())
 }
 
+/// The 401 of a DAV request on a browser session without its request
+/// token (the dav app's CSRF check).
+pub fn dav_csrf_failed() -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    (
+        http::StatusCode::UNAUTHORIZED,
+        [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")],
+        crate::xml::error_body("Sabre\\DAV\\Exception\\NotAuthenticated", "CSRF check not passed."),
+    )
+        .into_response()
+}
+
 /// The 401 a DAV client gets.
 pub fn dav_unauthorized() -> axum::response::Response {
     use axum::response::IntoResponse as _;

@@ -10,7 +10,7 @@ mod error;
 
 pub use error::DavError;
 
-use crate::auth::{self, Authenticated};
+use crate::auth::{self, AuthMethod, Authenticated};
 use crate::{AppState, RequestId};
 use axum::Router;
 use axum::body::Bytes;
@@ -161,11 +161,9 @@ where
     F: FnOnce(DavRequest) -> Fut,
     Fut: std::future::Future<Output = Response>,
 {
-    let Some(request) = read(shared, request).await else {
-        return auth::dav_unauthorized();
-    };
-    let Ok(request) = request else {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response();
+    let request = match read(shared, request).await {
+        Ok(request) => request,
+        Err(refusal) => return refusal,
     };
     let response = answer(request).await;
     after(shared);
@@ -180,17 +178,21 @@ fn after(shared: &crate::Shared) {
     }
 }
 
-/// Authenticates and buffers the body. `None` = not authenticated.
-async fn read(shared: &crate::Shared, request: Request) -> Option<Result<DavRequest, ()>> {
+/// Authenticates and buffers the body; the refusal otherwise (401, or 413
+/// for a body past the limit).
+async fn read(shared: &crate::Shared, request: Request) -> Result<DavRequest, Response> {
     let (parts, body) = request.into_parts();
     let full_path = parts.uri.path().to_string();
-    let user = auth::authenticate(shared, &parts.headers, &full_path).ok()?;
+    let user = auth::authenticate(shared, &parts.headers, &full_path)
+        .map_err(|_| auth::dav_unauthorized())?;
+    if !passes_csrf(shared, &parts, &user) {
+        return Err(auth::dav_csrf_failed());
+    }
     let request_id = parts.extensions.get::<RequestId>().map(|id| id.0.clone()).unwrap_or_default();
-    let body = match axum::body::to_bytes(body, crate::REQUEST_BODY_LENGTH_MAX).await {
-        Ok(body) => body,
-        Err(_) => return Some(Err(())),
-    };
-    Some(Ok(DavRequest {
+    let body = axum::body::to_bytes(body, crate::REQUEST_BODY_LENGTH_MAX)
+        .await
+        .map_err(|_| (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n").into_response())?;
+    Ok(DavRequest {
         method: parts.method,
         path: String::new(),
         full_path,
@@ -199,7 +201,21 @@ async fn read(shared: &crate::Shared, request: Request) -> Option<Result<DavRequ
         body,
         user,
         request_id,
-    }))
+    })
+}
+
+/// The dav app's CSRF rule (`Connector/Sabre/Auth`): a request riding on
+/// a browser session (logged in on the web, not over DAV) needs the
+/// session's `requesttoken`, except a GET. Basic, app passwords and
+/// bearers need none.
+fn passes_csrf(shared: &crate::Shared, parts: &http::request::Parts, user: &Authenticated) -> bool {
+    if user.method != AuthMethod::Session || parts.method == Method::GET {
+        return true;
+    }
+    let token = parts.headers.get("requesttoken").and_then(|value| value.to_str().ok());
+    let world = shared.world();
+    let session = crate::oidc::session_from_headers(&world, &parts.headers);
+    matches!((session, token), (Some(session), Some(token)) if session.request_token == token)
 }
 
 /// A 207 Multi-Status response from a body.

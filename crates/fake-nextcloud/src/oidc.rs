@@ -213,6 +213,21 @@ pub fn routes() -> Router<AppState> {
         .route("/index.php/login", get(login_page).post(login))
         .route("/login", get(login_page).post(login))
         .route("/index.php/logout", get(logout))
+        .route("/index.php/csrftoken", get(csrf_token))
+        .route("/csrftoken", get(csrf_token))
+}
+
+/// Core's `CSRFTokenController`: the session's request token, which web
+/// code sends as `requesttoken` on anything but a GET. Without a session
+/// there is nothing to protect here: 403, as core answers a request
+/// failing its strict cookie check.
+async fn csrf_token(State(shared): State<AppState>, headers: HeaderMap) -> Response {
+    let world = shared.world();
+    match session_from_headers(&world, &headers) {
+        Some(session) => axum::Json(serde_json::json!({"token": session.request_token}))
+            .into_response(),
+        None => StatusCode::FORBIDDEN.into_response(),
+    }
 }
 
 async fn discovery(State(shared): State<AppState>, headers: HeaderMap) -> Response {

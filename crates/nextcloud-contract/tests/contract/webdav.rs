@@ -355,6 +355,42 @@ async fn propfind_depth_3_and_infinity_reach_that_deep() {
     scratch.done().await;
 }
 
+/// Nextcloud's integration suite (`webdav-related.feature`, "Doing a
+/// PROPFIND with a web login should not work without CSRF token"): on a
+/// browser session, a GET needs no request token, a PROPFIND does (401
+/// without, 207 with the one `/index.php/csrftoken` gives).
+#[tokio::test]
+async fn a_web_session_needs_its_request_token_for_anything_but_get() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "csrf").await;
+    let account = scratch.account.clone();
+    let put = target.put_file(&account, &scratch.path("note.txt"), "Welcome").await;
+    assert!(put.status().is_success(), "{}", put.status());
+    let cookies = target.login(&account).await.header();
+    let file = target.url(&scratch.dav("note.txt"));
+    let got = target.http.get(&file).header("Cookie", &cookies).send().await.unwrap();
+    assert_eq!(got.status(), 200, "GET on a web session without a request token");
+    assert_eq!(got.text().await.unwrap(), "Welcome");
+    let propfind = |token: Option<String>| {
+        let mut request = target
+            .http
+            .request(reqwest::Method::from_bytes(b"PROPFIND").unwrap(), &file)
+            .header("Cookie", &cookies)
+            .header("Depth", "0");
+        if let Some(token) = token {
+            request = request.header("requesttoken", token);
+        }
+        request.send()
+    };
+    let refused = propfind(None).await.unwrap();
+    assert_eq!(refused.status(), 401, "PROPFIND on a web session without a request token");
+    let token = target.http.get(target.url("/index.php/csrftoken")).header("Cookie", &cookies);
+    let token: serde_json::Value = token.send().await.unwrap().json().await.unwrap();
+    let token = token["token"].as_str().expect("the session's request token").to_string();
+    assert_eq!(propfind(Some(token)).await.unwrap().status(), 207, "with the request token");
+    scratch.done().await;
+}
+
 #[tokio::test]
 async fn another_users_private_file_is_not_visible() {
     let target = Target::get().await;
