@@ -224,8 +224,9 @@ pub fn routes() -> Router<AppState> {
 async fn csrf_token(State(shared): State<AppState>, headers: HeaderMap) -> Response {
     let world = shared.world();
     match session_from_headers(&world, &headers) {
-        Some(session) => axum::Json(serde_json::json!({"token": session.request_token}))
-            .into_response(),
+        Some(session) => {
+            axum::Json(serde_json::json!({"token": session.request_token})).into_response()
+        }
         None => StatusCode::FORBIDDEN.into_response(),
     }
 }
