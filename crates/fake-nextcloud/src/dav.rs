@@ -79,6 +79,8 @@ pub fn routes() -> Router<AppState> {
         .route("/remote.php/webdav", any(webdav))
         .route("/remote.php/webdav/", any(webdav))
         .route("/remote.php/webdav/{*rest}", any(webdav))
+        .route("/remote.php/caldav/{*rest}", any(legacy_caldav))
+        .route("/remote.php/carddav/{*rest}", any(legacy_carddav))
         .route("/.well-known/caldav", any(well_known))
         .route("/.well-known/carddav", any(well_known))
         .route("/status.php", get(status))
@@ -151,6 +153,59 @@ async fn webdav(State(shared): State<AppState>, request: Request) -> Response {
         crate::files::handle(shared, DavRequest { path, ..request }).await
     })
     .await
+}
+
+/// `/remote.php/caldav/`, the dav app's legacy CalDAV tree
+/// (`appinfo/v1/caldav.php`): `calendars/{uid}/…` and `principals/…`, the
+/// same nodes as under `/remote.php/dav/`. (The answers' hrefs name the
+/// new endpoint, where the fake serves the same nodes: a known difference.)
+async fn legacy_caldav(State(shared): State<AppState>, request: Request) -> Response {
+    let shared = &shared;
+    served(shared, request, |request| async move {
+        let rest = legacy_rest(&request, "/remote.php/caldav");
+        match rest.split_once('/').unwrap_or((rest.as_str(), "")) {
+            ("calendars", below) => {
+                let path = below.to_string();
+                crate::caldav::handle(shared, DavRequest { path, ..request }).await
+            }
+            ("principals", below) => {
+                let path = below.to_string();
+                crate::caldav::handle_principals(shared, DavRequest { path, ..request }).await
+            }
+            _ => DavError::not_found().into_response(),
+        }
+    })
+    .await
+}
+
+/// `/remote.php/carddav/`, the legacy CardDAV tree
+/// (`appinfo/v1/carddav.php`): `addressbooks/{uid}/…` without the `users/`
+/// level of the new endpoint.
+async fn legacy_carddav(State(shared): State<AppState>, request: Request) -> Response {
+    let shared = &shared;
+    served(shared, request, |request| async move {
+        let rest = legacy_rest(&request, "/remote.php/carddav");
+        match rest.split_once('/').unwrap_or((rest.as_str(), "")) {
+            ("addressbooks", "") => {
+                let path = String::new();
+                crate::carddav::handle(shared, DavRequest { path, ..request }).await
+            }
+            ("addressbooks", below) => {
+                let path = format!("users/{below}");
+                crate::carddav::handle(shared, DavRequest { path, ..request }).await
+            }
+            ("principals", below) => {
+                let path = below.to_string();
+                crate::caldav::handle_principals(shared, DavRequest { path, ..request }).await
+            }
+            _ => DavError::not_found().into_response(),
+        }
+    })
+    .await
+}
+
+fn legacy_rest(request: &DavRequest, root: &str) -> String {
+    request.full_path.strip_prefix(root).unwrap_or("").trim_start_matches('/').to_string()
 }
 
 /// A DAV request authenticated and buffered (401 and 413 otherwise),

@@ -176,6 +176,15 @@ async fn another_users_calendars_are_404_in_nextclouds_words() {
         (404, not_found.clone(), format!("Calendar with name '{uri}' could not be found")),
         "bob's calendar, not shared with alice"
     );
+    let legacy = format!("/remote.php/caldav/calendars/{}/{uri}/", bob.uid);
+    let answer = target.send_xml(&alice, "PROPFIND", &legacy, Some("0"), HOME_BODY).await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(answer).await,
+        (404, not_found.clone(), format!("Calendar with name '{uri}' could not be found")),
+        "the same through the legacy endpoint"
+    );
+    let own = target.send_xml(&bob, "PROPFIND", &legacy, Some("0"), HOME_BODY).await;
+    assert_eq!(own.status(), 207, "bob reaches his calendar through the legacy endpoint");
     let created =
         target.send_xml(&alice, "MKCALENDAR", &format!("{}{uri}-2/", home(&bob)), None, "").await;
     assert_eq!(

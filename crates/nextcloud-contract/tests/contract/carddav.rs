@@ -107,9 +107,18 @@ async fn another_users_address_books_are_404_in_nextclouds_words() {
     let unshared = target.send_xml(&alice, "PROPFIND", &bobs, Some("0"), "").await;
     assert_eq!(
         nextcloud_contract::sabre_error(unshared).await,
-        (404, not_found.clone(), message),
+        (404, not_found.clone(), message.clone()),
         "bob's address book, not shared with alice"
     );
+    let legacy = format!("/remote.php/carddav/addressbooks/{}/{uri}/", bob.uid);
+    let answer = target.send_xml(&alice, "PROPFIND", &legacy, Some("0"), "").await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(answer).await,
+        (404, not_found.clone(), message),
+        "the same through the legacy endpoint"
+    );
+    let own = target.send_xml(&bob, "PROPFIND", &legacy, Some("0"), "").await;
+    assert_eq!(own.status(), 207, "bob reaches his address book through the legacy endpoint");
     let outside = format!("/remote.php/dav/addressbooks/{}/{uri}-2/", bob.uid);
     let created = target.send_xml(&alice, "MKCOL", &outside, None, "").await;
     assert_eq!(
