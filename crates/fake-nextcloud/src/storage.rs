@@ -98,6 +98,10 @@ pub struct Share {
     pub permissions: u8,
     /// Mount path in each recipient's files.
     pub target: String,
+    /// The `file_target` the share was made with (`/` and the node's name
+    /// then), what its owner's side answers: a recipient's renamed mount
+    /// ("textfile0 (2).txt") is theirs alone.
+    pub file_target: String,
     pub stime: i64,
     /// Group members who declined (deleted the mount).
     pub declined: BTreeSet<String>,
@@ -926,6 +930,7 @@ impl Storage {
         let node_id = entry.node.id;
         let owner = entry.node.owner.clone();
         let name = entry.node.name().to_string();
+        let file_target = format!("/{name}");
         let target = match target {
             Some(target) => clean_path(target)?,
             None => name,
@@ -943,6 +948,7 @@ impl Storage {
                 share_with: share_with.to_string(),
                 permissions,
                 target,
+                file_target,
                 stime: now,
                 declined: BTreeSet::new(),
             },
@@ -951,13 +957,23 @@ impl Storage {
     }
 
     /// Chooses a mount target that does not collide with what `uid` has:
-    /// "Projects", then "Projects (2)", as Nextcloud does.
+    /// "Projects", then "Projects (2)"; "textfile0.txt", then
+    /// "textfile0 (2).txt": the number goes before the extension, as
+    /// Nextcloud's `SharedMount` splits the name with PHP's `pathinfo`.
     pub fn free_target(&self, viewer: Viewer<'_>, wanted: &str) -> String {
         if self.resolve(viewer, wanted).is_err() {
             return wanted.to_string();
         }
+        let (folder, name) = match wanted.rsplit_once('/') {
+            Some((folder, name)) => (format!("{folder}/"), name),
+            None => (String::new(), wanted),
+        };
+        let (stem, extension) = match name.rsplit_once('.') {
+            Some((stem, extension)) => (stem, format!(".{extension}")),
+            None => (name, String::new()),
+        };
         (2..)
-            .map(|n| format!("{wanted} ({n})"))
+            .map(|n| format!("{folder}{stem} ({n}){extension}"))
             .find(|candidate| self.resolve(viewer, candidate).is_err())
             .expect("some free name")
     }

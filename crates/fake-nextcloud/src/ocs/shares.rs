@@ -346,7 +346,10 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "item_source": node.id,
         "file_source": node.id,
         "file_parent": file_parent,
-        "file_target": format!("/{}", share.target),
+        "file_target": match is_owner_side {
+            true => share.file_target.clone(),
+            false => format!("/{}", share.target),
+        },
         "item_size": world.storage.size(node),
         "item_mtime": node.mtime,
         "share_with": share.share_with,

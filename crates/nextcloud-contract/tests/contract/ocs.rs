@@ -189,3 +189,55 @@ async fn an_unknown_ocs_app_route_is_a_404() {
     let result = std::panic::catch_unwind(|| require_app(status, "no_such_app", "/x"));
     assert!(result.is_err(), "require_app fails on a 404");
 }
+
+/// Nextcloud's sharing suite: a recipient who already has `textfile0.txt`
+/// sees the share as `textfile0 (2).txt` (the number before the extension),
+/// while the owner's `file_target` right after creation is `/textfile0.txt`.
+#[tokio::test]
+async fn a_shared_file_that_clashes_is_mounted_as_name_2_before_the_extension() {
+    let target = Target::get().await;
+    let (alice, bob) = (target.alice().clone(), target.bob().clone());
+    let stem = target.unique("clash");
+    let name = format!("{stem}.txt");
+    target.put_file(&alice, &name, "alice's").await;
+    target.put_file(&bob, &name, "bob's own").await;
+    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+    let response = target
+        .ocs(&alice, "POST", &format!("{shares}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&[
+            ("path", format!("/{name}")),
+            ("shareType", "0".to_string()),
+            ("shareWith", bob.uid.clone()),
+            ("permissions", "1".to_string()),
+        ]))
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = ocs_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    let share = &created["ocs"]["data"];
+    assert_eq!(share["file_target"].as_str(), Some(format!("/{name}").as_str()), "{share}");
+    let id = share["id"].to_string().trim_matches('"').to_string();
+
+    let mounted = format!("{stem} (2).txt");
+    let got = target.as_account(&bob, "GET", &target.files_path(&bob, &mounted)).send().await;
+    let got = got.unwrap();
+    assert_eq!(got.status(), 200, "bob finds the share at {mounted:?}");
+    assert_eq!(got.text().await.unwrap(), "alice's");
+    let own = target.as_account(&bob, "GET", &target.files_path(&bob, &name)).send().await;
+    assert_eq!(own.unwrap().text().await.unwrap(), "bob's own", "bob's own file is untouched");
+    let (_, with_me) =
+        target.ocs_call(&bob, "GET", &format!("{shares}?format=json&shared_with_me=true")).await;
+    let received = with_me["ocs"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|share| share["id"].to_string().trim_matches('"') == id);
+    let received = received.expect("bob's view of the share");
+    assert_eq!(received["file_target"].as_str(), Some(format!("/{mounted}").as_str()));
+
+    let _ = target.ocs_call(&alice, "DELETE", &format!("{shares}/{id}?format=json")).await;
+    target.cleanup(&alice, &name).await;
+    target.cleanup(&bob, &name).await;
+}
