@@ -1,17 +1,21 @@
-// Smoke test of mcp-nextcloud's MCP Apps views (crates/mcp-nextcloud/src/apps)
-// without a browser: each view runs against a minimal DOM and a fake host
+// Smoke test of mcp-nextcloud's MCP Apps views, as served (written to
+// $VIEWS_DIR by `cargo run -p mcp-nextcloud --example write_views`), without
+// a browser: each view runs against a minimal DOM and a fake host
 // that speaks the MCP Apps postMessage protocol (ui/initialize, initialized,
 // tool-result, resource-teardown). It checks the handshake, that untrusted
 // strings are shown as text (never markup), that colours are validated, and
 // that errors render their text. No npm packages.
 //
-//   node ci/mcp-apps/views.mjs        (from the repository root; exit 1 on failure)
+//   bash ci/peers/mcp_apps.sh        (from the repository root; exit 1 on failure)
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import vm from "node:vm";
 
-const appsDir = new URL("../../crates/mcp-nextcloud/src/apps/", import.meta.url);
-const bridge = readFileSync(new URL("bridge.js", appsDir), "utf8");
+if (!process.env.VIEWS_DIR) {
+  console.error("VIEWS_DIR is not set: run bash ci/peers/mcp_apps.sh, which writes the served views there");
+  process.exit(2);
+}
+const viewsDir = new URL(`file://${process.env.VIEWS_DIR.replace(/\/?$/, "/")}`);
 
 function node(tag) {
   return {
@@ -27,7 +31,8 @@ function node(tag) {
 
 /// Loads a view; returns what it sent and a way to deliver host messages.
 function load(file) {
-  const html = readFileSync(new URL(file, appsDir), "utf8").replace("{{BRIDGE}}", bridge);
+  const html = readFileSync(new URL(file, viewsDir), "utf8");
+  assert.ok(!html.includes("{{"), `${file}: every slot is filled`);
   const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => match[1]);
   assert.equal(scripts.length, 2, `${file}: the view script and the bridge`);
   const main = node("main");
