@@ -267,10 +267,7 @@ fn passes_csrf(shared: &crate::Shared, parts: &http::request::Parts, user: &Auth
     if user.method != AuthMethod::Session || parts.method == Method::GET {
         return true;
     }
-    let token = parts.headers.get("requesttoken").and_then(|value| value.to_str().ok());
-    let world = shared.world();
-    let session = crate::oidc::session_from_headers(&world, &parts.headers);
-    matches!((session, token), (Some(session), Some(token)) if session.request_token == token)
+    crate::oidc::passes_request_token(&shared.world(), &parts.headers)
 }
 
 /// A 207 Multi-Status response from a body.

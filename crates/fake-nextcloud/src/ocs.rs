@@ -453,10 +453,7 @@ pub(crate) fn passes_csrf(shared: &Shared, headers: &HeaderMap, user: &Authentic
         return true;
     }
     if user.method == AuthMethod::Session {
-        let token = headers.get("requesttoken").and_then(|value| value.to_str().ok());
-        let world = shared.world();
-        let session = crate::oidc::session_from_headers(&world, headers);
-        return matches!((session, token), (Some(session), Some(token)) if session.request_token == token);
+        return crate::oidc::passes_request_token(&shared.world(), headers);
     }
     false
 }

@@ -163,6 +163,14 @@ pub fn session_from_headers<'w>(world: &'w World, headers: &HeaderMap) -> Option
     cookies(headers).find(|(key, _)| *key == name).and_then(|(_, value)| world.oidc.session(value))
 }
 
+/// Whether the request carries its browser session's `requesttoken`
+/// (the CSRF token web code sends), as OCS and DAV check it.
+pub fn passes_request_token(world: &World, headers: &HeaderMap) -> bool {
+    let token = headers.get("requesttoken").and_then(|value| value.to_str().ok());
+    let session = session_from_headers(world, headers);
+    matches!((session, token), (Some(session), Some(token)) if session.request_token == token)
+}
+
 /// The session id named by the request's cookies, if any.
 pub fn session_id_from_headers(world: &World, headers: &HeaderMap) -> Option<String> {
     let name = session_cookie_name(world);

@@ -258,12 +258,7 @@ fn principal_proppatch(
     request: &DavRequest,
     uid: &str,
 ) -> Result<Response, DavError> {
-    let root = webdav::parse_body(&request.body)?;
-    if !root.is(xml::DAV, "propertyupdate") {
-        return Err(DavError::bad_request(
-            "The root element of a PROPPATCH request must be {DAV:}propertyupdate",
-        ));
-    }
+    let updates = webdav::parse_proppatch(&request.body)?;
     let calendar_of = |href: &str| {
         world.calendars.of(uid).find(|calendar| {
             collection::collection_href::<CalDav>(uid, &calendar.uri) == href.trim()
@@ -271,7 +266,7 @@ fn principal_proppatch(
     };
     let mut chosen = None;
     let mut results = Vec::new();
-    for update in webdav::property_updates(&root) {
+    for update in updates {
         let name = update.name();
         let status = match &update {
             webdav::PropertyUpdate::Set(element)

@@ -329,6 +329,18 @@ impl PropertyUpdate {
     }
 }
 
+/// A PROPPATCH body's updates: its root must be `d:propertyupdate` (400
+/// otherwise, as sabre says).
+pub fn parse_proppatch(body: &[u8]) -> Result<Vec<PropertyUpdate>, DavError> {
+    let root = parse_body(body)?;
+    if !root.is(xml::DAV, "propertyupdate") {
+        return Err(DavError::bad_request(
+            "The root element of a PROPPATCH request must be {DAV:}propertyupdate",
+        ));
+    }
+    Ok(property_updates(&root))
+}
+
 /// Reads the `d:set` / `d:remove` blocks under `root` in document order.
 pub fn property_updates(root: &Element) -> Vec<PropertyUpdate> {
     let mut updates = Vec::new();

@@ -827,13 +827,7 @@ fn proppatch<K: Kind>(
     caller: &Caller<'_>,
     name: &str,
 ) -> Result<Response, DavError> {
-    let root = webdav::parse_body(&request.body)?;
-    if !root.is(xml::DAV, "propertyupdate") {
-        return Err(DavError::bad_request(
-            "The root element of a PROPPATCH request must be {DAV:}propertyupdate",
-        ));
-    }
-    let updates = webdav::property_updates(&root);
+    let updates = webdav::parse_proppatch(&request.body)?;
     let collection =
         K::homes_mut(world).get_mut(&caller.user.uid, name).ok_or_else(DavError::not_found)?;
     let results = apply_properties(collection, &updates, false);

@@ -4,7 +4,7 @@
 //! status), the current user, capabilities as nc-py-api reads them
 //! (`../shared/PEERS.md`), and files_sharing's shares API.
 
-use nextcloud_contract::{Target, form_encode, ocs_json, require_app};
+use nextcloud_contract::{Account, Target, form_encode, ocs_json, require_app};
 use serde_json::Value;
 
 fn meta(value: &Value) -> &Value {
@@ -90,6 +90,29 @@ async fn capabilities_carry_what_nc_py_api_reads() {
     assert!(capabilities["files_sharing"]["api_enabled"].as_bool() == Some(true), "sharing on");
 }
 
+/// `owner` shares their `path` read-only with `recipient`: the OCS answer.
+async fn share_read_only(
+    target: &Target,
+    owner: &Account,
+    path: &str,
+    recipient: &Account,
+) -> (u16, Value) {
+    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json";
+    let response = target
+        .ocs(owner, "POST", shares)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&[
+            ("path", format!("/{path}")),
+            ("shareType", "0".to_string()),
+            ("shareWith", recipient.uid.clone()),
+            ("permissions", "1".to_string()),
+        ]))
+        .send()
+        .await
+        .unwrap();
+    ocs_json(response).await
+}
+
 #[tokio::test]
 async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     let target = Target::get().await;
@@ -99,19 +122,7 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     target.put_file(&alice, &format!("{folder}/inside.txt"), "shared").await;
 
     let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
-    let response = target
-        .ocs(&alice, "POST", &format!("{shares}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[
-            ("path", format!("/{folder}")),
-            ("shareType", "0".to_string()),
-            ("shareWith", bob.uid.clone()),
-            ("permissions", "1".to_string()),
-        ]))
-        .send()
-        .await
-        .unwrap();
-    let (status, created) = ocs_json(response).await;
+    let (status, created) = share_read_only(&target, &alice, &folder, &bob).await;
     assert_eq!(status, 200, "{created}");
     let share = &created["ocs"]["data"];
     let id = match &share["id"] {
@@ -202,19 +213,7 @@ async fn a_shared_file_that_clashes_is_mounted_as_name_2_before_the_extension() 
     target.put_file(&alice, &name, "alice's").await;
     target.put_file(&bob, &name, "bob's own").await;
     let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
-    let response = target
-        .ocs(&alice, "POST", &format!("{shares}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[
-            ("path", format!("/{name}")),
-            ("shareType", "0".to_string()),
-            ("shareWith", bob.uid.clone()),
-            ("permissions", "1".to_string()),
-        ]))
-        .send()
-        .await
-        .unwrap();
-    let (status, created) = ocs_json(response).await;
+    let (status, created) = share_read_only(&target, &alice, &name, &bob).await;
     assert_eq!(status, 200, "{created}");
     let share = &created["ocs"]["data"];
     assert_eq!(share["file_target"].as_str(), Some(format!("/{name}").as_str()), "{share}");
