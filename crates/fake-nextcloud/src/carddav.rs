@@ -10,6 +10,7 @@
 //! client negotiates (3.0 by default) on GET and in `address-data`; this
 //! fake serves them as stored. It is listed in `docs/caldav-differences.md`.
 
+mod photo;
 mod report;
 pub mod vcard;
 
@@ -128,6 +129,9 @@ fn route(
         [users, _] if users == "users" => collection::home::<CardDav>(world, request, caller),
         [users, _, name] if users == "users" => {
             collection::collection::<CardDav>(world, request, caller, name)
+        }
+        [users, _, name, card] if users == "users" && photo::is_export(request) => {
+            photo::export(world, uid, name, card)
         }
         [users, _, name, card] if users == "users" => {
             collection::member::<CardDav>(world, request, caller, name, card)

@@ -9,7 +9,7 @@
 
 pub(crate) mod properties;
 mod propfind;
-mod transfer;
+pub(crate) mod transfer;
 mod tree;
 
 use crate::Shared;

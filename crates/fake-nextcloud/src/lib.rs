@@ -31,6 +31,7 @@ pub mod mail;
 pub mod ocs;
 pub mod oidc;
 pub mod search;
+pub mod security_headers;
 pub mod storage;
 pub mod webhooks;
 pub mod world;
@@ -291,6 +292,7 @@ pub fn router(shared: AppState) -> Router {
         )))
         .merge(app::routes())
         .layer(axum::middleware::from_fn_with_state(shared.clone(), apply_route_faults))
+        .layer(axum::middleware::from_fn(security_headers::add))
         .layer(axum::middleware::from_fn(request_id))
         .layer(axum::extract::DefaultBodyLimit::max(REQUEST_BODY_LENGTH_MAX))
         .with_state(shared)

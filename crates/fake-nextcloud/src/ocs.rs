@@ -48,6 +48,7 @@ pub const BODY_LENGTH_MAX: usize = 1024 * 1024;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/ocs/{version}/cloud/capabilities", get(capabilities))
+        .route("/ocs/{version}/cloud/config", get(config))
         .route("/ocs/{version}/cloud/user", get(current_user))
         .route("/ocs/{version}/cloud/users/{uid}", get(user))
         .route(
@@ -101,12 +102,7 @@ impl Ocs {
             "v2.php" => Version::V2,
             _ => return None,
         };
-        let format_parameter = query.and_then(|query| {
-            url::form_urlencoded::parse(query.as_bytes())
-                .find(|(key, _)| key == "format")
-                .map(|(_, value)| value.into_owned())
-        });
-        let format = match format_parameter.as_deref() {
+        let format = match query_format(query).as_deref() {
             Some("json") => Format::Json,
             Some(_) => Format::Xml,
             None => format_from_accept(headers),
@@ -169,32 +165,7 @@ impl Ocs {
                 (http_status, meta)
             }
         };
-        // Written by hand so that meta comes before data, as PHP's ordered
-        // arrays put it (serde_json's maps sort their keys).
-        let (content_type, body) = match self.format {
-            Format::Json => {
-                let meta: Vec<String> = meta
-                    .iter()
-                    .map(|(key, value)| format!("\"{key}\":{}", json_hex_tag(value)))
-                    .collect();
-                let body = format!(
-                    "{{\"ocs\":{{\"meta\":{{{}}},\"data\":{}}}}}",
-                    meta.join(","),
-                    json_hex_tag(&data)
-                );
-                ("application/json; charset=utf-8", body)
-            }
-            Format::Xml => {
-                let mut body = String::from("<?xml version=\"1.0\"?>\n<ocs>\n <meta>\n");
-                for (key, value) in &meta {
-                    write_xml_element(&mut body, key, value, 2);
-                }
-                body.push_str(" </meta>\n");
-                write_xml_element(&mut body, "data", &data, 1);
-                body.push_str("</ocs>\n");
-                ("application/xml; charset=utf-8", body)
-            }
-        };
+        let (content_type, body) = render(self.format, &meta, &data, XML_CONTENT_TYPE);
         let http_status =
             StatusCode::from_u16(http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut response =
@@ -202,6 +173,89 @@ impl Ocs {
         response.headers_mut().extend(extra_headers);
         response
     }
+}
+
+/// The XML content type of AppFramework answers (`BaseResponse`).
+const XML_CONTENT_TYPE: &str = "application/xml; charset=utf-8";
+
+/// The XML content type of `ocs/v1.php`'s own answers (`OC_API`).
+const LEGACY_XML_CONTENT_TYPE: &str = "text/xml; charset=UTF-8";
+
+/// The envelope's bytes and content type. Written by hand so that meta
+/// comes before data, as PHP's ordered arrays put it (serde_json's maps
+/// sort their keys).
+fn render(
+    format: Format,
+    meta: &[(&str, Value)],
+    data: &Value,
+    xml_content_type: &'static str,
+) -> (&'static str, String) {
+    match format {
+        Format::Json => {
+            let meta: Vec<String> = meta
+                .iter()
+                .map(|(key, value)| format!("\"{key}\":{}", json_hex_tag(value)))
+                .collect();
+            let body = format!(
+                "{{\"ocs\":{{\"meta\":{{{}}},\"data\":{}}}}}",
+                meta.join(","),
+                json_hex_tag(data)
+            );
+            ("application/json; charset=utf-8", body)
+        }
+        Format::Xml => {
+            let mut body = String::from("<?xml version=\"1.0\"?>\n<ocs>\n <meta>\n");
+            for (key, value) in meta {
+                write_xml_element(&mut body, key, value, 2);
+            }
+            body.push_str(" </meta>\n");
+            write_xml_element(&mut body, "data", data, 1);
+            body.push_str("</ocs>\n");
+            (xml_content_type, body)
+        }
+    }
+}
+
+/// How `ocs/v1.php` answers when no controller does (no route matched, or
+/// a failure before one ran): `OC_API::respond`, older than the
+/// AppFramework's renderer and different from it in four ways — the format
+/// comes from `?format=` alone (no `Accept`), XML is `text/xml`, `data` is
+/// null, and `totalitems`/`itemsperpage` are present in v2 as well.
+fn legacy_failure(version: Version, query: Option<&str>, status: u16, message: &str) -> Response {
+    let format = match query_format(query).as_deref() {
+        Some("json") => Format::Json,
+        _ => Format::Xml,
+    };
+    // `mapStatusCodes` for v2; v1 keeps the OCS code in a 200 (401 aside).
+    let mapped = match status {
+        code::NOT_FOUND => 404,
+        code::SERVER_ERROR | code::UNKNOWN_ERROR => 500,
+        status if (200..600).contains(&status) => status,
+        _ => 400,
+    };
+    let (http_status, ocs_status) = match version {
+        _ if status == code::UNAUTHORISED => (401, status),
+        Version::V1 => (200, status),
+        Version::V2 => (mapped, mapped),
+    };
+    let meta = [
+        ("status", json!("failure")),
+        ("statuscode", json!(ocs_status)),
+        ("message", json!(message)),
+        ("totalitems", json!("")),
+        ("itemsperpage", json!("")),
+    ];
+    let (content_type, body) = render(format, &meta, &Value::Null, LEGACY_XML_CONTENT_TYPE);
+    let http_status = StatusCode::from_u16(http_status).unwrap_or(StatusCode::BAD_REQUEST);
+    (http_status, [(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+fn query_format(query: Option<&str>) -> Option<String> {
+    query.and_then(|query| {
+        url::form_urlencoded::parse(query.as_bytes())
+            .find(|(key, _)| key == "format")
+            .map(|(_, value)| value.into_owned())
+    })
 }
 
 /// Why an OCS request ends before its handler's answer. Handlers return
@@ -504,11 +558,13 @@ pub(crate) fn parameters(
 async fn unknown_route(
     Path((version, _rest)): Path<(String, String)>,
     request: Request,
-) -> OcsError {
+) -> Response {
     let Some(ocs) = Ocs::new(&version, request.uri().query(), request.headers()) else {
-        return OcsError::UnknownVersion;
+        return OcsError::UnknownVersion.into_response();
     };
-    ocs.fail(
+    legacy_failure(
+        ocs.version,
+        request.uri().query(),
         code::NOT_FOUND,
         "Invalid query, please check the syntax. API specifications are here: http://www.freedesktop.org/wiki/Specifications/open-collaboration-services.\n",
     )
@@ -525,7 +581,36 @@ async fn capabilities(
         "version": version_object(&world.server.version),
         "capabilities": capability_set(call.user.is_some()),
     });
-    Ok(call.ocs.ok(data))
+    // `setETag(md5(json_encode($result)))`: the same set, the same tag.
+    let digest = <md5::Md5 as md5::Digest>::digest(data.to_string().as_bytes());
+    let etag = format!("\"{}\"", crate::app::sign::hex_lower(&digest));
+    let mut headers = HeaderMap::new();
+    if let Ok(value) = http::HeaderValue::from_str(&etag) {
+        headers.insert(header::ETAG, value);
+    }
+    Ok(call.ocs.respond(200, "", data, headers))
+}
+
+/// `OCSController::getConfig`: the OCS provider's description, public.
+async fn config(
+    State(shared): State<AppState>,
+    Guarded(call, _): Guarded<guard::Public>,
+) -> OcsResult {
+    // `IRequest::getServerHost`: overwritehost when set, else the Host.
+    let host = shared.world().server.overwritehost.clone().unwrap_or_else(|| {
+        call.headers
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    });
+    Ok(call.ocs.ok(json!({
+        "version": "1.7",
+        "website": "Nextcloud",
+        "host": host,
+        "contact": "",
+        "ssl": "false",
+    })))
 }
 
 /// `data.version` as `OC_Util::getVersion()` fills it.
@@ -544,14 +629,17 @@ pub fn version_object(version: &str) -> Value {
     })
 }
 
-/// A plausible Nextcloud 31 capability set for the apps the fake speaks.
+/// A Nextcloud 31 capability set for the apps the fake speaks, claiming
+/// only what it serves: `tests/ocs.rs` probes every claimed feature (and
+/// every feature the fake has) and fails when the two disagree.
 fn capability_set(logged_in: bool) -> Value {
     let mut capabilities = json!({
         "core": {
             "pollinterval": 60,
             "webdav-root": "remote.php/webdav",
-            "reference-api": true,
-            "reference-regex": "(\\s|\\n|^)(https?:\\/\\/)((?:[-A-Z0-9+_]+\\.)+[-A-Z]+(?:\\/[-A-Z0-9+&@#%?=~_|!:,.;()]*)*)(\\s|\\n|$)",
+            // No reference (link preview) API: the fake does not serve
+            // `/ocs/v2.php/references/`, so it does not claim it.
+            "reference-api": false,
             "mod-rewrite-working": false,
         },
         "bruteforce": { "delay": 0, "allow-listed": false },
@@ -570,7 +658,8 @@ fn capability_set(logged_in: bool) -> Value {
             "versioning": false,
             "comments": false,
         },
-        "dav": { "chunking": "1.0", "bulkupload": "1.0", "search_supports_creation_time": true, "search_supports_upload_time": true },
+        // No `bulkupload`: the fake does not serve `/remote.php/dav/bulk`.
+        "dav": { "chunking": "1.0", "search_supports_creation_time": true, "search_supports_upload_time": true },
         "files_sharing": {
             "api_enabled": true,
             "public": { "enabled": false, "multiple_links": false, "upload": false, "upload_files_drop": false },
@@ -589,7 +678,6 @@ fn capability_set(logged_in: bool) -> Value {
             "canCreateBoards": true,
             "apiVersions": ["1.0", "1.1"],
         },
-        "user": { "expire_date": { "enabled": true } },
         "theming": {
             "name": "Nextcloud",
             "url": "https://nextcloud.com",

@@ -12,6 +12,7 @@ mod contract {
     mod caldav;
     mod carddav;
     mod deck;
+    mod headers;
     mod ocs;
     mod oidc;
     mod tools;

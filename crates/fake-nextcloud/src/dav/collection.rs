@@ -907,6 +907,10 @@ fn get<K: Kind>(member: &Member<K::Data>, head: bool) -> Response {
             (http::header::ETAG, member.etag.clone()),
             (http::header::LAST_MODIFIED, crate::clock::http_date(member.last_modified)),
             (http::header::CONTENT_LENGTH, text.len().to_string()),
+            (
+                http::header::CONTENT_DISPOSITION,
+                crate::files::transfer::attachment_disposition(&member.uri),
+            ),
         ],
         body,
     )

@@ -68,12 +68,7 @@ pub(super) fn get(
     insert(&mut headers, "last-modified", &crate::clock::http_date(snapshot.current.mtime));
     insert(&mut headers, "etag", &snapshot.current.etag);
     insert(&mut headers, "oc-etag", &snapshot.current.etag);
-    let encoded_name = raw_url_encode(&snapshot.name);
-    insert(
-        &mut headers,
-        "content-disposition",
-        &format!("attachment; filename*=UTF-8''{encoded_name}; filename=\"{encoded_name}\""),
-    );
+    insert(&mut headers, "content-disposition", &attachment_disposition(&snapshot.name));
     insert(&mut headers, "x-accel-buffering", "no");
 
     let range = requested_range(request, &snapshot.current, size);
@@ -187,6 +182,14 @@ fn secure_mime(mime: &str) -> &str {
         | "application/javascript" => "text/plain",
         other => other,
     }
+}
+
+/// The `Content-Disposition` of a download: sabre's `FilesPlugin::httpGet`
+/// adds it to every GET of a DAV file (files, cards and calendar objects
+/// alike), in the form `OC_Response::setContentDispositionHeader` writes.
+pub(crate) fn attachment_disposition(name: &str) -> String {
+    let encoded = raw_url_encode(name);
+    format!("attachment; filename*=UTF-8''{encoded}; filename=\"{encoded}\"")
 }
 
 /// PHP's `rawurlencode`: everything but `A-Za-z0-9-_.~` as `%XX`.
