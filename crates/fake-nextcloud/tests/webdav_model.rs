@@ -1,9 +1,11 @@
 //! Random sequences of WebDAV operations (PUT, MKCOL, MOVE, COPY, DELETE,
-//! PROPFIND at depth 0 to 3 and infinity, each listing checked) against the fake and against a tiny model
-//! of a user's tree written from sabre/dav's and Nextcloud's rules. After
-//! every request the answer must be well formed (a status, never a dropped
-//! connection or a 5xx) and succeed exactly when the model says it may;
-//! after every case the two trees must agree, file contents included.
+//! PROPFIND at depth 0 to 3 and infinity, each listing checked) and of
+//! shares created and removed (OCS, alice to bob) against the fake and
+//! against a tiny model of alice's tree and bob's view of it, written from
+//! sabre/dav's and Nextcloud's rules. After every request the answer must
+//! be well formed (a status, never a dropped connection or a 5xx) and
+//! succeed exactly when the model says it may; after every case alice's
+//! tree and bob's must agree with the model's, file contents included.
 //!
 //! The rules the model follows (sabre `CorePlugin` and Nextcloud's
 //! integration suite, `dav_features/`): a missing parent is 409; MKCOL on
@@ -11,6 +13,12 @@
 //! their own subtree 409, onto one of their own ancestors 403 (the
 //! destination would be deleted with the source inside it), onto an
 //! existing node with `Overwrite: F` 412; PUT onto a folder is refused.
+//! Shares (`ShareAPIController`, `Share20\Manager`): any node but the root
+//! may be shared, once per recipient (a second share is 403); the
+//! recipient mounts it at their root under the name it had, numbered
+//! before the extension on a clash (`a (2)`, `b (2).txt`), and keeps that
+//! name when the owner renames or moves the node; a share goes with its
+//! node when that is deleted or overwritten, and a copy is not shared.
 //! Regression: `MOVE /a/a` to `/a` panicked the fake ("no entry found for
 //! key") and dropped the connection.
 
@@ -53,6 +61,11 @@ enum Operation {
     },
     /// Depth 0 to 3, or 4 for `infinity`.
     Propfind(String, u8),
+    /// Alice shares the node with bob.
+    Share(String),
+    /// Alice removes one of her shares, chosen by index among those that
+    /// exist (nothing is sent when there are none).
+    Unshare(usize),
 }
 
 fn path() -> impl Strategy<Value = String> {
@@ -75,14 +88,43 @@ fn operation() -> impl Strategy<Value = Operation> {
         2 => (path(), path(), any::<bool>())
             .prop_map(|(from, to, overwrite)| Operation::Copy { from, to, overwrite }),
         2 => (listed_path(), 0u8..=4).prop_map(|(path, depth)| Operation::Propfind(path, depth)),
+        2 => path().prop_map(Operation::Share),
+        1 => any::<usize>().prop_map(Operation::Unshare),
     ]
 }
 
-/// The user's tree: relative paths without a leading slash; the root is
-/// implied.
+/// Alice's tree: relative paths without a leading slash; the root is
+/// implied. And her shares with bob, in the order they were made.
 #[derive(Debug, Default)]
 struct Model {
     nodes: BTreeMap<String, Node>,
+    shares: Vec<ModelShare>,
+}
+
+#[derive(Debug, Clone)]
+struct ModelShare {
+    /// Where the shared node is in alice's tree now.
+    path: String,
+    /// Where bob mounted it: fixed when the share was made.
+    mount: String,
+    /// The share's OCS id, once the fake has answered its creation.
+    id: Option<String>,
+}
+
+/// `SharedMount`'s free name: `name (n).ext` for the first n from 2 up
+/// that nobody holds (PHP's `pathinfo`: the extension after the last dot).
+fn free_mount(wanted: &str, taken: &[String]) -> String {
+    if !taken.iter().any(|name| name == wanted) {
+        return wanted.to_string();
+    }
+    let (stem, extension) = match wanted.rsplit_once('.') {
+        Some((stem, extension)) if !stem.is_empty() => (stem, format!(".{extension}")),
+        _ => (wanted, String::new()),
+    };
+    (2..)
+        .map(|n| format!("{stem} ({n}){extension}"))
+        .find(|name| !taken.iter().any(|taken| taken == name))
+        .expect("a free name")
 }
 
 fn parent(path: &str) -> Option<&str> {
@@ -132,8 +174,26 @@ impl Model {
         listing
     }
 
+    /// Removes a subtree, and the shares of what was in it.
     fn remove(&mut self, path: &str) {
         self.nodes.retain(|name, _| name != path && !below(name, path));
+        self.shares.retain(|share| share.path != path && !below(&share.path, path));
+    }
+
+    /// Which share `Operation::Unshare(index)` removes, if any.
+    fn unshare_index(&self, index: usize) -> Option<usize> {
+        (!self.shares.is_empty()).then(|| index % self.shares.len())
+    }
+
+    /// Bob's view: each mount holds the shared node's subtree.
+    fn bobs_view(&self) -> BTreeMap<String, Node> {
+        let mut view = BTreeMap::new();
+        for share in &self.shares {
+            for (name, node) in self.subtree(&share.path) {
+                view.insert(format!("{}{}", share.mount, &name[share.path.len()..]), node);
+            }
+        }
+        view
     }
 
     /// Applies `operation` where the rules allow it; whether they did.
@@ -168,10 +228,17 @@ impl Model {
                     && (*overwrite || !self.nodes.contains_key(to));
                 if allowed {
                     let moved = self.subtree(from);
-                    if matches!(operation, Operation::Move { .. }) {
-                        self.remove(from);
-                    }
+                    // The destination goes first, with its shares.
                     self.remove(to);
+                    if matches!(operation, Operation::Move { .. }) {
+                        self.nodes.retain(|name, _| name != from && !below(name, from));
+                        // A moved node keeps its shares; a copy has none.
+                        for share in &mut self.shares {
+                            if share.path == *from || below(&share.path, from) {
+                                share.path = format!("{to}{}", &share.path[from.len()..]);
+                            }
+                        }
+                    }
                     for (name, node) in moved {
                         self.nodes.insert(format!("{to}{}", &name[from.len()..]), node);
                     }
@@ -179,6 +246,24 @@ impl Model {
                 allowed
             }
             Operation::Propfind(path, _) => path.is_empty() || self.nodes.contains_key(path),
+            Operation::Share(path) => {
+                let allowed = self.nodes.contains_key(path)
+                    && !self.shares.iter().any(|share| share.path == *path);
+                if allowed {
+                    let taken: Vec<String> =
+                        self.shares.iter().map(|share| share.mount.clone()).collect();
+                    let name = path.rsplit('/').next().unwrap_or(path);
+                    let mount = free_mount(name, &taken);
+                    self.shares.push(ModelShare { path: path.clone(), mount, id: None });
+                }
+                allowed
+            }
+            Operation::Unshare(index) => {
+                if let Some(index) = self.unshare_index(*index) {
+                    self.shares.remove(index);
+                }
+                true
+            }
         }
     }
 }
@@ -191,9 +276,15 @@ fn dav(path: &str) -> String {
     format!("/remote.php/dav/files/alice/{}", encode(path))
 }
 
+const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+
 /// Sends `operation` as alice; its status and body, or the failure to get
-/// one.
-async fn send(fake: &common::Running, operation: &Operation) -> Result<(u16, Vec<u8>), String> {
+/// one. `unshare` is the OCS id of the share an `Unshare` removes.
+async fn send(
+    fake: &common::Running,
+    operation: &Operation,
+    unshare: Option<&str>,
+) -> Result<(u16, Vec<u8>), String> {
     let request = match operation {
         Operation::Put(path, content) => {
             fake.as_user("PUT", "alice", &dav(path)).body(content.clone())
@@ -209,6 +300,19 @@ async fn send(fake: &common::Running, operation: &Operation) -> Result<(u16, Vec
         Operation::Propfind(path, depth) => {
             let depth = if *depth == 4 { "infinity".to_string() } else { depth.to_string() };
             fake.as_user("PROPFIND", "alice", &dav(path)).header("Depth", depth)
+        }
+        Operation::Share(path) => {
+            let form = url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs([("path", format!("/{path}").as_str()), ("shareType", "0")])
+                .append_pair("shareWith", "bob")
+                .finish();
+            fake.ocs("POST", "alice", &format!("{SHARES}?format=json"))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .body(form)
+        }
+        Operation::Unshare(_) => {
+            let id = unshare.ok_or("an Unshare with no share to remove is never sent")?;
+            fake.ocs("DELETE", "alice", &format!("{SHARES}/{id}?format=json"))
         }
     };
     let response = request.send().await.map_err(|error| format!("no answer: {error}"))?;
@@ -230,15 +334,16 @@ fn listed(body: &[u8]) -> Vec<String> {
     names
 }
 
-/// The user's tree as the fake serves it: PROPFIND depth 1 from the root
+/// A user's tree as the fake serves it: PROPFIND depth 1 from the root
 /// down, and a GET of every file.
-async fn served_tree(fake: &common::Running) -> BTreeMap<String, Node> {
+async fn served_tree(fake: &common::Running, uid: &str) -> BTreeMap<String, Node> {
     let mut tree = BTreeMap::new();
     let mut folders = vec![String::new()];
-    let root = "/remote.php/dav/files/alice/";
+    let root = format!("/remote.php/dav/files/{uid}/");
+    let root = root.as_str();
     while let Some(folder) = folders.pop() {
         let answer = fake
-            .as_user("PROPFIND", "alice", &format!("{root}{}", encode(&folder)))
+            .as_user("PROPFIND", uid, &format!("{root}{}", encode(&folder)))
             .header("Depth", "1")
             .send()
             .await
@@ -256,7 +361,8 @@ async fn served_tree(fake: &common::Running) -> BTreeMap<String, Node> {
                 folders.push(name.clone());
                 tree.insert(name, Node::Folder);
             } else {
-                let file = fake.as_user("GET", "alice", &dav(&name)).send().await.unwrap();
+                let path = format!("{root}{}", encode(&name));
+                let file = fake.as_user("GET", uid, &path).send().await.unwrap();
                 tree.insert(name, Node::File(file.text().await.unwrap()));
             }
         }
@@ -272,8 +378,16 @@ async fn check(operations: &[Operation]) -> Result<(), TestCaseError> {
     let fake = common::start(WORLD).await;
     let mut model = Model::default();
     for (step, operation) in operations.iter().enumerate() {
+        let unshare = match operation {
+            Operation::Unshare(index) => match model.unshare_index(*index) {
+                Some(index) => model.shares[index].id.clone(),
+                // No share to remove: nothing to send.
+                None => continue,
+            },
+            _ => None,
+        };
         let expected = model.apply(operation);
-        let (status, body) = send(&fake, operation)
+        let (status, body) = send(&fake, operation, unshare.as_deref())
             .await
             .map_err(|error| TestCaseError::fail(format!("step {step} {operation:?}: {error}")))?;
         if let (Operation::Propfind(path, depth), 207) = (operation, status) {
@@ -295,9 +409,17 @@ async fn check(operations: &[Operation]) -> Result<(), TestCaseError> {
             status,
             if expected { "succeeds" } else { "refuses" }
         );
+        if let (Operation::Share(_), true) = (operation, expected) {
+            let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let id = &answer["ocs"]["data"]["id"];
+            let id = id.as_str().map(String::from).unwrap_or_else(|| id.to_string());
+            model.shares.last_mut().expect("the share just made").id = Some(id);
+        }
     }
-    let served = served_tree(&fake).await;
-    prop_assert_eq!(&served, &model.nodes, "the trees after {:?}", operations);
+    let served = served_tree(&fake, "alice").await;
+    prop_assert_eq!(&served, &model.nodes, "alice's tree after {:?}", operations);
+    let bobs = served_tree(&fake, "bob").await;
+    prop_assert_eq!(&bobs, &model.bobs_view(), "bob's view after {:?}", operations);
     fake.fake.shutdown().await;
     Ok(())
 }
@@ -323,6 +445,21 @@ async fn a_folder_moved_onto_its_own_parent_is_refused_and_the_fake_answers_on()
         Operation::Mkcol("a/a".into()),
         Operation::Move { from: "a/a".into(), to: "a".into(), overwrite: true },
         Operation::Propfind("a/a".into(), 0),
+    ];
+    check(&operations).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_is_shared_once_per_recipient_and_mounts_keep_their_names() {
+    let operations = [
+        Operation::Mkcol("a".into()),
+        Operation::Mkcol("a/a".into()),
+        Operation::Put("a/b.txt".into(), "x".into()),
+        Operation::Share("a".into()),
+        Operation::Share("a/a".into()),
+        Operation::Share("a".into()),
+        Operation::Move { from: "a".into(), to: "b.txt".into(), overwrite: true },
+        Operation::Unshare(0),
     ];
     check(&operations).await.unwrap();
 }

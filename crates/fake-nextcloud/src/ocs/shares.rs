@@ -109,10 +109,13 @@ pub async fn create(
     let Ok(path) = storage::clean_path(&path) else {
         return Err(call.ocs.fail(404, WRONG_PATH));
     };
-    let (node_name, is_folder, held) = match world.storage.resolve(user.viewer(), &path) {
-        Ok(entry) if !path.is_empty() => {
-            (entry.node.name().to_string(), entry.node.is_folder(), entry.permissions)
-        }
+    let (node, node_name, is_folder, held) = match world.storage.resolve(user.viewer(), &path) {
+        Ok(entry) if !path.is_empty() => (
+            entry.node.id,
+            entry.node.name().to_string(),
+            entry.node.is_folder(),
+            entry.permissions,
+        ),
         _ => return Err(call.ocs.fail(404, WRONG_PATH)),
     };
     let permissions = permissions.unwrap_or(permission::ALL as i64);
@@ -132,6 +135,22 @@ pub async fn create(
             };
             if recipient.uid == user.uid {
                 return Err(call.ocs.fail(403, "Cannot share with yourself"));
+            }
+            // `Manager::userCreateChecks`: one user share per node and
+            // recipient (`AlreadySharedException`, a 403).
+            let already = world.storage.shares().any(|share| {
+                share.node == node
+                    && share.share_type == ShareType::User
+                    && share.share_with == recipient.uid
+            });
+            if already {
+                return Err(call.ocs.fail(
+                    403,
+                    format!(
+                        "Sharing {node_name} failed, because this item is already shared with the account {}",
+                        recipient.display_name
+                    ),
+                ));
             }
             (ShareType::User, world.storage.free_target(recipient.viewer(), &node_name))
         }

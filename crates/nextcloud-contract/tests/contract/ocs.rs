@@ -240,3 +240,34 @@ async fn a_shared_file_that_clashes_is_mounted_as_name_2_before_the_extension() 
     target.cleanup(&alice, &name).await;
     target.cleanup(&bob, &name).await;
 }
+
+/// `Share20\Manager::userCreateChecks`: a node is shared with a user once;
+/// a second user share of it to the same recipient is refused with 403
+/// (`AlreadySharedException`), and the first stays the only one.
+#[tokio::test]
+async fn a_node_is_shared_with_the_same_user_once() {
+    let target = Target::get().await;
+    let (alice, bob) = (target.alice().clone(), target.bob().clone());
+    let name = format!("{}.txt", target.unique("twice"));
+    target.put_file(&alice, &name, "once").await;
+    let (status, created) = share_read_only(&target, &alice, &name, &bob).await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+
+    let (status, again) = share_read_only(&target, &alice, &name, &bob).await;
+    assert_eq!(status, 403, "{again}");
+    let message = again["ocs"]["meta"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(&format!(
+            "Sharing {name} failed, because this item is already shared with the account"
+        )),
+        "{message}"
+    );
+    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+    let (_, listed) =
+        target.ocs_call(&alice, "GET", &format!("{shares}?format=json&path=/{name}")).await;
+    assert_eq!(listed["ocs"]["data"].as_array().map(Vec::len), Some(1), "{listed}");
+
+    let _ = target.ocs_call(&alice, "DELETE", &format!("{shares}/{id}?format=json")).await;
+    target.cleanup(&alice, &name).await;
+}
