@@ -276,6 +276,12 @@ impl Target {
         &self.users[1]
     }
 
+    /// The administrator: a third account for tests that need one (a user
+    /// who neither owns nor receives a share).
+    pub fn admin(&self) -> &Account {
+        &self.admin
+    }
+
     /// A request with no credentials.
     pub fn anonymous(&self, method: &str, path: &str) -> reqwest::RequestBuilder {
         self.http.request(method_of(method), self.url(path))

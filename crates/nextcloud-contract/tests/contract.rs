@@ -15,6 +15,7 @@ mod contract {
     mod headers;
     mod ocs;
     mod oidc;
+    mod sharing;
     mod tools;
     mod webdav;
     mod webhooks;

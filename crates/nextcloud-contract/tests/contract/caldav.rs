@@ -176,6 +176,19 @@ async fn another_users_calendars_are_404_in_nextclouds_words() {
         (404, not_found.clone(), format!("Calendar with name '{uri}' could not be found")),
         "bob's calendar, not shared with alice"
     );
+    let missing_legacy = format!("/remote.php/caldav/calendars/{}/{uri}-none/", bob.uid);
+    let answer = target.send_xml(&alice, "PROPFIND", &missing_legacy, Some("0"), HOME_BODY).await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(answer).await,
+        (404, not_found.clone(), format!("Node with name '{uri}-none' could not be found")),
+        "a calendar that does not exist, through the legacy endpoint"
+    );
+    let onto_existing = target.send_xml(&alice, "MKCALENDAR", &bobs, None, "").await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(onto_existing).await,
+        (404, not_found.clone(), format!("Node with name '{}' could not be found", bob.uid)),
+        "creating a calendar over bob's existing one"
+    );
     let legacy = format!("/remote.php/caldav/calendars/{}/{uri}/", bob.uid);
     let answer = target.send_xml(&alice, "PROPFIND", &legacy, Some("0"), HOME_BODY).await;
     assert_eq!(
@@ -227,4 +240,25 @@ async fn a_principals_schedule_default_calendar_can_be_chosen_and_sticks() {
     let value = value.child(DAV, "href").map(xml_tree::Element::text).unwrap_or_default();
     assert_eq!(value, href, "the chosen calendar is the default now");
     let _ = target.as_account(&alice, "DELETE", &format!("{}{uri}/", home(&alice))).send().await;
+}
+
+/// Nextcloud's integration suite (`dav_features/principal-property-search.feature`):
+/// a `principal-property-search` REPORT on the DAV root with
+/// `apply-to-principal-collection-set` searches the principal collections
+/// (the calendar app's attendee search) and finds the user by name.
+#[tokio::test]
+async fn a_principal_search_on_the_dav_root_applies_to_the_principal_collections() {
+    let target = Target::get().await;
+    let (alice, bob) = (target.alice().clone(), target.bob().clone());
+    let body = format!(
+        r#"<x0:principal-property-search xmlns:x0="DAV:" test="anyof"><x0:property-search><x0:prop><x0:displayname/><x2:email-address xmlns:x2="http://sabredav.org/ns"/></x0:prop><x0:match>{}</x0:match></x0:property-search><x0:prop><x0:displayname/><x1:calendar-home-set xmlns:x1="urn:ietf:params:xml:ns:caldav"/></x0:prop><x0:apply-to-principal-collection-set/></x0:principal-property-search>"#,
+        alice.uid
+    );
+    let response = target.send_xml(&bob, "REPORT", "/remote.php/dav/", Some("0"), body).await;
+    assert_eq!(response.status(), 207);
+    let text = response.text().await.unwrap();
+    assert!(
+        text.contains(&format!("<d:href>/remote.php/dav/principals/users/{}/</d:href>", alice.uid)),
+        "{text}"
+    );
 }

@@ -110,6 +110,20 @@ async fn another_users_address_books_are_404_in_nextclouds_words() {
         (404, not_found.clone(), message.clone()),
         "bob's address book, not shared with alice"
     );
+    let missing_legacy = format!("/remote.php/carddav/addressbooks/{}/{uri}-none/", bob.uid);
+    let answer = target.send_xml(&alice, "PROPFIND", &missing_legacy, Some("0"), "").await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(answer).await,
+        (404, not_found.clone(), format!("Addressbook with name '{uri}-none' could not be found")),
+        "an address book that does not exist, through the legacy endpoint"
+    );
+    let onto_existing = format!("/remote.php/dav/addressbooks/{}/{uri}/", bob.uid);
+    let created = target.send_xml(&alice, "MKCOL", &onto_existing, None, "").await;
+    assert_eq!(
+        nextcloud_contract::sabre_error(created).await,
+        (404, not_found.clone(), format!("File not found: {} in 'addressbooks'", bob.uid)),
+        "creating an address book over bob's existing one, outside users/"
+    );
     let legacy = format!("/remote.php/carddav/addressbooks/{}/{uri}/", bob.uid);
     let answer = target.send_xml(&alice, "PROPFIND", &legacy, Some("0"), "").await;
     assert_eq!(

@@ -584,3 +584,76 @@ async fn without_valid_credentials_dav_is_a_401_asking_for_basic() {
     let (status, _) = target.propfind(&bob, &root, "0", &propfind_body("")).await;
     assert!(status == 401 || status == 403 || status == 404, "bob in alice's DAV root: {status}");
 }
+
+/// Nextcloud's integration suite (`dav_features/webdav-related.feature`):
+/// "Moving and overwriting a file" and "Copying and overwriting a file"
+/// are 204 and leave the source's content at the destination; "Creating a
+/// folder with special chars" (`:` is allowed); "Removing everything of a
+/// folder" leaves it empty.
+#[tokio::test]
+async fn overwriting_moves_and_copies_are_204_and_a_folder_can_be_emptied() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "overwrite").await;
+    let account = scratch.account.clone();
+    for (name, content) in
+        [("welcome.txt", "Welcome"), ("textfile0.txt", "zero"), ("textfile1.txt", "one")]
+    {
+        target.put_file(&account, &scratch.path(name), content).await;
+    }
+    let get = |name: &'static str| {
+        let path = scratch.dav(name);
+        let request = target.as_account(&account, "GET", &path);
+        async move { request.send().await.unwrap().text().await.unwrap() }
+    };
+
+    let destination = target.url(&scratch.dav("textfile0.txt"));
+    let moved =
+        scratch.send("MOVE", "welcome.txt", &[("Destination", destination.as_str())], None).await;
+    assert_eq!(moved.status(), 204, "MOVE onto an existing file");
+    assert_eq!(get("textfile0.txt").await, "Welcome");
+    let destination = target.url(&scratch.dav("textfile1.txt"));
+    let copied =
+        scratch.send("COPY", "textfile0.txt", &[("Destination", destination.as_str())], None).await;
+    assert_eq!(copied.status(), 204, "COPY onto an existing file");
+    assert_eq!(get("textfile1.txt").await, "Welcome");
+
+    let special = scratch.send("MKCOL", "test_folder:5", &[], None).await;
+    assert_eq!(special.status(), 201, "a folder named with a colon");
+
+    for name in ["textfile0.txt", "textfile1.txt", "test_folder:5"] {
+        let deleted = scratch.send("DELETE", name, &[], None).await;
+        assert_eq!(deleted.status(), 204, "DELETE {name}");
+    }
+    let (status, listing) =
+        target.propfind(&account, &scratch.dav(""), "1", &propfind_body("")).await;
+    assert_eq!(status, 207);
+    assert_eq!(listing.unwrap().responses.len(), 1, "only the folder itself is left");
+    scratch.done().await;
+}
+
+/// `webdav-related.feature` and `dav-v2.feature`: "Doing a GET with a web
+/// login should work with CSRF token", on the old and the new endpoint.
+#[tokio::test]
+async fn a_get_on_a_web_session_works_with_its_request_token_on_both_endpoints() {
+    let target = Target::get().await;
+    let account = target.alice().clone();
+    let name = format!("{}.txt", target.unique("csrf-get"));
+    target.put_file(&account, &name, "Welcome").await;
+    let cookies = target.login(&account).await.header();
+    let token = target.http.get(target.url("/index.php/csrftoken")).header("Cookie", &cookies);
+    let token: serde_json::Value = token.send().await.unwrap().json().await.unwrap();
+    let token = token["token"].as_str().expect("the session's request token").to_string();
+    for path in [target.files_path(&account, &name), format!("/remote.php/webdav/{name}")] {
+        let got = target
+            .http
+            .get(target.url(&path))
+            .header("Cookie", &cookies)
+            .header("requesttoken", &token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(got.status(), 200, "{path}");
+        assert_eq!(got.text().await.unwrap(), "Welcome");
+    }
+    target.cleanup(&account, &name).await;
+}
