@@ -12,10 +12,16 @@
 //! webhooks, which servers the orchestrator is given, only some services).
 //! The stack then offers what a test drives it with: browser sessions
 //! ([`crate::browser`]), an MCP client ([`Stack::call_tool`]), the fakes'
-//! admin routes (faults, clock, sessions, state) and restarts.
+//! admin routes (faults, clock, sessions, state) and restarts. An MCP
+//! server's own tests start it alone with [`Builder::start_server`], which
+//! adds a raw client of its `/mcp` ([`OneServer`]).
 //!
 //! Errors are strings: a scenario shows them as a failure of its step, a
 //! Rust test unwraps them.
+
+mod one_server;
+
+pub use one_server::OneServer;
 
 use crate::browser::Browser;
 use crate::format::{ConverterSetting, Corpus, IndexLimits, UpstreamSetting};
@@ -251,8 +257,7 @@ impl Builder {
                 .map_err(|error| format!("mcp-nextcloud: {error}"))?;
             // Restarts listen on the same port: the orchestrator and the
             // registered webhooks keep their URLs.
-            config.server.listen =
-                started.url().trim_start_matches("http://").parse().expect("address");
+            config.server.listen = listening_at(&started);
             if self.webhooks {
                 register_webhooks(
                     &fake,
@@ -568,17 +573,32 @@ impl Stack {
         converter: Option<ConverterSetting>,
         upstream: Option<UpstreamSetting>,
     ) -> Result<(), String> {
+        let converter = converter.map(|setting| converter_config(&self.fake, setting));
+        self.restart_mcp_nextcloud_with(move |config| {
+            if let Some(converter) = converter {
+                config.converter = converter;
+            }
+            if let Some(upstream) = upstream {
+                config.upstream = upstream_auth(upstream);
+            }
+        })
+        .await
+    }
+
+    /// Stops mcp-nextcloud and starts it again under its configuration as
+    /// `edit` changes it (another index file, converter, …): on the same
+    /// port unless `edit` names another, and the next restart keeps it.
+    pub async fn restart_mcp_nextcloud_with(
+        &mut self,
+        edit: impl FnOnce(&mut mcp_nextcloud::Config),
+    ) -> Result<(), String> {
         self.stop_mcp_nextcloud().await;
         let config = self.mcp_config.as_mut().ok_or("this stack runs no mcp-nextcloud")?;
-        if let Some(converter) = converter {
-            config.converter = converter_config(&self.fake, converter);
-        }
-        if let Some(upstream) = upstream {
-            config.upstream = upstream_auth(upstream);
-        }
+        edit(config);
         let mcp = mcp_nextcloud::McpNextcloud::start(config.clone())
             .await
             .map_err(|error| format!("mcp-nextcloud did not start again: {error}"))?;
+        config.server.listen = listening_at(&mcp);
         self.mcp = Some(mcp);
         Ok(())
     }
@@ -777,6 +797,12 @@ fn seed_corpus(fake: &FakeNextcloud, corpus: &[Corpus]) {
             );
         }
     }
+}
+
+/// Where a started mcp-nextcloud listens (its configuration may have
+/// named port 0).
+fn listening_at(mcp: &mcp_nextcloud::McpNextcloud) -> std::net::SocketAddr {
+    mcp.url().trim_start_matches("http://").parse().expect("mcp-nextcloud's URL is an address")
 }
 
 /// The MCP servers check tokens against the fake Nextcloud's clock.
