@@ -65,7 +65,7 @@ async fn read_passage(stack: &Stack, uid: &str, passage: &Value) -> Value {
 /// configuration as `edit` changes it, the fake (and what it holds)
 /// unchanged.
 async fn restart(mut stack: Stack, edit: impl FnOnce(&mut mcp_nextcloud::Config)) -> Stack {
-    stack.restart_mcp_nextcloud_with(edit).await.unwrap();
+    stack.server.restart_mcp_nextcloud_with(edit).await.unwrap();
     stack
 }
 

@@ -43,6 +43,13 @@ pub const WEBHOOK_SECRET: &str = "scenario-runner-webhook-secret";
 pub const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 /// mcp-mail's canonical URL: the audience of its tokens.
 pub const MCP_MAIL_AUDIENCE: &str = "http://127.0.0.1:9102/mcp";
+/// Where mcp-nextcloud's refusals point a client: the protected resource
+/// metadata (RFC 9728) of [`MCP_NEXTCLOUD_AUDIENCE`].
+pub const MCP_NEXTCLOUD_METADATA: &str =
+    "http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp";
+/// Where mcp-mail's refusals point: the metadata of [`MCP_MAIL_AUDIENCE`].
+pub const MCP_MAIL_METADATA: &str =
+    "http://127.0.0.1:9102/.well-known/oauth-protected-resource/mcp";
 /// The audience of the users' second token, for Nextcloud itself.
 pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
 /// Where nothing listens (port 9, discard, on loopback): a service that is down.
@@ -533,6 +540,13 @@ impl Stack {
         self.fake.shared.mint_access_token(uid, audience)
     }
 
+    /// The claims the fake puts in `uid`'s token for `audience`, for a test
+    /// to alter and sign (a forged or misaddressed token).
+    pub fn claims(&self, uid: &str, audience: &str) -> access_token::Claims {
+        let payload = payload_of(&self.token(uid, audience));
+        serde_json::from_value(payload).expect("the fake's tokens carry its claims")
+    }
+
     async fn start_orchestrator(&mut self) -> Result<(), String> {
         let config = self.orchestrator_config.clone().ok_or("this stack runs no orchestrator")?;
         let orchestrator =
@@ -774,6 +788,16 @@ async fn succeeds(
         return Ok(());
     }
     Err(refused(status, response.text().await.unwrap_or_default()))
+}
+
+/// A JWT's payload, unverified; panics on what is no JWT (test support).
+pub fn payload_of(token: &str) -> Value {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1).expect("a JWT has a payload");
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .expect("a JWT's payload is base64url");
+    serde_json::from_slice(&payload).expect("a JWT's payload is JSON")
 }
 
 fn unique() -> u64 {

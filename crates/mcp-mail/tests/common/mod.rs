@@ -12,19 +12,16 @@ pub mod stand_in;
 
 pub use stand_in::*;
 
-use access_token::Claims;
-use base64::Engine as _;
 use mcp_mail::McpMail;
 use scenario::harness::{OneServer, Service};
 pub use scenario::mcp_client::{McpClient, assert_bare_refusal, failure_kind, text_of};
 use serde_json::{Value, json};
 
 pub use scenario::harness::{
-    MCP_MAIL_AUDIENCE as MCP_AUDIENCE, MCP_NEXTCLOUD_AUDIENCE, NEXTCLOUD_AUDIENCE,
+    MCP_MAIL_AUDIENCE as MCP_AUDIENCE, MCP_MAIL_METADATA as METADATA_URL, MCP_NEXTCLOUD_AUDIENCE,
+    NEXTCLOUD_AUDIENCE,
 };
 pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;
-/// Where a refusal's challenge points: the metadata of [`MCP_AUDIENCE`].
-pub const METADATA_URL: &str = "http://127.0.0.1:9102/.well-known/oauth-protected-resource/mcp";
 
 /// The harness's stack and client (`stack.fake`, `stack.rpc(…)`, through
 /// `Deref`), and the stand-in mcp-mail asks for mail.
@@ -64,12 +61,6 @@ pub async fn start_with(app_url: impl FnOnce(&MailStandIn) -> String) -> Stack {
 }
 
 impl Stack {
-    /// The claims the fake puts in `uid`'s token for `audience`, for a test
-    /// to alter and sign.
-    pub fn claims(&self, uid: &str, audience: &str) -> Claims {
-        serde_json::from_value(payload_of(&self.token(uid, audience))).unwrap()
-    }
-
     /// mcp-mail.
     pub fn mcp(&self) -> &McpMail {
         self.mail()
@@ -99,11 +90,4 @@ impl Stack {
         self.server.shutdown().await;
         self.app.shutdown().await;
     }
-}
-
-/// A JWT's payload, unverified.
-pub fn payload_of(token: &str) -> Value {
-    let payload = token.split('.').nth(1).unwrap();
-    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap();
-    serde_json::from_slice(&payload).unwrap()
 }

@@ -15,19 +15,18 @@ pub mod proxy;
 
 pub use helpers::*;
 
-use access_token::Claims;
-use base64::Engine as _;
 use fake_nextcloud::Fixture;
 use mcp_nextcloud::{Config, UpstreamAuth};
-pub use scenario::harness::demo_fixture;
 use scenario::harness::{OneServer, Service};
+pub use scenario::harness::{demo_fixture, payload_of};
 pub use scenario::mcp_client::{McpClient, assert_bare_refusal, failure_kind, text_of};
 use serde_json::{Value, json};
 
-pub use scenario::harness::{MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, NEXTCLOUD_AUDIENCE};
+pub use scenario::harness::{
+    MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, MCP_NEXTCLOUD_METADATA as METADATA_URL,
+    NEXTCLOUD_AUDIENCE,
+};
 pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;
-/// Where a refusal's challenge points: the metadata of [`MCP_AUDIENCE`].
-pub const METADATA_URL: &str = "http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp";
 
 /// The harness's stack and client (`stack.fake`, `stack.mcp()`,
 /// `stack.rpc(…)`, through `Deref`), in the test's upstream mode.
@@ -40,12 +39,6 @@ impl std::ops::Deref for Stack {
     type Target = OneServer;
     fn deref(&self) -> &OneServer {
         &self.server
-    }
-}
-
-impl std::ops::DerefMut for Stack {
-    fn deref_mut(&mut self) -> &mut OneServer {
-        &mut self.server
     }
 }
 
@@ -98,12 +91,6 @@ pub fn second_token() -> UpstreamAuth {
 }
 
 impl Stack {
-    /// The claims the fake puts in `uid`'s token for `audience`, for a test
-    /// to alter and sign.
-    pub fn claims(&self, uid: &str, audience: &str) -> Claims {
-        serde_json::from_value(payload_of(&self.token(uid, audience))).unwrap()
-    }
-
     /// Headers for `uid` in the stack's upstream mode: the MCP token, plus
     /// the Nextcloud token or the user's first app password from the fixture.
     pub fn headers_for(&self, uid: &str) -> Vec<(String, String)> {
@@ -150,11 +137,4 @@ pub fn with_bearer(stack: &Stack, bearer: impl std::fmt::Display) -> Vec<(String
         ("authorization".into(), format!("Bearer {bearer}")),
         (NEXTCLOUD_TOKEN_HEADER.into(), stack.token("alice", NEXTCLOUD_AUDIENCE)),
     ]
-}
-
-/// A JWT's payload, unverified.
-pub fn payload_of(token: &str) -> Value {
-    let payload = token.split('.').nth(1).unwrap();
-    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap();
-    serde_json::from_slice(&payload).unwrap()
 }
