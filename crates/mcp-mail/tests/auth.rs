@@ -106,7 +106,8 @@ async fn protected_resource_metadata_names_this_server_and_the_issuer() {
         assert_eq!(metadata["authorization_servers"], json!([stack.fake.base_url()]));
         assert_eq!(metadata["resource_name"], "Tamebi MCP Mail");
     }
-    let health = stack.http.get(format!("{}/health", stack.mcp.url())).send().await.unwrap();
+    let health =
+        stack.client.http.get(format!("{}/health", stack.mcp().url())).send().await.unwrap();
     assert_eq!(health.text().await.unwrap(), "ok\n");
     stack.shutdown().await;
 }

@@ -370,6 +370,7 @@ async fn an_event_with_only_an_offset_is_stored_in_utc() {
 /// Alice gets a calendar for tasks only, as Nextcloud's Tasks app makes.
 async fn add_task_list(stack: &Stack) {
     let response = stack
+        .client
         .http
         .request(
             reqwest::Method::from_bytes(b"MKCALENDAR").unwrap(),

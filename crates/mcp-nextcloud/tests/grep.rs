@@ -7,16 +7,14 @@
 mod common;
 
 use common::{
-    Stack, client_of, config_for, grep, node_written, route_fault, second_token, start_configured,
-    text_of, warm,
+    Stack, grep, node_written, route_fault, second_token, start_configured, text_of, warm,
 };
-use mcp_nextcloud::McpNextcloud;
 use mcp_nextcloud::convert::ConverterConfig;
 use mcp_nextcloud::index::{store, webhook};
 use serde_json::{Value, json};
 
 fn doc(stack: &Stack, fileid: u64) -> Option<store::Doc> {
-    stack.mcp.index().store().run_blocking(|connection| store::doc(connection, fileid)).unwrap()
+    stack.mcp().index().store().run_blocking(|connection| store::doc(connection, fileid)).unwrap()
 }
 
 fn fileid(stack: &Stack, owner: &str, path: &str) -> u64 {
@@ -25,7 +23,7 @@ fn fileid(stack: &Stack, owner: &str, path: &str) -> u64 {
 
 fn last_query(stack: &Stack) -> store::QueryRow {
     stack
-        .mcp
+        .mcp()
         .index()
         .store()
         .run_blocking(|connection| store::queries(connection, 0))
@@ -52,8 +50,8 @@ fn seed(
 /// counts after.
 async fn searched(stack: &Stack, uid: &str, arguments: Value) -> store::Status {
     grep(stack, uid, arguments).await;
-    stack.mcp.index().idle().await;
-    stack.mcp.index().store().run_blocking(|c| store::status(c)).unwrap()
+    stack.mcp().index().idle().await;
+    stack.mcp().index().store().run_blocking(|c| store::status(c)).unwrap()
 }
 
 /// files_read as `uid` of exactly the range a files_grep `passage` names.
@@ -63,12 +61,11 @@ async fn read_passage(stack: &Stack, uid: &str, passage: &Value) -> Value {
     stack.call_tool(uid, "files_read", range).await
 }
 
-/// Stops the stack's mcp-nextcloud and starts it again under `config`,
-/// the fake (and what it holds) unchanged.
-async fn restart(mut stack: Stack, config: mcp_nextcloud::Config) -> Stack {
-    stack.mcp.shutdown().await;
-    stack.mcp = McpNextcloud::start(config).await.unwrap();
-    stack.client = client_of(&stack.mcp);
+/// Stops the stack's mcp-nextcloud and starts it again under its
+/// configuration as `edit` changes it, the fake (and what it holds)
+/// unchanged.
+async fn restart(mut stack: Stack, edit: impl FnOnce(&mut mcp_nextcloud::Config)) -> Stack {
+    stack.server.restart_mcp_nextcloud_with(edit).await.unwrap();
     stack
 }
 
@@ -95,8 +92,10 @@ async fn warmed(uid: &str) -> Stack {
 }
 
 /// A stack whose index runs under the limits `edit` leaves.
-async fn start_limited(edit: impl FnOnce(&mut mcp_nextcloud::index::Limits)) -> Stack {
-    start_configured(second_token(), None, |config| edit(&mut config.index.limits)).await
+async fn start_limited(
+    edit: impl FnOnce(&mut mcp_nextcloud::index::Limits) + Send + 'static,
+) -> Stack {
+    start_configured(second_token(), None, move |config| edit(&mut config.index.limits)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,7 +156,7 @@ async fn a_cold_index_says_so_then_finds_sections_that_files_read_rereads() {
             .all(|passage| passage["heading"].as_str().unwrap().to_lowercase().contains("budget")),
         "{found}"
     );
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -175,7 +174,7 @@ async fn a_share_revoked_after_indexing_hides_its_passages() {
     let row = last_query(&stack);
     assert!(row.candidates > 0, "{row:?}");
     assert_eq!((row.survivors, row.returned), (0, 0), "{row:?}");
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,7 +204,7 @@ async fn what_one_user_indexed_another_never_sees() {
     assert_eq!(found["structuredContent"]["matched"], "all", "{found}");
     let row = last_query(&stack);
     assert_eq!((row.candidates, row.survivors), (1, 0));
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -218,7 +217,7 @@ async fn a_scan_is_parked_as_needs_ocr_once() {
         searched(&stack, "bob", json!({"query": "facture"})).await;
     }
     assert_eq!(doc(&stack, scan).unwrap(), parked, "never retried");
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -246,7 +245,7 @@ async fn a_file_written_now_is_read_in_the_next_pass_despite_a_backlog() {
     let found = grep(&stack, "carol", json!({"query": "contrat"})).await;
     assert_eq!(found["structuredContent"]["passages"][0]["path"], "Inbox/urgent.md");
     assert_eq!(found["structuredContent"]["index"], "building", "the backlog still waits");
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
 }
 
 /// Files Nextcloud keeps refusing to hand over (locked, on an offline
@@ -292,7 +291,7 @@ async fn files_nextcloud_refuses_to_hand_over_give_up_and_starve_nothing() {
     let last = pass().await;
     assert_eq!((last.read, last.failed, last.pending), (10, 5, 0), "{last:?}");
     assert_eq!(doc(&stack, locked).unwrap().status, "failed");
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -301,7 +300,7 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
         config.index.webhook_secret = Some("hook-secret".into());
     })
     .await;
-    let endpoint = format!("{}/webhooks/nextcloud", stack.mcp.url());
+    let endpoint = format!("{}/webhooks/nextcloud", stack.mcp().url());
     // Registered as an operator would, with an admin account: idempotent,
     // and running it again with a new secret rotates the secret.
     let admin = ("admin", "admin-demo-password");
@@ -372,7 +371,7 @@ async fn webhooks_mark_rows_dirty_without_reading_and_need_the_secret() {
     assert!(eventually(|| doc(&stack, uploaded).is_none()).await, "a deleted file's row goes");
     let found = grep(&stack, "alice", json!({"query": "livraison prototype"})).await;
     assert_eq!(found["structuredContent"]["passages"], json!([]));
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -383,7 +382,7 @@ async fn bad_arguments_are_instructions() {
         assert_eq!(result["isError"], true, "{arguments}: {result}");
         assert_eq!(result["_meta"]["tamebi/failureKind"], "invalid_arguments", "{result}");
     }
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
 }
 
 /// The seeds' bug: the MCP server started without ONLYOFFICE_JWT_SECRET, the
@@ -404,16 +403,17 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
     let mut stack = start_configured(second_token(), None, |_| {}).await;
     let converter_url = stack.fake.converter_url().to_string();
     let configure = |secret: Option<&str>| {
-        let mut config = config_for(&stack.fake, &stack.upstream);
-        config.index.path = Some(index_path.clone());
-        config.converter = Some(converter(secret, &converter_url));
-        config
+        let (path, converter) = (index_path.clone(), converter(secret, &converter_url));
+        move |config: &mut mcp_nextcloud::Config| {
+            config.index.path = Some(path);
+            config.converter = Some(converter);
+        }
     };
-    // Both configurations before the first restart, which needs the stack whole.
     let (without_secret, with_secret) = (configure(None), configure(Some("demo-converter-secret")));
     stack = restart(stack, without_secret.clone()).await;
     let rtf = br"{\rtf1\ansi{\fonttbl{\f0 Arial;}}\f0 Proc\'e8s-verbal du comit\'e9\par Le comit\'e9 approuve la cl\'f4ture du lot 4.\par}";
     let uploaded = stack
+        .client
         .http
         .put(format!(
             "{}/remote.php/dav/files/alice/Documents/pv-comite.rtf",
@@ -457,7 +457,7 @@ async fn a_missing_converter_secret_parks_nothing_and_fixing_it_reads_everything
             .contains("approuve la clôture du lot 4"),
         "{read}"
     );
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
     let _ = std::fs::remove_dir_all(&directory);
 }
 
@@ -470,8 +470,9 @@ async fn a_locked_index_answers_webhooks_503_and_the_next_delivery_lands() {
     let _ = std::fs::remove_dir_all(&directory);
     std::fs::create_dir_all(&directory).unwrap();
     let index_path = directory.join("index.db");
-    let stack = start_configured(second_token(), None, |config| {
-        config.index.path = Some(index_path.clone());
+    let path = index_path.clone();
+    let stack = start_configured(second_token(), None, move |config| {
+        config.index.path = Some(path);
         config.index.webhook_secret = Some("hook-secret".into());
     })
     .await;
@@ -494,6 +495,6 @@ async fn a_locked_index_answers_webhooks_503_and_the_next_delivery_lands() {
     assert_eq!(deliver().await.unwrap().status(), 204);
     let row = doc(&stack, 777_001).unwrap();
     assert_eq!((row.path.as_str(), row.dirty), ("Documents/late.md", true));
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
     let _ = std::fs::remove_dir_all(&directory);
 }

@@ -161,7 +161,7 @@ async fn answers(fixture: &Fixture, queries: &[String]) -> Vec<Value> {
         let result = grep(&stack, "alice", json!({"query": query, "limit": 50})).await;
         seen_by_alice.push(json!({"query": query, "answer": seen(&result)}));
     }
-    stack.mcp.shutdown().await;
+    stack.shutdown().await;
     seen_by_alice
 }
 

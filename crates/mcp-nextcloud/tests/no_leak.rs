@@ -686,7 +686,7 @@ impl Coverage {
 async fn warm_index(stack: &Stack, uid: &str) -> Result<(), TestCaseError> {
     for _ in 0..10 {
         let result = stack.call_tool(uid, "files_grep", json!({"query": "written"})).await;
-        stack.mcp.index().idle().await;
+        stack.mcp().index().idle().await;
         if result["structuredContent"]["index"] == "ready" {
             return Ok(());
         }
@@ -703,7 +703,7 @@ async fn check_case(
     let ids = install(stack, &spec);
     // File ids start again with every world: the index starts again too,
     // and every user's searches fill it with what they can read.
-    stack.mcp.index().clear().await.expect("the index clears");
+    stack.mcp().index().clear().await.expect("the index clears");
     for uid in &spec.users {
         warm_index(stack, uid).await?;
     }
@@ -772,7 +772,6 @@ fn no_tool_gives_a_user_what_they_cannot_read() {
     assert!(coverage.received_share_revoked.get() > 0, "{coverage:?} (seed {seed})");
     let stack = Arc::into_inner(stack).expect("no probe outlives its case");
     runtime.block_on(async move {
-        stack.mcp.shutdown().await;
-        stack.fake.shutdown().await;
+        stack.shutdown().await;
     });
 }

@@ -87,7 +87,7 @@ async fn two_documents_are_read_at_once_across_all_users() {
     );
     assert_ne!(alice["isError"], json!(true), "{alice}");
     assert_ne!(bob["isError"], json!(true), "{bob}");
-    stack.mcp.index().idle().await;
+    stack.mcp().index().idle().await;
 
     let downloads = gauge.downloads.load(Ordering::SeqCst);
     assert!(downloads >= 12, "both users' documents were read: {downloads} downloads");

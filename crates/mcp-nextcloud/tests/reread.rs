@@ -91,9 +91,9 @@ fn every_stored_passage_is_what_files_read_serves_at_its_offset() {
                 world.storage.seed_file("carol", &path, bytes.clone(), None, now)
             };
             stack.call_tool("carol", "files_grep", json!({"query": "budget"})).await;
-            stack.mcp.index().idle().await;
+            stack.mcp().index().idle().await;
             let (row, passages) = stack
-                .mcp
+                .mcp()
                 .index()
                 .store()
                 .run_blocking(|connection| {

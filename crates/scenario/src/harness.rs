@@ -12,10 +12,16 @@
 //! webhooks, which servers the orchestrator is given, only some services).
 //! The stack then offers what a test drives it with: browser sessions
 //! ([`crate::browser`]), an MCP client ([`Stack::call_tool`]), the fakes'
-//! admin routes (faults, clock, sessions, state) and restarts.
+//! admin routes (faults, clock, sessions, state) and restarts. An MCP
+//! server's own tests start it alone with [`Builder::start_server`], which
+//! adds a raw client of its `/mcp` ([`OneServer`]).
 //!
 //! Errors are strings: a scenario shows them as a failure of its step, a
 //! Rust test unwraps them.
+
+mod one_server;
+
+pub use one_server::OneServer;
 
 use crate::browser::Browser;
 use crate::format::{ConverterSetting, Corpus, IndexLimits, UpstreamSetting};
@@ -37,6 +43,13 @@ pub const WEBHOOK_SECRET: &str = "scenario-runner-webhook-secret";
 pub const MCP_NEXTCLOUD_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
 /// mcp-mail's canonical URL: the audience of its tokens.
 pub const MCP_MAIL_AUDIENCE: &str = "http://127.0.0.1:9102/mcp";
+/// Where mcp-nextcloud's refusals point a client: the protected resource
+/// metadata (RFC 9728) of [`MCP_NEXTCLOUD_AUDIENCE`].
+pub const MCP_NEXTCLOUD_METADATA: &str =
+    "http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp";
+/// Where mcp-mail's refusals point: the metadata of [`MCP_MAIL_AUDIENCE`].
+pub const MCP_MAIL_METADATA: &str =
+    "http://127.0.0.1:9102/.well-known/oauth-protected-resource/mcp";
 /// The audience of the users' second token, for Nextcloud itself.
 pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
 /// Where nothing listens (port 9, discard, on loopback): a service that is down.
@@ -251,8 +264,7 @@ impl Builder {
                 .map_err(|error| format!("mcp-nextcloud: {error}"))?;
             // Restarts listen on the same port: the orchestrator and the
             // registered webhooks keep their URLs.
-            config.server.listen =
-                started.url().trim_start_matches("http://").parse().expect("address");
+            config.server.listen = listening_at(&started);
             if self.webhooks {
                 register_webhooks(
                     &fake,
@@ -528,6 +540,13 @@ impl Stack {
         self.fake.shared.mint_access_token(uid, audience)
     }
 
+    /// The claims the fake puts in `uid`'s token for `audience`, for a test
+    /// to alter and sign (a forged or misaddressed token).
+    pub fn claims(&self, uid: &str, audience: &str) -> access_token::Claims {
+        let payload = payload_of(&self.token(uid, audience));
+        serde_json::from_value(payload).expect("the fake's tokens carry its claims")
+    }
+
     async fn start_orchestrator(&mut self) -> Result<(), String> {
         let config = self.orchestrator_config.clone().ok_or("this stack runs no orchestrator")?;
         let orchestrator =
@@ -568,17 +587,32 @@ impl Stack {
         converter: Option<ConverterSetting>,
         upstream: Option<UpstreamSetting>,
     ) -> Result<(), String> {
+        let converter = converter.map(|setting| converter_config(&self.fake, setting));
+        self.restart_mcp_nextcloud_with(move |config| {
+            if let Some(converter) = converter {
+                config.converter = converter;
+            }
+            if let Some(upstream) = upstream {
+                config.upstream = upstream_auth(upstream);
+            }
+        })
+        .await
+    }
+
+    /// Stops mcp-nextcloud and starts it again under its configuration as
+    /// `edit` changes it (another index file, converter, …): on the same
+    /// port unless `edit` names another, and the next restart keeps it.
+    pub async fn restart_mcp_nextcloud_with(
+        &mut self,
+        edit: impl FnOnce(&mut mcp_nextcloud::Config),
+    ) -> Result<(), String> {
         self.stop_mcp_nextcloud().await;
         let config = self.mcp_config.as_mut().ok_or("this stack runs no mcp-nextcloud")?;
-        if let Some(converter) = converter {
-            config.converter = converter_config(&self.fake, converter);
-        }
-        if let Some(upstream) = upstream {
-            config.upstream = upstream_auth(upstream);
-        }
+        edit(config);
         let mcp = mcp_nextcloud::McpNextcloud::start(config.clone())
             .await
             .map_err(|error| format!("mcp-nextcloud did not start again: {error}"))?;
+        config.server.listen = listening_at(&mcp);
         self.mcp = Some(mcp);
         Ok(())
     }
@@ -756,6 +790,16 @@ async fn succeeds(
     Err(refused(status, response.text().await.unwrap_or_default()))
 }
 
+/// A JWT's payload, unverified; panics on what is no JWT (test support).
+pub fn payload_of(token: &str) -> Value {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1).expect("a JWT has a payload");
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .expect("a JWT's payload is base64url");
+    serde_json::from_slice(&payload).expect("a JWT's payload is JSON")
+}
+
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -777,6 +821,12 @@ fn seed_corpus(fake: &FakeNextcloud, corpus: &[Corpus]) {
             );
         }
     }
+}
+
+/// Where a started mcp-nextcloud listens (its configuration may have
+/// named port 0).
+fn listening_at(mcp: &mcp_nextcloud::McpNextcloud) -> std::net::SocketAddr {
+    mcp.url().trim_start_matches("http://").parse().expect("mcp-nextcloud's URL is an address")
 }
 
 /// The MCP servers check tokens against the fake Nextcloud's clock.

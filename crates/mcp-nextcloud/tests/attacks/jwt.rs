@@ -62,8 +62,9 @@ async fn a_header_past_the_http_limit_is_refused_by_the_server_and_it_stays_up()
     // closed) before any token code runs, and the server keeps serving.
     let huge = "a".repeat(2 * 1024 * 1024);
     let sent = stack
+        .client
         .http
-        .post(&stack.url)
+        .post(&stack.client.url)
         .header("authorization", format!("Bearer {huge}"))
         .header("content-type", "application/json")
         .body("{}")

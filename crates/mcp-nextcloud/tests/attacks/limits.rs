@@ -124,7 +124,7 @@ async fn an_oversized_webhook_body_is_413_and_records_nothing() {
     );
     assert!(!text.contains("deadbeef") && !text.contains("EOF"), "{text}");
     let recorded = stack
-        .mcp
+        .mcp()
         .index()
         .store()
         .run_blocking(|connection| mcp_nextcloud::index::store::doc(connection, 424_242))

@@ -137,7 +137,7 @@ async fn a_webhook_fetches_nothing_and_what_it_names_is_read_only_from_nextcloud
     // the configured Nextcloud (the recorder), in alice's files.
     let found = stack.call_tool("alice", "files_grep", json!({"query": "meta data"})).await;
     assert!(failure_kind(&found).is_none(), "{found}");
-    stack.mcp.index().idle().await;
+    stack.mcp().index().idle().await;
     for request in recorder.seen() {
         assert!(
             request.path.starts_with("/remote.php/dav"),

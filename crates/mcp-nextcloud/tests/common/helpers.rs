@@ -18,8 +18,8 @@ impl Stack {
 
     /// A POST to mcp-nextcloud's webhook endpoint with the shared `secret`.
     pub fn webhook(&self, secret: &str) -> reqwest::RequestBuilder {
-        let endpoint = format!("{}/webhooks/nextcloud", self.mcp.url());
-        self.http.post(endpoint).header(wire::headers::WEBHOOK_SECRET, secret)
+        let endpoint = format!("{}/webhooks/nextcloud", self.mcp().url());
+        self.client.http.post(endpoint).header(wire::headers::WEBHOOK_SECRET, secret)
     }
 }
 
@@ -32,7 +32,7 @@ pub async fn grep(stack: &Stack, uid: &str, arguments: Value) -> Value {
 pub async fn warm(stack: &Stack, uid: &str) {
     for _ in 0..20 {
         let result = grep(stack, uid, json!({"query": "warming"})).await;
-        stack.mcp.index().idle().await;
+        stack.mcp().index().idle().await;
         if result["structuredContent"]["index"] == "ready" {
             return;
         }

@@ -1,9 +1,11 @@
-//! Test set-up: a fake Nextcloud with the demo fixture, an mcp-nextcloud in
-//! front of it, tokens minted by the fake's OIDC key, and the shared raw
-//! JSON-RPC client (`scenario::mcp_client`) so the wire itself is what the
-//! tests see. `helpers` holds what several tests do with a stack (index
-//! passes, faults, webhooks); `proxy` puts a recorder or a gauge between
-//! mcp-nextcloud and the fake.
+//! Test set-up: the harness's stack (`scenario::harness`) with the fake
+//! Nextcloud on the demo fixture and mcp-nextcloud alone in front of it,
+//! tokens minted by the fake's OIDC key, and the shared raw JSON-RPC
+//! client (`scenario::mcp_client`) so the wire itself is what the tests
+//! see. This module only adapts the harness to the tests' words (an
+//! upstream mode, the caller's headers); `helpers` holds what several
+//! tests do with a stack (index passes, faults, webhooks); `proxy` puts a
+//! recorder or a gauge between mcp-nextcloud and the fake.
 
 // Each test file uses a part of this module.
 #![allow(dead_code, unused_imports)]
@@ -13,32 +15,30 @@ pub mod proxy;
 
 pub use helpers::*;
 
-use access_token::Claims;
-use base64::Engine as _;
-use fake_nextcloud::{FakeNextcloud, Fixture};
-use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
+use fake_nextcloud::Fixture;
+use mcp_nextcloud::{Config, UpstreamAuth};
+use scenario::harness::{OneServer, Service};
+pub use scenario::harness::{demo_fixture, payload_of};
 pub use scenario::mcp_client::{McpClient, assert_bare_refusal, failure_kind, text_of};
 use serde_json::{Value, json};
 
-pub use scenario::harness::{MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, NEXTCLOUD_AUDIENCE};
+pub use scenario::harness::{
+    MCP_NEXTCLOUD_AUDIENCE as MCP_AUDIENCE, MCP_NEXTCLOUD_METADATA as METADATA_URL,
+    NEXTCLOUD_AUDIENCE,
+};
 pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;
-/// Where a refusal's challenge points: the metadata of [`MCP_AUDIENCE`].
-pub const METADATA_URL: &str = "http://127.0.0.1:9101/.well-known/oauth-protected-resource/mcp";
 
+/// The harness's stack and client (`stack.fake`, `stack.mcp()`,
+/// `stack.rpc(…)`, through `Deref`), in the test's upstream mode.
 pub struct Stack {
-    pub fake: FakeNextcloud,
-    pub mcp: McpNextcloud,
-    /// mcp-nextcloud's `/mcp`; the stack is used as this client.
-    pub client: McpClient,
+    pub server: OneServer,
     pub upstream: UpstreamAuth,
 }
 
-/// `stack.rpc(…)`, `stack.http`: the stack speaks to its server through
-/// the shared client.
 impl std::ops::Deref for Stack {
-    type Target = McpClient;
-    fn deref(&self) -> &McpClient {
-        &self.client
+    type Target = OneServer;
+    fn deref(&self) -> &OneServer {
+        &self.server
     }
 }
 
@@ -52,18 +52,12 @@ pub async fn start_with(upstream: UpstreamAuth, nextcloud_url: Option<String>) -
     start_configured(upstream, nextcloud_url, |_| {}).await
 }
 
-pub fn demo_fixture() -> Fixture {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fixtures/demo.toml");
-    Fixture::load(&path).unwrap()
-}
-
 /// Like [`start_with`], letting the test change mcp-nextcloud's
 /// configuration (index, webhooks, converter) before it starts.
 pub async fn start_configured(
     upstream: UpstreamAuth,
     nextcloud_url: Option<String>,
-    edit: impl FnOnce(&mut Config),
+    edit: impl FnOnce(&mut Config) + Send + 'static,
 ) -> Stack {
     start_fixture(&demo_fixture(), upstream, nextcloud_url, edit).await
 }
@@ -73,30 +67,23 @@ pub async fn start_fixture(
     fixture: &Fixture,
     upstream: UpstreamAuth,
     nextcloud_url: Option<String>,
-    edit: impl FnOnce(&mut Config),
+    edit: impl FnOnce(&mut Config) + Send + 'static,
 ) -> Stack {
-    let fake = FakeNextcloud::start(fixture, fake_nextcloud::Config::default()).await.unwrap();
-    let mut config = config_for(&fake, &upstream);
-    if let Some(url) = nextcloud_url {
-        config.server.nextcloud_url = url;
-    }
-    edit(&mut config);
-    let mcp = McpNextcloud::start(config).await.unwrap();
-    Stack { fake, client: client_of(&mcp), mcp, upstream }
-}
-
-/// A client for `mcp`'s `/mcp` (again after a test restarted it).
-pub fn client_of(mcp: &McpNextcloud) -> McpClient {
-    McpClient::new(format!("{}/mcp", mcp.url()))
-}
-
-/// mcp-nextcloud's configuration in front of `fake`, on a free port: the
-/// harness's (`scenario::harness`), with `localhost` accepted as a host
-/// too and no index file, webhooks or converter.
-pub fn config_for(fake: &FakeNextcloud, upstream: &UpstreamAuth) -> Config {
-    let mut server = scenario::harness::Stack::mcp_server_config(fake, MCP_AUDIENCE);
-    server.allowed_hosts.push("localhost".into());
-    Config { server, upstream: upstream.clone(), index: Default::default(), converter: None }
+    let mode = upstream.clone();
+    let server = scenario::harness::Stack::builder()
+        .fixture(fixture.clone())
+        .edit_mcp_nextcloud(move |config| {
+            config.upstream = mode;
+            config.server.allowed_hosts.push("localhost".into());
+            if let Some(url) = nextcloud_url {
+                config.server.nextcloud_url = url;
+            }
+            edit(config);
+        })
+        .start_server(Service::McpNextcloud)
+        .await
+        .unwrap();
+    Stack { server, upstream }
 }
 
 pub fn second_token() -> UpstreamAuth {
@@ -104,16 +91,6 @@ pub fn second_token() -> UpstreamAuth {
 }
 
 impl Stack {
-    /// The claims the fake puts in `uid`'s token for `audience`, for a test
-    /// to alter and sign.
-    pub fn claims(&self, uid: &str, audience: &str) -> Claims {
-        serde_json::from_value(payload_of(&self.token(uid, audience))).unwrap()
-    }
-
-    pub fn token(&self, uid: &str, audience: &str) -> String {
-        self.fake.shared.mint_access_token(uid, audience)
-    }
-
     /// Headers for `uid` in the stack's upstream mode: the MCP token, plus
     /// the Nextcloud token or the user's first app password from the fixture.
     pub fn headers_for(&self, uid: &str) -> Vec<(String, String)> {
@@ -146,6 +123,11 @@ impl Stack {
     pub async fn call_tool(&self, uid: &str, name: &str, arguments: Value) -> Value {
         self.call_tool_with(&self.headers_for(uid), name, arguments).await
     }
+
+    /// Stops mcp-nextcloud and the fake.
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
+    }
 }
 
 /// A bearer of the test's making with alice's genuine Nextcloud token: the
@@ -155,11 +137,4 @@ pub fn with_bearer(stack: &Stack, bearer: impl std::fmt::Display) -> Vec<(String
         ("authorization".into(), format!("Bearer {bearer}")),
         (NEXTCLOUD_TOKEN_HEADER.into(), stack.token("alice", NEXTCLOUD_AUDIENCE)),
     ]
-}
-
-/// A JWT's payload, unverified.
-pub fn payload_of(token: &str) -> Value {
-    let payload = token.split('.').nth(1).unwrap();
-    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap();
-    serde_json::from_slice(&payload).unwrap()
 }

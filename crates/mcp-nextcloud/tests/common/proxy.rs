@@ -138,7 +138,7 @@ impl Recorder {
 }
 
 /// A stack whose mcp-nextcloud reaches the fake through a recorder.
-pub async fn recorded_stack(edit: impl FnOnce(&mut Config)) -> (Stack, Recorder) {
+pub async fn recorded_stack(edit: impl FnOnce(&mut Config) + Send + 'static) -> (Stack, Recorder) {
     let recorder = Recorder::start().await;
     let stack = start_configured(second_token(), Some(recorder.url.clone()), edit).await;
     recorder.forward_to(stack.fake.base_url());
