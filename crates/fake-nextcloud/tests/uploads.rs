@@ -204,3 +204,44 @@ async fn unfinished_uploads_are_bounded_per_user() {
     let chunk = running.as_user("GET", "alice", &format!("{folder}/1")).send().await.unwrap();
     assert_eq!(chunk.status(), 404, "the refused chunk was not kept");
 }
+
+/// The hrefs of a PROPFIND's answer.
+async fn hrefs(running: &Running, uid: &str, path: &str, depth: &str) -> Vec<String> {
+    let propfind = running.as_user("PROPFIND", uid, path).header("Depth", depth);
+    let response = propfind.send().await.unwrap();
+    assert_eq!(response.status(), 207, "PROPFIND {path}");
+    let body = response.text().await.unwrap();
+    body.split("<d:href>")
+        .skip(1)
+        .map(|rest| rest.split("</d:href>").next().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_upload_home_lists_the_callers_uploads_level_by_level() {
+    let running = start(SHARED).await;
+    let folder = upload_folder("alice", "listed");
+    assert_eq!(running.as_user("MKCOL", "alice", &folder).send().await.unwrap().status(), 201);
+    let put = running.as_user("PUT", "alice", &format!("{folder}/1")).body("x").send().await;
+    assert_eq!(put.unwrap().status(), 201);
+    let bobs = upload_folder("bob", "his");
+    assert_eq!(running.as_user("MKCOL", "bob", &bobs).send().await.unwrap().status(), 201);
+
+    let home = "/remote.php/dav/uploads/alice/";
+    assert_eq!(hrefs(&running, "alice", home, "0").await, [home]);
+    assert_eq!(
+        hrefs(&running, "alice", home, "1").await,
+        [home, "/remote.php/dav/uploads/alice/listed/"]
+    );
+    assert_eq!(
+        hrefs(&running, "alice", home, "2").await,
+        [
+            home,
+            "/remote.php/dav/uploads/alice/listed/",
+            "/remote.php/dav/uploads/alice/listed/.file",
+            "/remote.php/dav/uploads/alice/listed/1",
+        ]
+    );
+    let root = "/remote.php/dav/uploads/";
+    assert_eq!(hrefs(&running, "alice", root, "1").await, [root, home], "only her own home");
+}

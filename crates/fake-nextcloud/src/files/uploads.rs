@@ -309,6 +309,28 @@ fn levels(depth: Depth) -> u32 {
     }
 }
 
+type Found = Vec<(String, PropertySet)>;
+
+/// The caller's upload home and `below` levels of what it holds.
+fn home_and_below(found: &mut Found, uploads: &Uploads, uid: &str, below: u32) {
+    let mtime = uploads.of(uid).map(|(_, folder)| folder.mtime).max();
+    found.push((home_href(uid), collection_properties(mtime)));
+    if below > 0 {
+        for (id, folder) in uploads.of(uid) {
+            folder_and_below(found, uid, id, folder, below - 1);
+        }
+    }
+}
+
+/// An upload folder and, `below` one level or more, its members.
+fn folder_and_below(found: &mut Found, uid: &str, id: &str, folder: &Folder, below: u32) {
+    found.push((folder_href(uid, id), collection_properties(Some(folder.mtime))));
+    if below > 0 {
+        found.extend(members(uid, id, folder));
+    }
+}
+
+/// `uploads/` lists the caller's own home only.
 fn propfind(shared: &Shared, request: &DavRequest, place: &Place) -> Result<Response, DavError> {
     let wanted = parse_propfind(&request.body)?;
     let levels = levels(request.depth(Depth::One));
@@ -316,41 +338,25 @@ fn propfind(shared: &Shared, request: &DavRequest, place: &Place) -> Result<Resp
     let uid = request.user.uid.as_str();
     let world = shared.world();
     let uploads = &world.uploads;
-    let home_mtime = uploads.of(uid).map(|(_, folder)| folder.mtime).max();
-    let mut found: Vec<(String, PropertySet)> = Vec::new();
-    let folder_and_below =
-        |found: &mut Vec<(String, PropertySet)>, id: &str, folder: &Folder, below: u32| {
-            found.push((folder_href(uid, id), collection_properties(Some(folder.mtime))));
-            if below > 0 {
-                found.extend(members(uid, id, folder));
-            }
-        };
+    let mut found = Found::new();
     match place {
-        Place::Root | Place::Home => {
-            let below_home = if *place == Place::Root {
-                found.push((root_href(), collection_properties(None)));
-                levels.saturating_sub(1)
-            } else {
-                levels
-            };
-            if *place == Place::Home || levels > 0 {
-                found.push((home_href(uid), collection_properties(home_mtime)));
-                if below_home > 0 {
-                    for (id, folder) in uploads.of(uid) {
-                        folder_and_below(&mut found, id, folder, below_home - 1);
-                    }
-                }
+        Place::Root => {
+            found.push((root_href(), collection_properties(None)));
+            if levels > 0 {
+                home_and_below(&mut found, uploads, uid, levels - 1);
             }
         }
+        Place::Home => home_and_below(&mut found, uploads, uid, levels),
         Place::Folder(id) => {
             let folder = uploads.folder(uid, id).ok_or_else(|| missing_folder(uid, id))?;
-            folder_and_below(&mut found, id, folder, levels);
+            folder_and_below(&mut found, uid, id, folder, levels);
         }
         Place::Item(id, name) => {
             let folder = uploads.folder(uid, id).ok_or_else(|| missing_folder(uid, id))?;
+            let href = item_href(uid, id, name);
             let member = members(uid, id, folder)
                 .into_iter()
-                .find(|(href, _)| *href == item_href(uid, id, name))
+                .find(|(member_href, _)| *member_href == href)
                 .ok_or_else(|| not_found_path(&format!("uploads/{uid}/{id}/{name}")))?;
             found.push(member);
         }
