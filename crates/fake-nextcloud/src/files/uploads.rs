@@ -452,7 +452,9 @@ fn insufficient_storage(uid: &str, id: &str) -> DavError {
         exception: "Sabre\\DAV\\Exception\\InsufficientStorage",
         message: format!(
             "Insufficient space in uploads/{uid}/{id}: the fake Nextcloud keeps at most \
-             {} MiB of unfinished uploads per user; finish or delete one first",
+             {} MiB of unfinished uploads per user, which this chunk (or the announced \
+             OC-Total-Length) would pass; upload a smaller file, or finish or delete other \
+             uploads first",
             PENDING_BYTES_MAX / (1024 * 1024)
         ),
         condition: String::new(),
