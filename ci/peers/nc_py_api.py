@@ -2,7 +2,7 @@
 
 Logs in as alice of the demo fixture, once with her app password and once with
 her password, and exercises what Tamebi relies on: capabilities, the current
-user, listing, stat, download, upload, search and delete. Prints one line per
+user, listing, stat, download, upload (whole and chunked), search and delete. Prints one line per
 check and a last line `nc-py-api: N passed, N failed`; exits 1 on any failure.
 
     FAKE_URL=http://127.0.0.1:PORT python3 ci/peers/nc_py_api.py
@@ -96,6 +96,21 @@ def run(label, user, secret):
         expect(node is not None and node.file_id == uploaded.file_id, f"same file id: {node!r} vs {uploaded!r}")
         expect(node.info.size == len(payload), f"size {node.info.size}")
 
+    def chunked_upload_round_trip():
+        # upload_stream sends chunking v2 (Destination on every request,
+        # chunks 1, 2, 3) from 5 MiB chunks on, and the older byte-range
+        # chunk names below that; both are assembled by the MOVE of .file.
+        import io
+
+        for chunk_size, size, name in [(5 * 1024 * 1024, 12 * 1024 * 1024 + 7, "big v2.bin"), (4096, 10_000, "small v1.bin")]:
+            payload = bytes((index * 7 + index // 4096) % 251 for index in range(size))
+            uploaded = nc.files.upload_stream(f"{folder}/{name}", io.BytesIO(payload), chunk_size=chunk_size)
+            expect(uploaded.file_id, f"{name}: the assembling MOVE returned an OC-FileId: {uploaded!r}")
+            node = nc.files.by_path(f"{folder}/{name}")
+            expect(node is not None and node.file_id == uploaded.file_id, f"{name}: same file id: {node!r} vs {uploaded!r}")
+            expect(node.info.size == size, f"{name}: size {node.info.size}, expected {size}")
+            expect(nc.files.download(f"{folder}/{name}") == payload, f"{name}: download returns the chunks in order")
+
     def search():
         found = {node.user_path for node in nc.files.find(["like", "name", "%.md"])}
         expect("Documents/notes-reunion.md" in found, f"SEARCH found: {sorted(found)}")
@@ -115,6 +130,7 @@ def run(label, user, secret):
         ("by_path", by_path),
         ("download", download),
         ("upload round trip", upload_round_trip),
+        ("chunked upload round trip", chunked_upload_round_trip),
         ("find (SEARCH)", search),
         ("delete", delete),
     ]:

@@ -1,7 +1,8 @@
 //! WebDAV on `/remote.php/dav/files/{uid}/` (and the legacy
 //! `/remote.php/webdav/`): PROPFIND, PROPPATCH, GET (with Range), HEAD, PUT,
 //! MKCOL, MOVE, COPY, DELETE, OPTIONS — answered the way Nextcloud's sabre/dav
-//! server answers them, statuses, headers and error bodies included.
+//! server answers them, statuses, headers and error bodies included; and
+//! chunked uploads into them on `/remote.php/dav/uploads/{uid}/` ([`uploads`]).
 //!
 //! Every request resolves its path through [`crate::storage::Storage`], so
 //! what a user sees here is exactly what SEARCH and OCS see. A path in another
@@ -11,6 +12,7 @@ pub(crate) mod properties;
 mod propfind;
 pub(crate) mod transfer;
 mod tree;
+pub mod uploads;
 
 use crate::Shared;
 use crate::dav::{self, DavError, DavRequest};

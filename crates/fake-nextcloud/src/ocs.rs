@@ -650,7 +650,9 @@ fn capability_set(logged_in: bool) -> Value {
             "forbidden_filename_basenames": [],
             "forbidden_filename_characters": ["\\", "/"],
             "forbidden_filename_extensions": [".part", ".filepart"],
-            "chunked_upload": { "max_size": 104857600, "max_parallel_count": 5 },
+            // Nextcloud's default max_size is 100 MiB; clients send chunks
+            // up to it, so the fake names its own request body limit.
+            "chunked_upload": { "max_size": crate::REQUEST_BODY_LENGTH_MAX, "max_parallel_count": 5 },
             "file_conversions": [],
             "undelete": false,
             "version_labeling": false,

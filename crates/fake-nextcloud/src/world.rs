@@ -36,6 +36,8 @@ pub struct World {
     /// gid → display name.
     pub groups: BTreeMap<String, String>,
     pub storage: Storage,
+    /// Unfinished chunked uploads (`/remote.php/dav/uploads/`).
+    pub uploads: crate::files::uploads::Uploads,
     pub calendars: crate::caldav::Calendars,
     /// uid → the calendar uri a PROPPATCH of the principal's
     /// `schedule-default-calendar-URL` chose (Nextcloud keeps it as the
@@ -215,6 +217,7 @@ impl World {
             users,
             groups,
             storage,
+            uploads: Default::default(),
             calendars,
             schedule_defaults: BTreeMap::new(),
             address_books,

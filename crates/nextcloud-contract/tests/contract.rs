@@ -11,6 +11,7 @@
 mod contract {
     mod caldav;
     mod carddav;
+    mod chunked_upload;
     mod deck;
     mod headers;
     mod ocs;

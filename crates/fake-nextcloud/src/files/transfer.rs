@@ -275,20 +275,7 @@ pub(super) fn put(
     if request.header("content-range").is_some() {
         return Err(DavError::bad_request("Content-Range on PUT requests are forbidden."));
     }
-    // MtimeSanitizer: a number (Unix seconds), nothing else.
-    let requested_mtime = match request.header("x-oc-mtime") {
-        None => None,
-        Some(text) => match text.trim().parse::<f64>() {
-            Ok(seconds) if seconds.is_finite() && !text.trim().starts_with("0x") => {
-                Some(seconds as i64)
-            }
-            _ => {
-                return Err(DavError::bad_request(
-                    "X-OC-MTime header must be an integer (unix timestamp).",
-                ));
-            }
-        },
-    };
+    let requested_mtime = requested_mtime(request)?;
     let now = shared.now();
     let mut guard = shared.world();
     let world = &mut *guard;
@@ -327,6 +314,19 @@ pub(super) fn put(
     }
     let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
     Ok((status, headers).into_response())
+}
+
+/// `X-OC-MTime` as MtimeSanitizer reads it: a number (Unix seconds),
+/// nothing else (400). PUT and the MOVE that assembles a chunked upload
+/// both honour it.
+pub(super) fn requested_mtime(request: &DavRequest) -> Result<Option<i64>, DavError> {
+    let Some(text) = request.header("x-oc-mtime") else { return Ok(None) };
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && !text.trim().starts_with("0x") => {
+            Ok(Some(seconds as i64))
+        }
+        _ => Err(DavError::bad_request("X-OC-MTime header must be an integer (unix timestamp).")),
+    }
 }
 
 #[cfg(test)]

@@ -103,14 +103,7 @@ pub(super) fn move_or_copy(
         return Err(DavError::bad_request("The destination header was not supplied"));
     };
     let destination = destination_path(destination_header, target)?;
-    let overwrite = match request.header("overwrite").map(str::trim) {
-        None | Some("") => true,
-        Some(value) if value.eq_ignore_ascii_case("t") => true,
-        Some(value) if value.eq_ignore_ascii_case("f") => false,
-        Some(_) => {
-            return Err(DavError::bad_request("The HTTP Overwrite header should be either T or F"));
-        }
-    };
+    let overwrite = overwrite(request)?;
     // COPY of a collection with Depth 0 copies the collection alone.
     let recursive = request.depth(Depth::Infinity) != Depth::Zero;
 
@@ -169,6 +162,16 @@ pub(super) fn move_or_copy(
     Ok((status, headers).into_response())
 }
 
+/// The `Overwrite` header: T (also when absent) or F, anything else 400.
+pub(super) fn overwrite(request: &DavRequest) -> Result<bool, DavError> {
+    match request.header("overwrite").map(str::trim) {
+        None | Some("") => Ok(true),
+        Some(value) if value.eq_ignore_ascii_case("t") => Ok(true),
+        Some(value) if value.eq_ignore_ascii_case("f") => Ok(false),
+        Some(_) => Err(DavError::bad_request("The HTTP Overwrite header should be either T or F")),
+    }
+}
+
 /// sabre's preconditions against the resource the request names, which
 /// must exist (a 404 otherwise).
 fn check_existing_preconditions(
@@ -186,8 +189,27 @@ fn check_existing_preconditions(
 }
 
 /// The clean path a `Destination` header names in the caller's files.
-/// sabre ignores the scheme and host of an absolute URL and keeps its path.
 fn destination_path(header: &str, target: &Target) -> Result<String, DavError> {
+    let collapsed = destination_uri(header)?;
+    let base = target.href_base.trim_end_matches('/');
+    let outside = || {
+        DavError::Forbidden(format!(
+            "Requested uri ({collapsed}) is out of base uri ({})",
+            target.href_base
+        ))
+    };
+    let rest = match collapsed.strip_prefix(base) {
+        Some("") => "",
+        Some(rest) if rest.starts_with('/') => rest,
+        _ => return Err(outside()),
+    };
+    storage::parse_dav_path(rest).map_err(|_| DavError::bad_request("Invalid destination path"))
+}
+
+/// The still percent-encoded path a `Destination` header names: sabre
+/// ignores the scheme and host of an absolute URL and collapses repeated
+/// slashes before comparing the path with its base.
+pub(super) fn destination_uri(header: &str) -> Result<String, DavError> {
     let header = header.trim();
     let raw_path = if !header.starts_with('/') && header.contains("://") {
         match url::Url::parse(header) {
@@ -207,17 +229,5 @@ fn destination_path(header: &str, target: &Target) -> Result<String, DavError> {
         }
         collapsed.push(character);
     }
-    let base = target.href_base.trim_end_matches('/');
-    let outside = || {
-        DavError::Forbidden(format!(
-            "Requested uri ({collapsed}) is out of base uri ({})",
-            target.href_base
-        ))
-    };
-    let rest = match collapsed.strip_prefix(base) {
-        Some("") => "",
-        Some(rest) if rest.starts_with('/') => rest,
-        _ => return Err(outside()),
-    };
-    storage::parse_dav_path(rest).map_err(|_| DavError::bad_request("Invalid destination path"))
+    Ok(collapsed)
 }

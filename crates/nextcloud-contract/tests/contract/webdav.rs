@@ -12,14 +12,14 @@ const FILE_PROPERTIES: &str = concat!(
     "<d:getetag/><oc:fileid/><oc:size/><oc:permissions/><oc:owner-id/>"
 );
 
-fn propfind_body(extra: &str) -> String {
+pub(super) fn propfind_body(extra: &str) -> String {
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns"><d:prop>{FILE_PROPERTIES}<oc:id/>{extra}</d:prop></d:propfind>"#
     )
 }
 
 /// The numeric file id inside an `OC-FileId` header (`%08d` + instance id).
-fn fileid_of(oc_fileid: &str) -> u64 {
+pub(super) fn fileid_of(oc_fileid: &str) -> u64 {
     let digits: String = oc_fileid.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().unwrap_or_else(|_| panic!("OC-FileId {oc_fileid:?} starts with the file id"))
 }
@@ -409,12 +409,12 @@ async fn another_users_private_file_is_not_visible() {
     scratch.done().await;
 }
 
-fn eq_fileid(fileid: u64) -> String {
+pub(super) fn eq_fileid(fileid: u64) -> String {
     format!("<d:eq><d:prop><oc:fileid/></d:prop><d:literal>{fileid}</d:literal></d:eq>")
 }
 
 /// A SEARCH as mcp-nextcloud builds it (`index/visible.rs`).
-async fn search(
+pub(super) async fn search(
     target: &Target,
     account: &Account,
     folder: &str,
