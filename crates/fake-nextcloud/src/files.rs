@@ -127,9 +127,17 @@ fn options(shared: &Shared, request: &DavRequest, target: &Target) -> Result<Res
         let user = world.user(&request.user.uid).ok_or_else(DavError::not_found)?;
         world.storage.resolve(user.viewer(), &target.path).is_ok()
     };
+    let mut headers = options_headers(exists);
+    insert(&mut headers, "accept-ranges", "bytes");
+    Ok((StatusCode::OK, headers, "").into_response())
+}
+
+/// sabre's `CorePlugin::httpOptions` headers for a node of the files tree
+/// (or an upload): the methods it allows, MKCOL only where nothing exists
+/// yet, and the DAV classes.
+fn options_headers(exists: bool) -> HeaderMap {
     let mut allow =
         String::from("OPTIONS, GET, HEAD, DELETE, PROPFIND, PUT, PROPPATCH, COPY, MOVE, REPORT");
-    // sabre allows MKCOL only where nothing exists yet.
     if !exists {
         allow.push_str(", MKCOL");
     }
@@ -137,8 +145,7 @@ fn options(shared: &Shared, request: &DavRequest, target: &Target) -> Result<Res
     insert(&mut headers, "allow", &allow);
     insert(&mut headers, "dav", DAV_FEATURES);
     insert(&mut headers, "ms-author-via", "DAV");
-    insert(&mut headers, "accept-ranges", "bytes");
-    Ok((StatusCode::OK, headers, "").into_response())
+    headers
 }
 
 /// sabre parses the body and then finds no plugin for the report; Nextcloud's

@@ -112,16 +112,7 @@ pub(super) fn move_or_copy(
     let world = &mut *guard;
     let viewer = target.viewer(&world.users)?;
     check_existing_preconditions(world, viewer, request, target)?;
-    let (destination_parent, _) = storage::parent_and_name(&destination);
-    match world.storage.resolve(viewer, destination_parent) {
-        Err(_) => return Err(DavError::conflict("The destination node is not found")),
-        Ok(parent) if !parent.node.is_folder() => {
-            return Err(DavError::unsupported_media_type(
-                "The destination node is not a collection",
-            ));
-        }
-        Ok(_) => {}
-    }
+    check_destination_parent(&world.storage, viewer, &destination)?;
     let destination_exists = world.storage.resolve(viewer, &destination).is_ok();
     if destination_exists && !overwrite {
         return Err(storage_error(StorageError::DestinationExists, &destination));
@@ -230,4 +221,21 @@ pub(super) fn destination_uri(header: &str) -> Result<String, DavError> {
         collapsed.push(character);
     }
     Ok(collapsed)
+}
+
+/// sabre's `getCopyAndMoveInfo`: the destination's parent must exist (409)
+/// and be a collection (415).
+pub(super) fn check_destination_parent(
+    storage: &storage::Storage,
+    viewer: crate::storage::Viewer<'_>,
+    destination: &str,
+) -> Result<(), DavError> {
+    let (parent, _) = storage::parent_and_name(destination);
+    match storage.resolve(viewer, parent) {
+        Err(_) => Err(DavError::conflict("The destination node is not found")),
+        Ok(parent) if !parent.node.is_folder() => {
+            Err(DavError::unsupported_media_type("The destination node is not a collection"))
+        }
+        Ok(_) => Ok(()),
+    }
 }

@@ -24,8 +24,8 @@
 //! past the quota).
 
 use super::transfer::{Current, FOLDER_GET_TEXT, check_preconditions, requested_mtime};
-use super::tree::{Operation, destination_uri, overwrite};
-use super::{DAV_FEATURES, insert, not_found_path, padded_file_id, quoted, storage_error};
+use super::tree::{Operation, check_destination_parent, destination_uri, overwrite};
+use super::{insert, not_found_path, padded_file_id, quoted, storage_error};
 use crate::Shared;
 use crate::caldav::webdav::{PropertySet, multistatus, parse_propfind, prefers_minimal};
 use crate::dav::{self, DavError, DavRequest, Depth};
@@ -250,16 +250,7 @@ fn exists(uploads: &Uploads, uid: &str, place: &Place) -> bool {
 
 fn options(shared: &Shared, request: &DavRequest, place: &Place) -> Result<Response, DavError> {
     let exists = exists(&shared.world().uploads, &request.user.uid, place);
-    let mut allow =
-        String::from("OPTIONS, GET, HEAD, DELETE, PROPFIND, PUT, PROPPATCH, COPY, MOVE, REPORT");
-    if !exists {
-        allow.push_str(", MKCOL");
-    }
-    let mut headers = HeaderMap::new();
-    insert(&mut headers, "allow", &allow);
-    insert(&mut headers, "dav", DAV_FEATURES);
-    insert(&mut headers, "ms-author-via", "DAV");
-    Ok((StatusCode::OK, headers, "").into_response())
+    Ok((StatusCode::OK, super::options_headers(exists), "").into_response())
 }
 
 // ---- PROPFIND ------------------------------------------------------------
@@ -565,16 +556,7 @@ fn assemble(
     let overwrite = overwrite(request)?;
     let viewer =
         world.users.get(uid).map(crate::world::User::viewer).ok_or_else(DavError::not_found)?;
-    let (parent, _) = storage::parent_and_name(&destination);
-    match world.storage.resolve(viewer, parent) {
-        Err(_) => return Err(DavError::conflict("The destination node is not found")),
-        Ok(parent) if !parent.node.is_folder() => {
-            return Err(DavError::unsupported_media_type(
-                "The destination node is not a collection",
-            ));
-        }
-        Ok(_) => {}
-    }
+    check_destination_parent(&world.storage, viewer, &destination)?;
     let existing =
         world.storage.resolve(viewer, &destination).ok().map(|entry| entry.node.is_folder());
     if existing.is_some() && !overwrite {

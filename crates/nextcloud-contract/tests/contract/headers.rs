@@ -17,6 +17,11 @@ const EVERY_ANSWER: [(&str, &str); 5] = [
     ("x-xss-protection", "1; mode=block"),
 ];
 
+/// `first`, then every one of [`EVERY_ANSWER`].
+fn with_every_answer<'a>(first: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    first.iter().copied().chain(EVERY_ANSWER).collect()
+}
+
 /// The suite's "the following headers should be set", and "there are no
 /// duplicate headers" (a cookie aside, nothing is sent twice).
 fn assert_headers(response: &reqwest::Response, expected: &[(&str, &str)], what: &str) {
@@ -39,11 +44,10 @@ async fn file_downloads_carry_the_security_headers_on_both_endpoints() {
     assert!(target.put_file(&alice, &name, "Welcome to the contract").await.status().is_success());
 
     let disposition = format!("attachment; filename*=UTF-8''{name}; filename=\"{name}\"");
-    let mut expected = vec![
+    let expected = with_every_answer(&[
         ("content-disposition", disposition.as_str()),
         ("content-security-policy", "default-src 'none';"),
-    ];
-    expected.extend(EVERY_ANSWER);
+    ]);
     for path in [target.files_path(&alice, &name), format!("/remote.php/webdav/{name}")] {
         let response = target.as_account(&alice, "GET", &path).send().await.unwrap();
         assert_eq!(response.status(), 200, "{path}");
@@ -105,23 +109,21 @@ PHOTO;ENCODING=b;TYPE=JPEG:{JPEG_BASE64}\r\nEND:VCARD\r\n",
     let card_path = format!("{book_path}{with_photo}");
     let response = target.as_account(&alice, "GET", &card_path).send().await.unwrap();
     assert_eq!(response.status(), 200);
-    let mut expected = vec![
+    let expected = with_every_answer(&[
         ("content-disposition", "attachment; filename*=UTF-8''bjoern.vcf; filename=\"bjoern.vcf\""),
         ("content-type", "text/vcard; charset=utf-8"),
         ("content-security-policy", "default-src 'none';"),
-    ];
-    expected.extend(EVERY_ANSWER);
+    ]);
     assert_headers(&response, &expected, "vCard download");
 
     let photo = target.as_account(&alice, "GET", &format!("{card_path}?photo")).send().await;
     let photo = photo.unwrap();
     assert_eq!(photo.status(), 200);
-    let mut expected = vec![
+    let expected = with_every_answer(&[
         ("content-disposition", "attachment; filename=bjoern.vcf.jpg"),
         ("content-type", "image/jpeg"),
         ("content-security-policy", "default-src 'none';"),
-    ];
-    expected.extend(EVERY_ANSWER);
+    ]);
     assert_headers(&photo, &expected, "photo export");
     assert_eq!(&photo.bytes().await.unwrap()[..4], &[0xFF, 0xD8, 0xFF, 0xE0]);
 
@@ -148,15 +150,14 @@ async fn ocs_answers_carry_the_app_frameworks_policy_and_content_types() {
     // An AppFramework controller: its policy, XML as `BaseResponse` types it.
     let config = ocs("/ocs/v1.php/cloud/config").await.unwrap();
     assert_eq!(config.status(), 200);
-    let mut expected = vec![
+    let expected = with_every_answer(&[
         ("content-type", "application/xml; charset=utf-8"),
         (
             "content-security-policy",
             "default-src 'none';base-uri 'none';manifest-src 'self';frame-ancestors 'none'",
         ),
         ("cache-control", "no-cache, no-store, must-revalidate"),
-    ];
-    expected.extend(EVERY_ANSWER);
+    ]);
     assert_headers(&config, &expected, "cloud/config");
     let body = config.text().await.unwrap();
     assert!(body.contains("<website>Nextcloud</website>"), "{body}");

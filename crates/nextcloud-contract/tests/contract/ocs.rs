@@ -4,7 +4,7 @@
 //! status), the current user, capabilities as nc-py-api reads them
 //! (`../shared/PEERS.md`), and files_sharing's shares API.
 
-use nextcloud_contract::{Account, Target, form_encode, ocs_json, require_app};
+use nextcloud_contract::{Account, Target, ocs_json, require_app};
 use serde_json::Value;
 
 fn meta(value: &Value) -> &Value {
@@ -97,20 +97,7 @@ async fn share_read_only(
     path: &str,
     recipient: &Account,
 ) -> (u16, Value) {
-    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json";
-    let response = target
-        .ocs(owner, "POST", shares)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[
-            ("path", format!("/{path}")),
-            ("shareType", "0".to_string()),
-            ("shareWith", recipient.uid.clone()),
-            ("permissions", "1".to_string()),
-        ]))
-        .send()
-        .await
-        .unwrap();
-    ocs_json(response).await
+    super::sharing::share_with(target, owner, path, recipient, Some("1")).await
 }
 
 #[tokio::test]

@@ -9,21 +9,36 @@ use serde_json::Value;
 
 const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
 
-/// A user share of `path` from `owner` to `recipient` (v2, JSON); the
-/// status and the answer.
-async fn share(target: &Target, owner: &Account, path: &str, recipient: &Account) -> (u16, Value) {
+/// A user share of `path` from `owner` to `recipient` (v2, JSON), with
+/// `permissions` or the server's default; the status and the answer.
+pub(super) async fn share_with(
+    target: &Target,
+    owner: &Account,
+    path: &str,
+    recipient: &Account,
+    permissions: Option<&str>,
+) -> (u16, Value) {
+    let mut fields = vec![
+        ("path", format!("/{path}")),
+        ("shareType", "0".to_string()),
+        ("shareWith", recipient.uid.clone()),
+    ];
+    if let Some(permissions) = permissions {
+        fields.push(("permissions", permissions.to_string()));
+    }
     let response = target
         .ocs(owner, "POST", &format!("{SHARES}?format=json"))
         .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[
-            ("path", format!("/{path}")),
-            ("shareType", "0".to_string()),
-            ("shareWith", recipient.uid.clone()),
-        ]))
+        .body(form_encode(&fields))
         .send()
         .await
         .unwrap();
     ocs_json(response).await
+}
+
+/// [`share_with`] the default permissions.
+async fn share(target: &Target, owner: &Account, path: &str, recipient: &Account) -> (u16, Value) {
+    share_with(target, owner, path, recipient, None).await
 }
 
 fn id_of(answer: &Value) -> String {
@@ -205,19 +220,7 @@ async fn a_recipient_cannot_raise_the_permissions_of_a_received_share() {
     let (alice, bob) = (target.alice().clone(), target.bob().clone());
     let folder = target.unique("tmp");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
-    let response = target
-        .ocs(&alice, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[
-            ("path", format!("/{folder}")),
-            ("shareType", "0".to_string()),
-            ("shareWith", bob.uid.clone()),
-            ("permissions", "17".to_string()),
-        ]))
-        .send()
-        .await
-        .unwrap();
-    let (status, created) = ocs_json(response).await;
+    let (status, created) = share_with(&target, &alice, &folder, &bob, Some("17")).await;
     assert_eq!(status, 200, "{created}");
     let id = id_of(&created);
 
