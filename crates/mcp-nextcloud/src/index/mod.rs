@@ -22,9 +22,11 @@ pub mod fill;
 pub mod query;
 pub mod report;
 pub mod search;
+pub mod snippet;
 pub mod store;
 pub mod visible;
 pub mod webhook;
+pub mod words;
 
 use crate::convert::Converter;
 use std::collections::{HashMap, HashSet};

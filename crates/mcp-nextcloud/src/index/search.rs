@@ -10,7 +10,9 @@
 //!    few, the next, larger batch of candidates is checked, so a user who
 //!    can read 0.1 % of the corpus still gets a full page if matches exist.
 //! 5. Only when no passage with all the words survives does the same run
-//!    for any of the words (`matched: any`).
+//!    for any of the words (`matched: any`), passages with more distinct
+//!    words first. "Words" are content words throughout: stop words never
+//!    drive a match ([`super::query`]), and each matches by its stem.
 //! 6. What happened is recorded in `queries`: candidates, survivors,
 //!    returned, and whether the fallback answered (with the all-words
 //!    query's candidates, so the report still sees that hole).
@@ -89,27 +91,29 @@ pub async fn search(
             ));
         }
         (Some(query), None) => (query.all(), (query.term_count() > 1).then(|| query.any())),
-        (None, Some(heading)) => (format!("heading : ({})", heading.all()), None),
+        (None, Some(heading)) => (format!("title : ({})", heading.all()), None),
         (Some(query), Some(heading)) => (
-            format!("({}) AND heading : ({})", query.all(), heading.all()),
+            format!("({}) AND title : ({})", query.all(), heading.all()),
             (query.term_count() > 1)
-                .then(|| format!("({}) AND heading : ({})", query.any(), heading.all())),
+                .then(|| format!("({}) AND title : ({})", query.any(), heading.all())),
         ),
     };
+    // The fallback ranks by how many distinct content words a passage has.
+    let any = any.map(|any| (any, query.as_ref().map(FtsQuery::terms).unwrap_or_default()));
     // The all-words query first; only when none of its passages survives
     // the check as this caller does the any-word query run. Both decisions
     // read survivors only, never candidates: candidates include passages of
     // documents the caller cannot open, and whether two words meet in one
     // of those is exactly what the caller must not learn.
-    let mut phase = check(index, nextcloud, request, all).await?;
+    let mut phase = check(index, nextcloud, request, all, Vec::new()).await?;
     // The all-words query's candidate files, when the fallback runs.
     let mut fallback_after = None;
     if phase.chosen.is_empty()
         && phase.failure.is_none()
-        && let Some(any) = any
+        && let Some((any, terms)) = any
     {
         fallback_after = Some(phase.files);
-        phase = check(index, nextcloud, request, any).await?;
+        phase = check(index, nextcloud, request, any, terms).await?;
     }
     let fallback = fallback_after.is_some();
     let Phase { fts, files, survivors, chosen, failure: check_failure } = phase;
@@ -150,15 +154,20 @@ pub async fn search(
     }
     let by_rowid: HashMap<i64, usize> = chosen.iter().copied().collect();
     let mut passages = Vec::with_capacity(hits.len());
+    let marked = query.as_ref().or(heading.as_ref());
     for hit in hits {
         let file = &survivors[by_rowid[&hit.rowid]];
+        let snippet = match marked {
+            Some(marked) => super::snippet::snippet(&hit.text, hit.language, marked),
+            None => String::new(),
+        };
         passages.push(Found {
             path: file.path.clone(),
             fileid: hit.fileid,
             heading: hit.heading,
             offset: hit.offset,
             length: hit.length,
-            snippet: hit.snippet,
+            snippet,
         });
     }
     // "any" only when the fallback's passages are shown: an empty answer
@@ -187,7 +196,8 @@ struct Phase {
     failure: Option<ToolFailure>,
 }
 
-/// Finds `fts`'s candidates, best first, and asks Nextcloud which of their
+/// Finds `fts`'s candidates, best first (by how many of `terms` they have,
+/// then bm25, when `terms` are given), and asks Nextcloud which of their
 /// files the caller can read, in growing rounds until `limit` passages
 /// survive. The first round always asks, even with no candidate at all (for
 /// a file id no file has), so that an answer with nothing readable costs
@@ -198,8 +208,9 @@ async fn check(
     nextcloud: &Nextcloud,
     request: &Request,
     fts: String,
+    terms: Vec<String>,
 ) -> Result<Phase, ToolFailure> {
-    let candidates = find(index, fts.clone()).await?;
+    let candidates = find(index, fts.clone(), terms).await?;
     let files = by_file(&candidates);
     let mut survivors: Vec<FileInfo> = Vec::new();
     let mut chosen: Vec<(i64, usize)> = Vec::new();
@@ -263,10 +274,25 @@ pub fn by_file(candidates: &[store::Candidate]) -> Vec<(u64, Vec<i64>)> {
     files
 }
 
-async fn find(index: &Index, fts: String) -> Result<Vec<store::Candidate>, ToolFailure> {
+async fn find(
+    index: &Index,
+    fts: String,
+    terms: Vec<String>,
+) -> Result<Vec<store::Candidate>, ToolFailure> {
     index
         .store()
-        .run(move |connection| store::candidates(connection, &fts, CANDIDATES_MAX))
+        .run(move |connection| {
+            let candidates = store::candidates(connection, &fts, CANDIDATES_MAX)?;
+            if terms.len() < 2 {
+                return Ok(candidates);
+            }
+            let counts = store::distinct_terms(connection, &terms, &candidates)?;
+            let mut ranked: Vec<(usize, store::Candidate)> =
+                counts.into_iter().zip(candidates).collect();
+            // Stable: bm25's order stays within each count.
+            ranked.sort_by_key(|(count, _)| std::cmp::Reverse(*count));
+            Ok(ranked.into_iter().map(|(_, candidate)| candidate).collect())
+        })
         .await
         .map_err(store_failure)
 }

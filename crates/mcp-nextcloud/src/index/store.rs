@@ -1,13 +1,14 @@
 //! `index.db`: the card catalogue on disk (SQLite, FTS5).
 //!
-//! Three tables, and none of them has a user column:
+//! Four tables, and none of them has a user column:
 //! - `docs`: one row per file the index has heard of (by discovery or by
 //!   webhook) — its metadata, whether it needs reading (`dirty`), how often
 //!   reading failed (`attempts`), and what became of it (`status`).
-//! - `chunks`: FTS5 over passage text and heading, with the file id and the
-//!   passage's byte range in the text `files_read` serves. A passage's rowid
-//!   is `fileid << 20 | n`, so a file's passages are one rowid range and
-//!   replacing them needs no scan.
+//! - `passages`: each passage's text, heading, language and byte range in the
+//!   text `files_read` serves; `terms`, FTS5 over the stems of its text
+//!   (`body`) and heading (`title`), on the same rowid and storing nothing
+//!   else ([`super::words`]). A passage's rowid is `fileid << 20 | n`, so a
+//!   file's passages are one rowid range and replacing them needs no scan.
 //! - `queries`: what each search found — candidates, survivors, returned,
 //!   and whether the any-word fallback answered — the instrument that says
 //!   whether a miss was a hole in the index, a permission boundary, or
@@ -17,6 +18,7 @@
 //! (a `sqlite-db` database) runs them on a blocking thread so no connection
 //! is held across `.await`. Migrations are numbered by `PRAGMA user_version`.
 
+use super::words;
 use rusqlite::{Connection, OptionalExtension, params};
 use sqlite_db::Database;
 use std::path::Path;
@@ -74,6 +76,31 @@ CREATE INDEX queries_at ON queries (at);
     r#"
 ALTER TABLE queries ADD COLUMN matched TEXT NOT NULL DEFAULT 'all';
 ALTER TABLE queries ADD COLUMN all_candidates INTEGER;
+"#,
+    // Words are matched by their stems (index::words): the passage text moves
+    // to a plain table, and FTS5 indexes the stems without storing them
+    // (contentless, with deletes). Every document read so far is read again
+    // in the background to fill it; until then it is simply not found.
+    r#"
+DROP TABLE chunks;
+CREATE TABLE passages (
+    rowid       INTEGER PRIMARY KEY,
+    text        TEXT NOT NULL,
+    heading     TEXT,
+    byte_offset INTEGER NOT NULL,
+    byte_length INTEGER NOT NULL,
+    language    TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE terms USING fts5 (
+    body,
+    title,
+    content = '',
+    contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+UPDATE docs SET dirty = 1, attempts = 0, status = 'pending', last_error = NULL,
+    version = version + 1, dirtied_at = CAST(strftime('%s', 'now') AS INTEGER)
+WHERE status = 'ok';
 "#,
 ];
 
@@ -285,19 +312,28 @@ pub fn record_passages(
         return Ok(false);
     }
     delete_passages(&transaction, fileid)?;
+    let language = words::detect_in(passages.iter().map(|passage| passage.text.as_str()));
     {
         let mut insert = transaction.prepare_cached(
-            "INSERT INTO chunks (rowid, text, heading, fileid, byte_offset, byte_length)
+            "INSERT INTO passages (rowid, text, heading, byte_offset, byte_length, language)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
+        let mut insert_terms = transaction
+            .prepare_cached("INSERT INTO terms (rowid, body, title) VALUES (?1, ?2, ?3)")?;
         for (number, passage) in passages.iter().enumerate() {
+            let rowid = passage_rowid(fileid, number);
             insert.execute(params![
-                passage_rowid(fileid, number),
+                rowid,
                 passage.text,
                 passage.heading,
-                fileid as i64,
                 passage.offset as i64,
-                passage.length as i64
+                passage.length as i64,
+                language.code()
+            ])?;
+            insert_terms.execute(params![
+                rowid,
+                words::stems(&passage.text, language),
+                passage.heading.as_deref().map(|heading| words::stems(heading, language))
             ])?;
         }
     }
@@ -367,7 +403,12 @@ fn passage_rowid(fileid: u64, number: usize) -> i64 {
 fn delete_passages(connection: &Connection, fileid: u64) -> Result<(), StoreError> {
     let first = (fileid << PASSAGE_INDEX_BITS) as i64;
     let last = first + (1 << PASSAGE_INDEX_BITS) - 1;
-    connection.execute("DELETE FROM chunks WHERE rowid BETWEEN ?1 AND ?2", params![first, last])?;
+    connection.execute(
+        "DELETE FROM terms WHERE rowid IN (SELECT rowid FROM passages WHERE rowid BETWEEN ?1 AND ?2)",
+        params![first, last],
+    )?;
+    connection
+        .execute("DELETE FROM passages WHERE rowid BETWEEN ?1 AND ?2", params![first, last])?;
     Ok(())
 }
 
@@ -378,21 +419,44 @@ pub struct Candidate {
     pub fileid: u64,
 }
 
-/// Every passage matching `fts_query`, best first (bm25, headings weigh
-/// double), at most `limit`.
+/// Every passage matching `fts_query` (over `terms`), best first (bm25,
+/// headings weigh double), at most `limit`.
 pub fn candidates(
     connection: &Connection,
     fts_query: &str,
     limit: usize,
 ) -> Result<Vec<Candidate>, StoreError> {
     let mut statement = connection.prepare_cached(
-        "SELECT rowid FROM chunks WHERE chunks MATCH ?1 ORDER BY bm25(chunks, 1.0, 2.0) LIMIT ?2",
+        "SELECT rowid FROM terms WHERE terms MATCH ?1 ORDER BY bm25(terms, 1.0, 2.0) LIMIT ?2",
     )?;
     let rows = statement.query_map(params![fts_query, limit as i64], |row| {
         let rowid: i64 = row.get(0)?;
         Ok(Candidate { rowid, fileid: (rowid as u64) >> PASSAGE_INDEX_BITS })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The passages among `candidates` that match each of `terms` (FTS5
+/// expressions): for each candidate, in order, how many distinct terms it
+/// has. What the any-word fallback ranks by before bm25.
+pub fn distinct_terms(
+    connection: &Connection,
+    terms: &[String],
+    candidates: &[Candidate],
+) -> Result<Vec<usize>, StoreError> {
+    let position: std::collections::HashMap<i64, usize> =
+        candidates.iter().enumerate().map(|(index, candidate)| (candidate.rowid, index)).collect();
+    let mut counts = vec![0; candidates.len()];
+    let mut statement = connection.prepare_cached("SELECT rowid FROM terms WHERE terms MATCH ?1")?;
+    for term in terms {
+        let rows = statement.query_map([term], |row| row.get::<_, i64>(0))?;
+        for rowid in rows {
+            if let Some(index) = position.get(&rowid?) {
+                counts[*index] += 1;
+            }
+        }
+    }
+    Ok(counts)
 }
 
 /// A passage as search results show it.
@@ -403,32 +467,38 @@ pub struct Hit {
     pub heading: Option<String>,
     pub offset: u64,
     pub length: u64,
-    /// The matched terms in context, marked `**like this**`.
-    pub snippet: String,
+    /// The passage's text and language, for its snippet.
+    pub text: String,
+    pub language: words::Language,
 }
 
-/// The passages `rowids` with their snippets for `fts_query`, in the
-/// order of `rowids`.
+/// The passages `rowids` that still match `fts_query`, in the order of
+/// `rowids` (a passage read again since the query ran may not).
 pub fn hits(
     connection: &Connection,
     fts_query: &str,
     rowids: &[i64],
 ) -> Result<Vec<Hit>, StoreError> {
+    let mut matching =
+        connection.prepare_cached("SELECT 1 FROM terms WHERE terms MATCH ?1 AND rowid = ?2")?;
     let mut statement = connection.prepare_cached(
-        "SELECT heading, byte_offset, byte_length, snippet(chunks, 0, '**', '**', '…', 24)
-         FROM chunks WHERE chunks MATCH ?1 AND rowid = ?2",
+        "SELECT heading, byte_offset, byte_length, text, language FROM passages WHERE rowid = ?1",
     )?;
     let mut hits = Vec::with_capacity(rowids.len());
     for rowid in rowids {
+        if !matching.exists(params![fts_query, rowid])? {
+            continue;
+        }
         let hit = statement
-            .query_row(params![fts_query, rowid], |row| {
+            .query_row(params![rowid], |row| {
                 Ok(Hit {
                     rowid: *rowid,
                     fileid: (*rowid as u64) >> PASSAGE_INDEX_BITS,
                     heading: row.get(0)?,
                     offset: row.get::<_, i64>(1)? as u64,
                     length: row.get::<_, i64>(2)? as u64,
-                    snippet: row.get(3)?,
+                    text: row.get(3)?,
+                    language: words::Language::from_code(&row.get::<_, String>(4)?),
                 })
             })
             .optional()?;
@@ -523,8 +593,8 @@ pub fn status(connection: &Connection) -> Result<Status, StoreError> {
             (SELECT COUNT(*) FROM docs WHERE status = 'failed'),
             (SELECT COUNT(*) FROM docs WHERE status = 'needs_ocr'),
             (SELECT COUNT(*) FROM docs WHERE dirty = 1 AND status = 'pending' AND attempts > 0),
-            (SELECT COUNT(*) FROM chunks),
-            (SELECT COALESCE(SUM(byte_length), 0) FROM chunks),
+            (SELECT COUNT(*) FROM passages),
+            (SELECT COALESCE(SUM(byte_length), 0) FROM passages),
             (SELECT MIN(dirtied_at) FROM docs WHERE dirty = 1 AND status = 'pending'),
             (SELECT COUNT(*) FROM queries)",
         [],
@@ -597,7 +667,7 @@ pub fn passages(connection: &Connection, fileid: u64) -> Result<Vec<NewPassage>,
     let first = (fileid << PASSAGE_INDEX_BITS) as i64;
     let last = first + (1 << PASSAGE_INDEX_BITS) - 1;
     let mut statement = connection.prepare(
-        "SELECT heading, byte_offset, byte_length, text FROM chunks
+        "SELECT heading, byte_offset, byte_length, text FROM passages
          WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid",
     )?;
     let rows = statement.query_map(params![first, last], |row| {
@@ -613,7 +683,10 @@ pub fn passages(connection: &Connection, fileid: u64) -> Result<Vec<NewPassage>,
 
 /// Empties the index (every table); the schema stays.
 pub fn clear(connection: &Connection) -> Result<(), StoreError> {
-    connection.execute_batch("DELETE FROM chunks; DELETE FROM docs; DELETE FROM queries;")?;
+    connection.execute_batch(
+        "INSERT INTO terms (terms) VALUES ('delete-all');
+         DELETE FROM passages; DELETE FROM docs; DELETE FROM queries;",
+    )?;
     Ok(())
 }
 
