@@ -62,9 +62,8 @@ impl FtsQuery {
             if tokens.is_empty() {
                 continue;
             }
-            let is_stop = !quoted
-                && !prefix
-                && tokens.iter().all(|token| language.is_stop_word(token));
+            let is_stop =
+                !quoted && !prefix && tokens.iter().all(|token| language.is_stop_word(token));
             let term = Term::new(&tokens, prefix);
             if is_stop { stop.push(term) } else { content.push(term) }
         }
@@ -72,9 +71,12 @@ impl FtsQuery {
         (!terms.is_empty()).then_some(FtsQuery { terms })
     }
 
-    /// Every term must occur in the passage (or its heading).
+    /// Every term must occur in the passage (or its heading). The `AND` is
+    /// spelled out: FTS5 calls an implicit AND of a parenthesised group and
+    /// an empty phrase (a word of letters its older Unicode tables do not
+    /// know) a syntax error.
     pub fn all(&self) -> String {
-        self.terms.iter().map(|term| term.fts.as_str()).collect::<Vec<_>>().join(" ")
+        self.terms.iter().map(|term| term.fts.as_str()).collect::<Vec<_>>().join(" AND ")
     }
 
     /// Any term may occur; the search ranks passages with more distinct
@@ -139,7 +141,8 @@ impl Term {
                 phrase.push_str(last);
             }
             // Tokens are letters and digits only: nothing to escape.
-            let quoted = if last.is_some() { format!("\"{phrase}\"*") } else { format!("\"{phrase}\"") };
+            let quoted =
+                if last.is_some() { format!("\"{phrase}\"*") } else { format!("\"{phrase}\"") };
             if !variants.contains(&quoted) {
                 variants.push(quoted);
             }
@@ -161,17 +164,17 @@ mod tests {
 
     #[test]
     fn words_become_their_stems_phrases_kept_and_prefixes_allowed() {
-        let query =
-            FtsQuery::parse(r#"budgets "§3. Budget prévisionnel" two-factor auth* ( ) OR"#).unwrap();
+        let query = FtsQuery::parse(r#"budgets "§3. Budget prévisionnel" two-factor auth* ( ) OR"#)
+            .unwrap();
         // Some stemmers leave "budgets" whole: each distinct stem is asked
         // for. "OR" is an English stop word, and no FTS5 operator here.
         assert_eq!(
             query.all(),
-            r#"("budget" OR "budgets") "3 budget previsionnel" "two factor" "auth"*"#
+            r#"("budget" OR "budgets") AND "3 budget previsionnel" AND "two factor" AND "auth"*"#
         );
         assert_eq!(query.term_count(), 4);
         assert_eq!(FtsQuery::parse("  ... -- \"\" "), None);
-        assert_eq!(FtsQuery::parse(r#"say "hi"#).unwrap().all(), r#""say" "hi""#);
+        assert_eq!(FtsQuery::parse(r#"say "hi"#).unwrap().all(), r#""say" AND "hi""#);
     }
 
     #[test]

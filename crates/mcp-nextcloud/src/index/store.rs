@@ -447,7 +447,8 @@ pub fn distinct_terms(
     let position: std::collections::HashMap<i64, usize> =
         candidates.iter().enumerate().map(|(index, candidate)| (candidate.rowid, index)).collect();
     let mut counts = vec![0; candidates.len()];
-    let mut statement = connection.prepare_cached("SELECT rowid FROM terms WHERE terms MATCH ?1")?;
+    let mut statement =
+        connection.prepare_cached("SELECT rowid FROM terms WHERE terms MATCH ?1")?;
     for term in terms {
         let rows = statement.query_map([term], |row| row.get::<_, i64>(0))?;
         for rowid in rows {

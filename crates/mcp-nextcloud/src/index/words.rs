@@ -99,7 +99,11 @@ static STOP_WORDS: LazyLock<Vec<HashSet<String>>> = LazyLock::new(|| {
     Language::ALL
         .iter()
         .map(|language| {
-            stop_words::lookup(language.code()).unwrap_or_default().iter().map(|word| fold(word)).collect()
+            stop_words::lookup(language.code())
+                .unwrap_or_default()
+                .iter()
+                .map(|word| fold(word))
+                .collect()
         })
         .collect()
 });
@@ -213,7 +217,10 @@ mod tests {
 
     #[test]
     fn a_document_is_in_the_language_of_its_stop_words() {
-        assert_eq!(detect("The backup runs every night and keeps the last copies."), Language::English);
+        assert_eq!(
+            detect("The backup runs every night and keeps the last copies."),
+            Language::English
+        );
         assert_eq!(
             detect("La sauvegarde est lancée chaque nuit et garde les dernières copies."),
             Language::French
@@ -222,8 +229,14 @@ mod tests {
             detect("Die Sicherung läuft jede Nacht und behält die letzten Kopien."),
             Language::German
         );
-        assert_eq!(detect("Il backup viene eseguito ogni notte e conserva le copie."), Language::Italian);
-        assert_eq!(detect("La copia de seguridad se ejecuta cada noche y conserva las copias."), Language::Spanish);
+        assert_eq!(
+            detect("Il backup viene eseguito ogni notte e conserva le copie."),
+            Language::Italian
+        );
+        assert_eq!(
+            detect("La copia de seguridad se ejecuta cada noche y conserva las copias."),
+            Language::Spanish
+        );
         assert_eq!(detect("1234 5678"), Language::English);
     }
 
