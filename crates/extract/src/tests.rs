@@ -180,6 +180,8 @@ fn demo_pdf_section_titles_are_recovered_from_the_text() {
     assert_eq!(
         headings(&text),
         [
+            // The title is set in 16 pt bold over a 10 pt body.
+            "# Nextcloud Server Administration Manual (excerpt)",
             "# 1 Introduction",
             "## 1.1 Requirements",
             "## 1.2 User management",
@@ -194,7 +196,7 @@ fn demo_pdf_section_titles_are_recovered_from_the_text() {
         ]
     );
     assert!(text.starts_with(
-        "Nextcloud Server Administration Manual (excerpt)\n\n# 1 Introduction\n\nThis excerpt"
+        "# Nextcloud Server Administration Manual (excerpt)\n\n# 1 Introduction\n\nThis excerpt"
     ));
     // The line wrapping of the PDF stays: the text is what the page shows.
     assert!(text.contains(
