@@ -177,10 +177,12 @@ pub fn setext_underline(line: &str) -> Option<usize> {
 /// `\n`-separated line, its level and title when it is a heading. Lines
 /// marked in `excluded` (code blocks) are never headings.
 ///
-/// When the text has Markdown headings — ATX (`## Budget`) or setext (a
-/// title over `===` or `---`) — only those count: the author wrote the
-/// structure down. Otherwise labelled lines ([`labelled_heading`]) and
-/// title lines standing alone count: a line of at most
+/// Markdown headings always count: ATX lines (`## Budget`) and setext
+/// titles (a title line, after a blank line, over `===` or `---`). When the
+/// text has ATX headings only Markdown headings count: the author wrote the
+/// structure down in Markdown. Otherwise (plain text, and Markdown with
+/// setext titles only) labelled lines ([`labelled_heading`]) and title
+/// lines standing alone count too: a line of at most
 /// [`TEXT_TITLE_WORD_COUNT_MAX`] words that opens with a capital, does not
 /// end like a sentence or a clause, has a blank line (or the start) above
 /// and a blank line below, and is followed by a paragraph of at least
@@ -191,14 +193,14 @@ pub fn text_headings<'a>(lines: &[&'a str], excluded: &[bool]) -> Vec<Option<(us
     let is_blank = |index: usize| lines.get(index).is_none_or(|line| line.trim().is_empty());
     let front_matter_end = front_matter_end(lines);
     let mut headings: Vec<Option<(usize, &'a str)>> = vec![None; lines.len()];
-    let mut has_markdown = false;
+    let mut has_atx = false;
     for (index, line) in lines.iter().enumerate() {
         if is_excluded(index) || index < front_matter_end {
             continue;
         }
         if let Some((level, title)) = markdown_heading(line) {
             headings[index] = Some((level, title));
-            has_markdown = true;
+            has_atx = true;
             continue;
         }
         let underline = lines.get(index + 1).filter(|_| !is_excluded(index + 1));
@@ -206,15 +208,17 @@ pub fn text_headings<'a>(lines: &[&'a str], excluded: &[bool]) -> Vec<Option<(us
         let above_blank = index == 0 || index == front_matter_end || is_blank(index - 1);
         if let (Some(level), true) = (level, above_blank && is_setext_title(line)) {
             headings[index] = Some((level, line.trim()));
-            has_markdown = true;
         }
     }
-    if has_markdown {
+    if has_atx {
         return headings;
     }
     let mut titles = Vec::new();
     for (index, line) in lines.iter().enumerate() {
         if is_excluded(index) || index < front_matter_end {
+            continue;
+        }
+        if headings[index].is_some() {
             continue;
         }
         if let Some(level) = labelled_heading(line) {
@@ -415,11 +419,14 @@ mod tests {
     #[test]
     fn setext_titles_are_markdown_headings() {
         let text = format!(
-            "Migration Plan\n==============\n\n{PARAGRAPH}\n\nScope\n-----\n\n{PARAGRAPH}\n\n1 Not counted\n\n{PARAGRAPH}"
+            "Migration Plan\n==============\n\n{PARAGRAPH}\n\nScope\n-----\n\n{PARAGRAPH}\n\n1 Counted too\n\n{PARAGRAPH}"
         );
-        assert_eq!(headings_of(&text), [(1, "Migration Plan"), (2, "Scope")]);
-        // Together with ATX headings, as Markdown mixes them.
-        let mixed = format!("# Plan\n\n{PARAGRAPH}\n\nRisks\n---\n\n{PARAGRAPH}");
+        assert_eq!(headings_of(&text), [(1, "Migration Plan"), (2, "Scope"), (1, "1 Counted too")]);
+        // Together with ATX headings, as Markdown mixes them; labelled
+        // lines do not count there.
+        let mixed = format!(
+            "# Plan\n\n{PARAGRAPH}\n\nRisks\n---\n\n{PARAGRAPH}\n\n2 Not counted\n\n{PARAGRAPH}"
+        );
         assert_eq!(headings_of(&mixed), [(1, "Plan"), (2, "Risks")]);
     }
 

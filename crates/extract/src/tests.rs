@@ -751,3 +751,51 @@ fn a_pdf_drawing_itself_is_refused_before_the_parser_recurses() {
         Err(ExtractError::Malformed("the PDF nests its drawings in a loop".into()))
     );
 }
+
+#[test]
+fn docx_outline_level_nine_is_body_text() {
+    let styles = r#"
+        <w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/></w:style>
+        <w:style w:type="paragraph" w:styleId="Plain"><w:name w:val="Plain heading"/><w:basedOn w:val="berschrift1"/><w:pPr><w:outlineLvl w:val="9"/></w:pPr></w:style>"#;
+    let body = r#"
+        <w:p><w:pPr><w:pStyle w:val="berschrift1"/></w:pPr><w:r><w:t>Heading</w:t></w:r></w:p>
+        <w:p><w:pPr><w:pStyle w:val="Plain"/></w:pPr><w:r><w:t>Based on a heading, but body text</w:t></w:r></w:p>
+        <w:p><w:pPr><w:pStyle w:val="berschrift1"/><w:outlineLvl w:val="9"/></w:pPr><w:r><w:t>Made body text</w:t></w:r></w:p>"#;
+    check(
+        &docx(body, Some(styles)),
+        DocumentKind::Docx,
+        "# Heading\n\nBased on a heading, but body text\n\nMade body text",
+    );
+}
+
+#[test]
+fn odt_paragraphs_are_headings_by_their_style() {
+    let styles = r#"<?xml version="1.0" encoding="UTF-8"?><office:document-styles xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:styles>
+        <style:style style:name="Heading" style:family="paragraph"/>
+        <style:style style:name="Title" style:family="paragraph" style:parent-style-name="Heading"/>
+        <style:style style:name="Subtitle" style:family="paragraph" style:parent-style-name="Heading"/>
+        <style:style style:name="Heading_20_2" style:display-name="Heading 2" style:family="paragraph" style:parent-style-name="Heading" style:default-outline-level="2"/>
+        <style:style style:name="Kapitel" style:family="paragraph" style:default-outline-level="3"/>
+        <style:style style:name="Flat" style:family="paragraph" style:parent-style-name="Heading_20_2" style:default-outline-level=""/>
+    </office:styles></office:document-styles>"#;
+    let content = r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:automatic-styles>
+        <style:style style:name="P1" style:family="paragraph" style:parent-style-name="Heading_20_2"/>
+        <style:style style:name="P2" style:family="paragraph" style:parent-style-name="Kapitel"/>
+        <style:style style:name="T1" style:family="text" style:parent-style-name="Heading_20_2"/>
+    </office:automatic-styles><office:body><office:text>
+        <text:p text:style-name="Title">Plan</text:p>
+        <text:p text:style-name="Subtitle">A subtitle</text:p>
+        <text:p text:style-name="P1">By its parent</text:p>
+        <text:p text:style-name="P2">By outline level</text:p>
+        <text:p text:style-name="Flat">Not a heading</text:p>
+        <text:h text:style-name="Kapitel">Level from the style</text:h>
+        <text:p text:style-name="Heading_20_4">Undefined, known by name</text:p>
+        <text:p text:style-name="T1">Not a paragraph style</text:p>
+    </office:text></office:body></office:document-content>"#;
+    let bytes = zip(&[("content.xml", content.as_bytes()), ("styles.xml", styles.as_bytes())]);
+    check(
+        &bytes,
+        DocumentKind::Odt,
+        "# Plan\n\nA subtitle\n\n## By its parent\n\n### By outline level\n\nNot a heading\n\n### Level from the style\n\n#### Undefined, known by name\n\nNot a paragraph style",
+    );
+}
