@@ -1,5 +1,7 @@
-//! What a heading line looks like in extracted text: the two grammars the
-//! PDF reader and the chunker share, so "a section title" means one thing.
+//! What a heading line looks like in extracted text: the grammars the PDF
+//! reader and the chunker share, so "a section title" means one thing, and
+//! [`text_headings`], the headings of text served as it is (Markdown, plain
+//! text), where setext titles and title lines standing alone count too.
 //!
 //! A Markdown heading is an ATX line (`## Budget`). A labelled heading is a
 //! short line that names its section by a label, as documents without styles

@@ -12,14 +12,18 @@
 //! thread can contain is memory: a PDF that makes the parser allocate without
 //! bound is bounded only by the input length limit.
 //!
-//! A PDF has no headings, only text drawn in a bigger font. Section titles are
-//! recovered by their shape ([`crate::heading::labelled_heading`]): a line
-//! "3.4 Two-factor authentication" becomes `## 3.4 Two-factor
-//! authentication` in the text, so the chunker splits on it as on any
-//! Markdown heading and a passage carries it as its heading. We mark them
-//! here rather than leave them to the chunker because a PDF's own text may
-//! hold `#` lines (shell comments in a manual), and the chunker only looks
-//! for labelled titles in text without Markdown headings.
+//! A PDF has no headings, only text drawn in a bigger or bolder font. The
+//! output device we hand the parser notes each line's typography (the
+//! rendered size of its characters, and whether their font is bold — see
+//! [`fonts`] for how the font of a character is known), and [`typography`]
+//! decides from it, relative to the document's own body text, which lines
+//! are headings, with numbered titles recognised by their shape
+//! ([`crate::heading::labelled_heading`]) whatever their font. A heading
+//! becomes a Markdown line (`## 3.4 Two-factor authentication`) in the text,
+//! so the chunker splits on it as on any Markdown heading and a passage
+//! carries it as its heading. We mark them here rather than leave them to
+//! the chunker because only here is the typography known, and because a
+//! PDF's own text may hold `#` lines (shell comments in a manual).
 //!
 //! Fewer than [`crate::PDF_TEXT_CHARACTER_COUNT_MIN`] non-whitespace
 //! characters means no text layer: [`ExtractError::NeedsOcr`].
