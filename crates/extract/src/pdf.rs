@@ -450,8 +450,7 @@ mod tests {
 
     #[test]
     fn layout_counts_styled_characters_per_line() {
-        let mut layout = Layout::default();
-        layout.style = Some((100, false));
+        let mut layout = Layout { style: Some((100, false)), ..Layout::default() };
         layout.record("ab \n");
         layout.style = Some((140, true));
         layout.record("Cd\re");

@@ -144,10 +144,8 @@ impl<'a> Walk<'a> {
         let Ok(entry) = xobjects.get(name) else { return Ok(()) };
         let Ok((id, object)) = self.document.dereference(entry) else { return Ok(()) };
         let Ok(stream) = object.as_stream() else { return Ok(()) };
-        if let Some(id) = id {
-            if self.forms.contains(&id) {
-                return Err(FormCycle);
-            }
+        if id.is_some_and(|id| self.forms.contains(&id)) {
+            return Err(FormCycle);
         }
         if self.forms.len() >= FORM_DEPTH_MAX {
             return Err(FormCycle);

@@ -208,7 +208,7 @@ fn running_lines(lines: &[Line]) -> HashSet<usize> {
         edge
     };
     // Each key's occurrences: (page, the line's text, its first number).
-    let mut by_key: HashMap<String, Vec<(u32, &str, Option<i64>)>> = HashMap::new();
+    let mut by_key: HashMap<String, Vec<Occurrence>> = HashMap::new();
     for (page, indexes) in &by_page {
         for index in edges(indexes) {
             let text = lines[index].text.as_str();
@@ -244,6 +244,9 @@ fn first_number(text: &str) -> Option<i64> {
     let digits: String = text[start..].chars().take_while(char::is_ascii_digit).take(9).collect();
     digits.parse().ok()
 }
+
+/// A running line's occurrence: its page, its text, its first number.
+type Occurrence<'a> = (u32, &'a str, Option<i64>);
 
 /// A line with its numbers blanked: "Page 3 of 12" and "Page 4 of 12" are
 /// one running footer.
