@@ -44,6 +44,9 @@ fn heading_styles(styles_xml: &str) -> Result<HashMap<String, usize>, ExtractErr
         let mut current = id.as_str();
         for _ in 0..STYLE_INHERITANCE_DEPTH_MAX {
             let Some(style) = reader.styles.get(current) else { break };
+            if style.is_body_text {
+                break;
+            }
             if let Some(level) = style.level {
                 levels.insert(id.clone(), level);
                 break;
@@ -60,6 +63,8 @@ fn heading_styles(styles_xml: &str) -> Result<HashMap<String, usize>, ExtractErr
 #[derive(Debug, Default)]
 struct StyleDefinition {
     level: Option<usize>,
+    /// `w:outlineLvl` 9: body text, whatever the style it is based on.
+    is_body_text: bool,
     based_on: Option<String>,
 }
 
@@ -80,7 +85,8 @@ impl Visitor for StyleReader {
             let is_paragraph = element.attribute(W, "type").is_none_or(|kind| kind == "paragraph");
             if let (true, Some(id)) = (is_paragraph, element.attribute(W, "styleId")) {
                 let level = level_from_style_id(id);
-                self.styles.insert(id.to_string(), StyleDefinition { level, based_on: None });
+                let style = StyleDefinition { level, ..StyleDefinition::default() };
+                self.styles.insert(id.to_string(), style);
                 self.current = Some(id.to_string());
             }
             return Ok(Descend::Into);
@@ -95,9 +101,9 @@ impl Visitor for StyleReader {
                 }
             }
             "outlineLvl" => {
-                if let Some(level) = element.attribute(W, "val").and_then(level_from_outline) {
-                    style.level = Some(level);
-                }
+                let value = element.attribute(W, "val").unwrap_or("");
+                style.level = level_from_outline(value);
+                style.is_body_text = style.level.is_none() && is_body_text_outline(value);
             }
             "basedOn" => style.based_on = element.attribute(W, "val").map(str::to_string),
             _ => {}
@@ -132,6 +138,10 @@ fn level_from_style_name(name: &str) -> Option<usize> {
     }
     let level: usize = name.strip_prefix("heading")?.parse().ok()?;
     (1..=OUTLINE_LEVEL_COUNT).contains(&level).then_some(level)
+}
+
+fn is_body_text_outline(value: &str) -> bool {
+    value.trim().parse::<usize>().is_ok_and(|outline| outline >= OUTLINE_LEVEL_COUNT)
 }
 
 fn level_from_outline(value: &str) -> Option<usize> {
@@ -228,10 +238,16 @@ impl Visitor for Body {
                     paragraph.level = Some(level);
                 }
             }
+            // The paragraph's own outline level wins over its style's; 9 is
+            // body text.
             "outlineLvl" if self.properties_depth > 0 => {
-                let level = element.attribute(W, "val").and_then(level_from_outline);
-                if let (Some(paragraph), Some(level)) = (self.paragraphs.last_mut(), level) {
-                    paragraph.level = Some(level);
+                let value = element.attribute(W, "val").unwrap_or("");
+                if let Some(paragraph) = self.paragraphs.last_mut() {
+                    if let Some(level) = level_from_outline(value) {
+                        paragraph.level = Some(level);
+                    } else if is_body_text_outline(value) {
+                        paragraph.level = None;
+                    }
                 }
             }
             "numPr" if self.properties_depth > 0 => {

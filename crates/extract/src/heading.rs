@@ -1,5 +1,7 @@
-//! What a heading line looks like in extracted text: the two grammars the
-//! PDF reader and the chunker share, so "a section title" means one thing.
+//! What a heading line looks like in extracted text: the grammars the PDF
+//! reader and the chunker share, so "a section title" means one thing, and
+//! [`text_headings`], the headings of text served as it is (Markdown, plain
+//! text), where setext titles and title lines standing alone count too.
 //!
 //! A Markdown heading is an ATX line (`## Budget`). A labelled heading is a
 //! short line that names its section by a label, as documents without styles
@@ -145,6 +147,148 @@ pub fn labelled_heading(line: &str) -> Option<usize> {
     title_follows(rest, true).then_some(1)
 }
 
+/// The longest title line of plain text (setext or standing alone), in
+/// bytes.
+pub const TEXT_TITLE_LENGTH_MAX: usize = 80;
+/// The most words in a title line standing alone.
+pub const TEXT_TITLE_WORD_COUNT_MAX: usize = 10;
+/// The fewest words in the paragraph after a title standing alone: a title
+/// introduces prose, not another short line.
+pub const TEXT_TITLE_PARAGRAPH_WORD_COUNT_MIN: usize = 8;
+/// How many titles standing alone a text needs before any counts: one short
+/// line without a period is as likely a letter's one-line paragraph; a text
+/// that does it repeatedly before paragraphs has structure.
+pub const TEXT_TITLE_COUNT_MIN: usize = 2;
+
+/// A setext underline's level: `===` is 1, `---` is 2 (at least three
+/// characters, up to three spaces of indentation, trailing spaces allowed).
+pub fn setext_underline(line: &str) -> Option<usize> {
+    let trimmed = line.trim_end();
+    let indentation = trimmed.len() - trimmed.trim_start_matches(' ').len();
+    let marks = &trimmed[indentation..];
+    if indentation > 3 || marks.len() < 3 {
+        return None;
+    }
+    if marks.bytes().all(|byte| byte == b'=') {
+        return Some(1);
+    }
+    marks.bytes().all(|byte| byte == b'-').then_some(2)
+}
+
+/// The heading lines of a text served as it is (Markdown, plain text): per
+/// `\n`-separated line, its level and title when it is a heading. Lines
+/// marked in `excluded` (code blocks) are never headings.
+///
+/// Markdown headings always count: ATX lines (`## Budget`) and setext
+/// titles (a title line, after a blank line, over `===` or `---`). When the
+/// text has ATX headings only Markdown headings count: the author wrote the
+/// structure down in Markdown. Otherwise (plain text, and Markdown with
+/// setext titles only) labelled lines ([`labelled_heading`]) and title
+/// lines standing alone count too: a line of at most
+/// [`TEXT_TITLE_WORD_COUNT_MAX`] words that opens with a capital, does not
+/// end like a sentence or a clause, has a blank line (or the start) above
+/// and a blank line below, and is followed by a paragraph of at least
+/// [`TEXT_TITLE_PARAGRAPH_WORD_COUNT_MIN`] words; and only when the text has
+/// at least [`TEXT_TITLE_COUNT_MIN`] of them.
+pub fn text_headings<'a>(lines: &[&'a str], excluded: &[bool]) -> Vec<Option<(usize, &'a str)>> {
+    let is_excluded = |index: usize| excluded.get(index).copied().unwrap_or(false);
+    let is_blank = |index: usize| lines.get(index).is_none_or(|line| line.trim().is_empty());
+    let front_matter_end = front_matter_end(lines);
+    let mut headings: Vec<Option<(usize, &'a str)>> = vec![None; lines.len()];
+    let mut has_atx = false;
+    for (index, line) in lines.iter().enumerate() {
+        if is_excluded(index) || index < front_matter_end {
+            continue;
+        }
+        if let Some((level, title)) = markdown_heading(line) {
+            headings[index] = Some((level, title));
+            has_atx = true;
+            continue;
+        }
+        let underline = lines.get(index + 1).filter(|_| !is_excluded(index + 1));
+        let level = underline.and_then(|underline| setext_underline(underline));
+        let above_blank = index == 0 || index == front_matter_end || is_blank(index - 1);
+        if let (Some(level), true) = (level, above_blank && is_setext_title(line)) {
+            headings[index] = Some((level, line.trim()));
+        }
+    }
+    if has_atx {
+        return headings;
+    }
+    let mut titles = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        if is_excluded(index) || index < front_matter_end {
+            continue;
+        }
+        if headings[index].is_some() {
+            continue;
+        }
+        if let Some(level) = labelled_heading(line) {
+            headings[index] = Some((level, line.trim()));
+            continue;
+        }
+        let above_blank = index == 0 || is_blank(index - 1);
+        if !above_blank || !is_blank(index + 1) || !is_standalone_title(line) {
+            continue;
+        }
+        let Some(next) = (index + 1..lines.len()).find(|at| !is_blank(*at)) else { continue };
+        let paragraph_words: usize = lines[next..]
+            .iter()
+            .take_while(|line| !line.trim().is_empty())
+            .map(|line| line.split_whitespace().count())
+            .sum();
+        if paragraph_words >= TEXT_TITLE_PARAGRAPH_WORD_COUNT_MIN && !is_excluded(next) {
+            titles.push(index);
+        }
+    }
+    if titles.len() >= TEXT_TITLE_COUNT_MIN {
+        for index in titles {
+            headings[index] = Some((1, lines[index].trim()));
+        }
+    }
+    headings
+}
+
+/// The line after a YAML front matter block (`---` on the first line, up
+/// to the next `---` or `...`), 0 when there is none.
+fn front_matter_end(lines: &[&str]) -> usize {
+    if lines.first().map(|line| line.trim_end()) != Some("---") {
+        return 0;
+    }
+    lines
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, line)| matches!(line.trim_end(), "---" | "..."))
+        .map_or(0, |(index, _)| index + 1)
+}
+
+/// A line that may stand over a setext underline: short, not a list item,
+/// a quote or a table row, not ending like a clause.
+fn is_setext_title(line: &str) -> bool {
+    let title = line.trim();
+    let indentation = line.len() - line.trim_start_matches(' ').len();
+    !title.is_empty()
+        && indentation <= 3
+        && title.len() <= TEXT_TITLE_LENGTH_MAX
+        && !title.starts_with(['-', '*', '+', '>', '|', '•'])
+        && !title.ends_with([',', ';', ':'])
+        && title.chars().any(char::is_alphanumeric)
+}
+
+/// A line that reads as a title on its own: see [`text_headings`].
+fn is_standalone_title(line: &str) -> bool {
+    let title = line.trim();
+    let word_count = title.split_whitespace().count();
+    is_setext_title(line)
+        && line.len() - line.trim_start().len() == 0
+        && word_count <= TEXT_TITLE_WORD_COUNT_MAX
+        && title.starts_with(char::is_uppercase)
+        && !title.ends_with(['.', '!'])
+        && !title.contains(['\t', '=', '{', '}', '<', '>', '|'])
+        && !title.contains("://")
+}
+
 /// "3", "3.4", "03.10" → (component count, the rest of the line).
 fn section_number(text: &str) -> Option<(usize, &str)> {
     let mut components = 0;
@@ -264,5 +408,123 @@ mod tests {
         }
         let long = format!("# {}", "x".repeat(MARKDOWN_HEADING_LENGTH_MAX));
         assert_eq!(markdown_heading(&long), None);
+    }
+
+    fn headings_of(text: &str) -> Vec<(usize, &str)> {
+        let lines: Vec<&str> = text.split('\n').collect();
+        text_headings(&lines, &[]).into_iter().flatten().collect()
+    }
+
+    const PARAGRAPH: &str =
+        "The migration moves every shared folder to the new cluster over two weekends.";
+
+    #[test]
+    fn setext_titles_are_markdown_headings() {
+        let text = format!(
+            "Migration Plan\n==============\n\n{PARAGRAPH}\n\nScope\n-----\n\n{PARAGRAPH}\n\n1 Counted too\n\n{PARAGRAPH}"
+        );
+        assert_eq!(headings_of(&text), [(1, "Migration Plan"), (2, "Scope"), (1, "1 Counted too")]);
+        // Together with ATX headings, as Markdown mixes them; labelled
+        // lines do not count there.
+        let mixed = format!(
+            "# Plan\n\n{PARAGRAPH}\n\nRisks\n---\n\n{PARAGRAPH}\n\n2 Not counted\n\n{PARAGRAPH}"
+        );
+        assert_eq!(headings_of(&mixed), [(1, "Plan"), (2, "Risks")]);
+    }
+
+    #[test]
+    fn rules_front_matter_and_paragraph_ends_are_not_setext_titles() {
+        let cases = [
+            // A horizontal rule after a blank line.
+            format!("{PARAGRAPH}\n\n-----\n\n{PARAGRAPH}"),
+            // The last line of a paragraph over a rule.
+            format!("{PARAGRAPH}\nand its second line\n-----\n\n{PARAGRAPH}"),
+            // YAML front matter.
+            format!("---\ntitle: Plan\nauthor: Alice\n---\n\n{PARAGRAPH}"),
+            // A signature dash and a list item.
+            format!("{PARAGRAPH}\n\n--\nAlice\n\n- item\n---"),
+            // A table separator.
+            "a | b\n---|---\n1 | 2".to_string(),
+        ];
+        for text in cases {
+            assert_eq!(headings_of(&text), [], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn title_lines_standing_alone_before_paragraphs_are_headings() {
+        let text = format!(
+            "Storage Migration Plan\n\n{PARAGRAPH}\n\nSchedule and milestones\n\n{PARAGRAPH}\n{PARAGRAPH}\n\nWhat could go wrong?\n\n{PARAGRAPH}"
+        );
+        assert_eq!(
+            headings_of(&text),
+            [
+                (1, "Storage Migration Plan"),
+                (1, "Schedule and milestones"),
+                (1, "What could go wrong?")
+            ]
+        );
+        // Labelled lines count alongside.
+        let labelled =
+            format!("Overview\n\n{PARAGRAPH}\n\n3.2 Budget\n{PARAGRAPH}\n\nRisks\n\n{PARAGRAPH}");
+        assert_eq!(headings_of(&labelled), [(1, "Overview"), (2, "3.2 Budget"), (1, "Risks")]);
+    }
+
+    #[test]
+    fn a_letter_has_no_title_lines() {
+        let letters = [
+            // One short line without a period: one is not a structure.
+            format!(
+                "Dear Alice,\n\nThank you for the documents\n\n{PARAGRAPH}\n\nBest regards\nBob"
+            ),
+            // Short lines before short lines, sentences, a greeting.
+            format!(
+                "Hello team\n\nSee you at ten\n\nBring the slides\n\nThe meeting is moved.\n\n{PARAGRAPH}"
+            ),
+            // Lines that end like sentences or clauses, lowercase, lists.
+            format!(
+                "Thanks again.\n\n{PARAGRAPH}\n\nAs discussed:\n\n{PARAGRAPH}\n\nsee below\n\n{PARAGRAPH}\n\n- first point\n\n{PARAGRAPH}"
+            ),
+            // A key = value config and a URL.
+            format!("Mode = fast\n\n{PARAGRAPH}\n\nSee https://example.org\n\n{PARAGRAPH}"),
+        ];
+        for text in letters {
+            assert_eq!(headings_of(&text), [], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn code_blocks_are_excluded() {
+        let lines = ["Title", "=====", "", "Other", "-----"];
+        let headings = text_headings(&lines, &[true, true, false, false, false]);
+        assert_eq!(headings, [None, None, None, Some((2, "Other")), None]);
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text: one entry per line, titles are trimmed slices of their
+        /// own line, levels in 1..=6, and nothing panics.
+        #[test]
+        fn text_headings_are_lines_of_the_text(
+            text in "([A-Za-z0-9 .,:#=\\-§é]{0,30}\n){0,30}",
+            excluded in proptest::collection::vec(any::<bool>(), 0..40),
+        ) {
+            let lines: Vec<&str> = text.split('\n').collect();
+            let headings = text_headings(&lines, &excluded);
+            prop_assert_eq!(headings.len(), lines.len());
+            for (index, heading) in headings.iter().enumerate() {
+                if let Some((level, title)) = heading {
+                    prop_assert!((1..=HEADING_LEVEL_MAX).contains(level));
+                    prop_assert!(!title.is_empty());
+                    prop_assert!(lines[index].contains(title));
+                    prop_assert!(!excluded.get(index).copied().unwrap_or(false));
+                }
+            }
+        }
     }
 }

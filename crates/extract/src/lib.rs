@@ -3,13 +3,24 @@
 //!
 //! Every format comes out as one UTF-8 string with `\n` newlines, paragraphs
 //! separated by blank lines, and structure written the way Markdown writes it:
-//! DOCX and ODT headings become `#`/`##` lines by outline level, each ODP
-//! slide and each ODS sheet opens with a `## ` line, table rows become
-//! ` | `-separated lines, and numbered section titles found in PDF text
-//! ("3.4 Two-factor authentication", "Article 5", "§3. Budget prévisionnel")
-//! become headings too. So the chunker needs to know one kind of structure,
-//! Markdown headings, and a passage's byte offset is an offset into exactly the
-//! text `files_read` serves.
+//! DOCX and ODT headings become `#`/`##` lines by their paragraph styles and
+//! outline levels, each ODP slide and each ODS sheet opens with a `## ` line,
+//! table rows become ` | `-separated lines, and PDF headings — recovered from
+//! typography (text clearly larger than the body, or bold on its own line)
+//! and from the numbered-title grammar ("3.4 Two-factor authentication",
+//! "Article 5", "§3. Budget prévisionnel") — become headings too. So the
+//! chunker needs to know one kind of structure, Markdown headings, and a
+//! passage's byte offset is an offset into exactly the text `files_read`
+//! serves.
+//!
+//! Markdown and plain text are the exception by design: they are served as
+//! they are (BOM dropped, newlines normalised), because the file is the
+//! user's own text — a `files_read` that showed `# ` lines the file does not
+//! have would put them back into the file on the next `files_write`, and
+//! quotes would not match what the user sees. Their headings are found in
+//! that same text by [`heading::text_headings`] (setext titles, numbered
+//! titles, title lines standing alone before paragraphs), which the chunker
+//! calls; the offsets stay offsets into the served text.
 //!
 //! The key design choice is extracting in-process with small parsers of our
 //! own (zip + quick-xml for the office formats, including spreadsheets) and

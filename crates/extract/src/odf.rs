@@ -15,13 +15,17 @@
 use crate::docx::row_line;
 use crate::package::Package;
 use crate::text::{Block, Paragraph, TextBuilder, append_spaced};
-use crate::xml::{self, DRAW, Descend, Element, OFFICE, PRESENTATION, TABLE, TEXT, Visitor};
+use std::collections::{HashMap, HashSet};
+
+use crate::xml::{self, DRAW, Descend, Element, OFFICE, PRESENTATION, STYLE, TABLE, TEXT, Visitor};
 use crate::{DocumentKind, ExtractError, Limits};
 
 /// The most times a repeated non-empty row or cell is written out.
 pub const TABLE_REPEAT_MAX: usize = 1000;
 /// The longest run of spaces one `text:s` writes.
 const SPACE_RUN_MAX: usize = 100;
+/// How far a chain of parent styles is followed.
+const STYLE_INHERITANCE_DEPTH_MAX: usize = 16;
 
 pub(crate) fn extract(
     bytes: &[u8],
@@ -30,9 +34,105 @@ pub(crate) fn extract(
 ) -> Result<String, ExtractError> {
     let mut package = Package::open(bytes, limits)?;
     let content_xml = package.read_required("content.xml")?;
+    let mut styles = StyleReader::default();
+    if kind == DocumentKind::Odt {
+        if let Some(styles_xml) = package.read("styles.xml")? {
+            xml::walk(&styles_xml, &mut styles)?;
+        }
+        xml::walk(&content_xml, &mut styles)?;
+    }
     let mut body = Body::new(kind, limits.text_length_max);
+    body.heading_styles = styles.heading_levels();
+    body.defined_styles = styles.styles.into_keys().collect();
     xml::walk(&content_xml, &mut body)?;
     Ok(body.builder.finish())
+}
+
+/// A paragraph style as declared: its own outline level (`Some(None)` for
+/// an explicit empty one), whether its name makes it a heading, its parent.
+#[derive(Debug, Default)]
+struct StyleDefinition {
+    outline_level: Option<Option<usize>>,
+    named_level: Option<usize>,
+    parent: Option<String>,
+}
+
+/// The paragraph styles of `styles.xml` and of `content.xml`'s automatic
+/// styles.
+#[derive(Debug, Default)]
+struct StyleReader {
+    styles: HashMap<String, StyleDefinition>,
+}
+
+impl StyleReader {
+    /// Style name → heading level, for every paragraph style that is a
+    /// heading.
+    fn heading_levels(&self) -> HashMap<String, usize> {
+        let mut levels = HashMap::new();
+        for name in self.styles.keys() {
+            let mut current = name.as_str();
+            for _ in 0..STYLE_INHERITANCE_DEPTH_MAX {
+                let Some(style) = self.styles.get(current) else { break };
+                if let Some(outline) = style.outline_level {
+                    if let Some(level) = outline {
+                        levels.insert(name.clone(), level);
+                    }
+                    break;
+                }
+                if let Some(level) = style.named_level {
+                    levels.insert(name.clone(), level);
+                    break;
+                }
+                match &style.parent {
+                    Some(parent) => current = parent,
+                    None => break,
+                }
+            }
+        }
+        levels
+    }
+}
+
+impl Visitor for StyleReader {
+    fn start(&mut self, element: &Element) -> Result<Descend, ExtractError> {
+        match (element.ns.as_str(), element.local.as_str()) {
+            // The body is not styles; skip it whole.
+            (OFFICE, "body") => Ok(Descend::Skip),
+            (STYLE, "style") => {
+                let is_paragraph = element.attribute(STYLE, "family") == Some("paragraph");
+                if let (true, Some(name)) = (is_paragraph, element.attribute(STYLE, "name")) {
+                    let outline_level = element
+                        .attribute(STYLE, "default-outline-level")
+                        .map(|level| level.trim().parse::<usize>().ok().filter(|level| *level > 0));
+                    let display = element.attribute(STYLE, "display-name").unwrap_or(name);
+                    let named_level = level_from_style_name(display);
+                    let parent = element.attribute(STYLE, "parent-style-name").map(str::to_string);
+                    let style = StyleDefinition { outline_level, named_level, parent };
+                    self.styles.insert(name.to_string(), style);
+                }
+                Ok(Descend::Skip)
+            }
+            _ => Ok(Descend::Into),
+        }
+    }
+
+    fn end(&mut self, _ns: &str, _local: &str) -> Result<(), ExtractError> {
+        Ok(())
+    }
+
+    fn text(&mut self, _text: &str) -> Result<(), ExtractError> {
+        Ok(())
+    }
+}
+
+/// "Title" is 1, "Heading 2" (or its encoded name "Heading_20_2") is 2.
+fn level_from_style_name(name: &str) -> Option<usize> {
+    let name = name.replace("_20_", " ");
+    if name.trim() == "Title" {
+        return Some(1);
+    }
+    let level: usize = name.strip_prefix("Heading")?.trim().parse().ok()?;
+    (1..=10).contains(&level).then_some(level)
 }
 
 #[derive(Debug, Default)]
@@ -58,6 +158,10 @@ struct Slide {
 
 struct Body {
     kind: DocumentKind,
+    /// Paragraph style name → heading level (text documents only).
+    heading_styles: HashMap<String, usize>,
+    /// Every paragraph style the document defines.
+    defined_styles: HashSet<String>,
     builder: TextBuilder,
     text_length_max: usize,
     paragraphs: Vec<Paragraph>,
@@ -76,6 +180,8 @@ impl Body {
     fn new(kind: DocumentKind, text_length_max: usize) -> Body {
         Body {
             kind,
+            heading_styles: HashMap::new(),
+            defined_styles: HashSet::new(),
             builder: TextBuilder::new(text_length_max),
             text_length_max,
             paragraphs: Vec::new(),
@@ -91,6 +197,19 @@ impl Body {
     fn push_text(&mut self, text: &str) {
         if let Some(paragraph) = self.paragraphs.last_mut() {
             paragraph.text.push_str(text);
+        }
+    }
+
+    /// The heading level a paragraph's style gives it.
+    fn style_level(&self, element: &Element) -> Option<usize> {
+        let name = element.attribute(TEXT, "style-name")?;
+        match self.heading_styles.get(name) {
+            Some(level) => Some(*level),
+            // A style the document does not define is known by its name.
+            None if self.kind == DocumentKind::Odt && !self.defined_styles.contains(name) => {
+                level_from_style_name(name)
+            }
+            None => None,
         }
     }
 
@@ -175,13 +294,15 @@ impl Visitor for Body {
             | (OFFICE, "annotation") => return Ok(Descend::Skip),
             (TEXT, "p") => {
                 let is_list_item = std::mem::take(&mut self.bullet_pending);
-                self.paragraphs.push(Paragraph { is_list_item, ..Paragraph::default() });
+                let level = self.style_level(element);
+                self.paragraphs.push(Paragraph { is_list_item, level, ..Paragraph::default() });
             }
             (TEXT, "h") => {
                 self.bullet_pending = false;
                 let level = element
                     .attribute(TEXT, "outline-level")
                     .and_then(|level| level.trim().parse::<usize>().ok())
+                    .or_else(|| self.style_level(element))
                     .unwrap_or(1);
                 self.paragraphs.push(Paragraph { level: Some(level), ..Paragraph::default() });
             }

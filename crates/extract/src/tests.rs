@@ -180,6 +180,8 @@ fn demo_pdf_section_titles_are_recovered_from_the_text() {
     assert_eq!(
         headings(&text),
         [
+            // The title is set in 16 pt bold over a 10 pt body.
+            "# Nextcloud Server Administration Manual (excerpt)",
             "# 1 Introduction",
             "## 1.1 Requirements",
             "## 1.2 User management",
@@ -194,7 +196,7 @@ fn demo_pdf_section_titles_are_recovered_from_the_text() {
         ]
     );
     assert!(text.starts_with(
-        "Nextcloud Server Administration Manual (excerpt)\n\n# 1 Introduction\n\nThis excerpt"
+        "# Nextcloud Server Administration Manual (excerpt)\n\n# 1 Introduction\n\nThis excerpt"
     ));
     // The line wrapping of the PDF stays: the text is what the page shows.
     assert!(text.contains(
@@ -638,4 +640,162 @@ proptest! {
     ) {
         extract_quickly(&bytes, FUZZ_DOCUMENTS[kind].1)?;
     }
+}
+
+/// A PDF of pages drawn with Helvetica (`/F1`), Helvetica-Bold (`/F2`) and
+/// a bold face known only by its descriptor weight (`/F3`); each page is a
+/// list of (font, size, text) lines, top to bottom, under a running header
+/// and over a page-number footer.
+fn typeset_pdf(pages: &[Vec<(&str, u32, &str)>]) -> Vec<u8> {
+    let mut objects = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        String::new(),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".into(),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>"
+            .into(),
+        format!(
+            "<< /Type /Font /Subtype /Type1 /BaseFont /ABCDEF+Corporate /Encoding /WinAnsiEncoding /FirstChar 32 /LastChar 126 /Widths [{}] /FontDescriptor 6 0 R >>",
+            vec!["556"; 95].join(" ")
+        ),
+        "<< /Type /FontDescriptor /FontName /ABCDEF+Corporate /Flags 32 /FontWeight 700 /ItalicAngle 0 /Ascent 700 /Descent -200 /CapHeight 700 /StemV 80 /FontBBox [0 -200 1000 900] >>".into(),
+    ];
+    let mut kids = Vec::new();
+    for (number, lines) in pages.iter().enumerate() {
+        let mut ops = vec![
+            "BT".to_string(),
+            "/F2 9 Tf 1 0 0 1 72 760 Tm (ACME Internal - Storage Migration) Tj".into(),
+            "1 0 0 1 72 720 Tm".into(),
+        ];
+        for (font, size, text) in lines {
+            ops.push(format!("/{font} {size} Tf ({text}) Tj 0 -{} Td", size * 14 / 10));
+        }
+        ops.push(format!(
+            "/F1 9 Tf 1 0 0 1 290 40 Tm (Page {} of {}) Tj ET",
+            number + 1,
+            pages.len()
+        ));
+        let content = ops.join("\n");
+        let page = objects.len() + 1;
+        kids.push(format!("{page} 0 R"));
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R /F2 4 0 R /F3 5 0 R >> >> /Contents {} 0 R >>",
+            page + 1
+        ));
+        objects.push(format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()));
+    }
+    objects[1] = format!("<< /Type /Pages /Kids [{}] /Count {} >>", kids.join(" "), kids.len());
+    let objects: Vec<&str> = objects.iter().map(String::as_str).collect();
+    pdf(&objects)
+}
+
+const PROSE: [&str; 3] = [
+    "The shared drive holds about 850 GB in 120 000 files, most of them office documents",
+    "and scanned invoices. Each department keeps its own folder tree and sharing rules,",
+    "which the migration must preserve exactly as they are configured today on the old server.",
+];
+
+#[test]
+fn pdf_headings_are_recovered_from_size_and_weight() {
+    let body = |lines: &mut Vec<(&'static str, u32, &'static str)>| {
+        lines.extend(PROSE.iter().map(|line| ("F1", 10, *line)));
+    };
+    let mut first = vec![("F2", 18, "Storage Migration Plan")];
+    body(&mut first);
+    first.push(("F2", 14, "Scope and goals"));
+    body(&mut first);
+    first.push(("F3", 10, "Out of scope"));
+    body(&mut first);
+    let mut second = vec![("F2", 14, "Schedule")];
+    body(&mut second);
+    // A numbered title keeps its number's depth.
+    second.push(("F2", 14, "2.1 Test runs"));
+    body(&mut second);
+    second.push(("F1", 14, "Risks"));
+    body(&mut second);
+    let text = text_of(&typeset_pdf(&[first, second]), DocumentKind::Pdf);
+    assert_eq!(
+        headings(&text),
+        [
+            "# Storage Migration Plan",
+            "## Scope and goals",
+            "#### Out of scope",
+            "## Schedule",
+            "## 2.1 Test runs",
+            "### Risks",
+        ],
+        "{text}"
+    );
+    // The running header and the page footers stay text, not headings.
+    assert!(text.starts_with("ACME Internal - Storage Migration\n"), "{text}");
+    assert!(text.contains("\nPage 1 of 2\n") && text.ends_with("Page 2 of 2"), "{text}");
+    assert!(text.contains(&format!("## Scope and goals\n\n{}\n{}", PROSE[0], PROSE[1])), "{text}");
+}
+
+#[test]
+fn a_pdf_drawing_itself_is_refused_before_the_parser_recurses() {
+    let stream = |content: &str, extra: &str| {
+        format!("<< /Length {} {extra} >>\nstream\n{content}\nendstream", content.len())
+    };
+    let text = "BT /F1 10 Tf 72 700 Td (Some text on the page) Tj ET /X1 Do";
+    let looping = pdf(&[
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> /XObject << /X1 5 0 R >> >> /Contents 6 0 R >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        // The form has no resources of its own: it draws the page's X1, itself.
+        &stream(text, "/Type /XObject /Subtype /Form /BBox [0 0 612 792]"),
+        &stream(text, ""),
+    ]);
+    assert_eq!(
+        extract(&looping, DocumentKind::Pdf),
+        Err(ExtractError::Malformed("the PDF nests its drawings in a loop".into()))
+    );
+}
+
+#[test]
+fn docx_outline_level_nine_is_body_text() {
+    let styles = r#"
+        <w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/></w:style>
+        <w:style w:type="paragraph" w:styleId="Plain"><w:name w:val="Plain heading"/><w:basedOn w:val="berschrift1"/><w:pPr><w:outlineLvl w:val="9"/></w:pPr></w:style>"#;
+    let body = r#"
+        <w:p><w:pPr><w:pStyle w:val="berschrift1"/></w:pPr><w:r><w:t>Heading</w:t></w:r></w:p>
+        <w:p><w:pPr><w:pStyle w:val="Plain"/></w:pPr><w:r><w:t>Based on a heading, but body text</w:t></w:r></w:p>
+        <w:p><w:pPr><w:pStyle w:val="berschrift1"/><w:outlineLvl w:val="9"/></w:pPr><w:r><w:t>Made body text</w:t></w:r></w:p>"#;
+    check(
+        &docx(body, Some(styles)),
+        DocumentKind::Docx,
+        "# Heading\n\nBased on a heading, but body text\n\nMade body text",
+    );
+}
+
+#[test]
+fn odt_paragraphs_are_headings_by_their_style() {
+    let styles = r#"<?xml version="1.0" encoding="UTF-8"?><office:document-styles xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:styles>
+        <style:style style:name="Heading" style:family="paragraph"/>
+        <style:style style:name="Title" style:family="paragraph" style:parent-style-name="Heading"/>
+        <style:style style:name="Subtitle" style:family="paragraph" style:parent-style-name="Heading"/>
+        <style:style style:name="Heading_20_2" style:display-name="Heading 2" style:family="paragraph" style:parent-style-name="Heading" style:default-outline-level="2"/>
+        <style:style style:name="Kapitel" style:family="paragraph" style:default-outline-level="3"/>
+        <style:style style:name="Flat" style:family="paragraph" style:parent-style-name="Heading_20_2" style:default-outline-level=""/>
+    </office:styles></office:document-styles>"#;
+    let content = r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:automatic-styles>
+        <style:style style:name="P1" style:family="paragraph" style:parent-style-name="Heading_20_2"/>
+        <style:style style:name="P2" style:family="paragraph" style:parent-style-name="Kapitel"/>
+        <style:style style:name="T1" style:family="text" style:parent-style-name="Heading_20_2"/>
+    </office:automatic-styles><office:body><office:text>
+        <text:p text:style-name="Title">Plan</text:p>
+        <text:p text:style-name="Subtitle">A subtitle</text:p>
+        <text:p text:style-name="P1">By its parent</text:p>
+        <text:p text:style-name="P2">By outline level</text:p>
+        <text:p text:style-name="Flat">Not a heading</text:p>
+        <text:h text:style-name="Kapitel">Level from the style</text:h>
+        <text:p text:style-name="Heading_20_4">Undefined, known by name</text:p>
+        <text:p text:style-name="T1">Not a paragraph style</text:p>
+    </office:text></office:body></office:document-content>"#;
+    let bytes = zip(&[("content.xml", content.as_bytes()), ("styles.xml", styles.as_bytes())]);
+    check(
+        &bytes,
+        DocumentKind::Odt,
+        "# Plan\n\nA subtitle\n\n## By its parent\n\n### By outline level\n\nNot a heading\n\n### Level from the style\n\n#### Undefined, known by name\n\nNot a paragraph style",
+    );
 }

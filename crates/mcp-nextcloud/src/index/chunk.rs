@@ -8,12 +8,16 @@
 //! "§3. Budget prévisionnel" instead of an anonymous fragment.
 //!
 //! The rules, in order:
-//! 1. Sections start at heading lines. When the text has Markdown headings
-//!    (what `extract` writes for DOCX, ODF and recovered PDF titles, and what
-//!    Markdown files have), only those count; otherwise labelled lines do
-//!    ("Article 5", "3.2 Budget", "§3. Budget prévisionnel", "Chapter 4", by
-//!    the grammar in `extract::heading`). Lines inside fenced code blocks are
-//!    never headings. A section never shares a passage with another.
+//! 1. Sections start at heading lines, as `extract::heading::text_headings`
+//!    finds them. When the text has Markdown headings — ATX lines (what
+//!    `extract` writes for DOCX, ODF and PDF headings, and what Markdown
+//!    files have) or setext titles (`Title` over `=====`) — only those
+//!    count; otherwise labelled lines do ("Article 5", "3.2 Budget", "§3.
+//!    Budget prévisionnel", "Chapter 4"), and so do title lines standing
+//!    alone before a paragraph, in a text that has at least two of them
+//!    (plain text, which is served as it is and so cannot be given `#`
+//!    lines). Lines inside fenced code blocks are never headings. A section
+//!    never shares a passage with another.
 //! 2. Inside a section, paragraphs (runs of non-blank lines) are packed into
 //!    passages of at most [`PASSAGE_LENGTH_MAX`] bytes; a paragraph that fits
 //!    in one passage is never split.
@@ -24,13 +28,11 @@
 //! No overlap: every non-whitespace character belongs to exactly one
 //! passage. Passages start and end on non-whitespace, so none is empty.
 //! We rejected overlapping windows (measured worse at equal recall) and
-//! fixed-size windows (they cut sections and cannot name one); Setext
-//! headings (`Title` over `=====`) are not recognised, since none of our
-//! extractors writes them.
+//! fixed-size windows (they cut sections and cannot name one).
 
 use std::ops::Range;
 
-use extract::heading::{labelled_heading, markdown_heading};
+use extract::heading::text_headings;
 
 /// The longest passage, in bytes: a few paragraphs, small enough that a
 /// search result page of them fits a model's context comfortably.
@@ -89,47 +91,30 @@ struct Line {
 }
 
 fn classify_lines(text: &str) -> Vec<Line> {
-    struct Scanned {
-        range: Range<usize>,
-        is_blank: bool,
-        markdown_title: Option<String>,
-        is_labelled: bool,
-    }
-    let mut scanned = Vec::new();
-    let mut start = 0;
+    let contents: Vec<&str> = text.split('\n').collect();
+    let mut in_code = Vec::with_capacity(contents.len());
     let mut in_fence = false;
-    for content in text.split('\n') {
-        let range = start..start + content.len();
-        start = range.end + 1;
+    for content in &contents {
         let is_fence = is_fence_line(content);
         // The fence lines themselves belong to the code block.
-        let in_code = in_fence || is_fence;
+        in_code.push(in_fence || is_fence);
         if is_fence {
             in_fence = !in_fence;
         }
-        let markdown_title = match in_code {
-            true => None,
-            false => markdown_heading(content).map(|(_, title)| title.to_string()),
-        };
-        let is_labelled = !in_code && labelled_heading(content).is_some();
-        scanned.push(Scanned {
-            range,
-            is_blank: content.trim().is_empty(),
-            markdown_title,
-            is_labelled,
-        });
     }
-    // Labelled lines are headings only in text without Markdown headings.
-    let has_markdown_heading = scanned.iter().any(|line| line.markdown_title.is_some());
-    scanned
-        .into_iter()
-        .map(|line| {
-            let heading = match (has_markdown_heading, line.is_labelled) {
-                (true, _) => line.markdown_title,
-                (false, true) => Some(text[line.range.clone()].trim().to_string()),
-                (false, false) => None,
-            };
-            Line { range: line.range, is_blank: line.is_blank, heading }
+    let headings = text_headings(&contents, &in_code);
+    let mut start = 0;
+    contents
+        .iter()
+        .zip(headings)
+        .map(|(content, heading)| {
+            let range = start..start + content.len();
+            start = range.end + 1;
+            Line {
+                range,
+                is_blank: content.trim().is_empty(),
+                heading: heading.map(|(_, title)| title.to_string()),
+            }
         })
         .collect()
 }

@@ -1,6 +1,7 @@
 //! The chunker's rules on examples and the demo documents, and its
 //! invariants (order, bounds, coverage, headings) on random documents.
 
+use extract::heading::labelled_heading;
 use proptest::prelude::*;
 
 use super::*;
