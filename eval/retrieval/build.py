@@ -414,6 +414,8 @@ def plain_text(document: Document) -> str:
             lines.extend(" | ".join(row) for row in block.rows)
         elif block.kind == "li":
             lines.append("- " + block.text)
+        elif block.kind == "code":
+            lines.extend("    " + line for line in block.text.split("\n"))
         else:
             lines.append(block.text)
         lines.append("")
