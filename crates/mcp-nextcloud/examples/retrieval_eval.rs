@@ -193,7 +193,8 @@ async fn main() {
     let mut scored = Vec::with_capacity(questions.len());
     for question in &questions {
         let result = grep(&client, &headers, &question.question).await;
-        let passages = result["structuredContent"]["passages"].as_array().cloned().unwrap_or_default();
+        let passages =
+            result["structuredContent"]["passages"].as_array().cloned().unwrap_or_default();
         let wanted_heading = normalize_heading(&question.heading);
         let mut file_rank = None;
         let mut section_rank = None;
@@ -267,7 +268,10 @@ async fn main() {
         rounds,
         search_ms
     );
-    println!("{fell_back} of {} searches fell back to passages with some of the words", scored.len());
+    println!(
+        "{fell_back} of {} searches fell back to passages with some of the words",
+        scored.len()
+    );
     println!();
     println!("{:<22} {:>5} {:>10} {:>10} {:>7}", "questions", "n", "recall@5", "section@5", "MRR");
     print_row("all", &overall);
@@ -295,9 +299,8 @@ fn print_row(label: &str, totals: &Totals) {
 }
 
 async fn grep(client: &McpClient, headers: &[(String, String)], query: &str) -> Value {
-    let result = client
-        .call_tool_with(headers, "files_grep", json!({"query": query, "limit": TOP}))
-        .await;
+    let result =
+        client.call_tool_with(headers, "files_grep", json!({"query": query, "limit": TOP})).await;
     if result["isError"] == json!(true) {
         fail(&format!("files_grep {query:?} failed: {result}"));
     }
@@ -327,7 +330,9 @@ fn parse_args() -> Args {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--json" => parsed.json = true,
-            "--drive" => parsed.drive = args.next().map(PathBuf::from).unwrap_or_else(|| fail(usage)),
+            "--drive" => {
+                parsed.drive = args.next().map(PathBuf::from).unwrap_or_else(|| fail(usage))
+            }
             "--questions" => {
                 parsed.questions = args.next().map(PathBuf::from).unwrap_or_else(|| fail(usage))
             }
