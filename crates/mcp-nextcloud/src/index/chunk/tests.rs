@@ -199,7 +199,13 @@ fn demo_pdf_totp_passage_is_under_its_recovered_section_title() {
         heading_of(&text, &passages, "occ encryption:encrypt-all").as_deref(),
         Some("5.1 Enabling server-side encryption")
     );
-    assert_eq!(passages[0].heading, None, "the title line comes before any section");
+    // The title, a larger bold line, is recovered from typography (the
+    // numbered sections from their numbers).
+    assert_eq!(
+        passages[0].heading.as_deref(),
+        Some("Nextcloud Server Administration Manual (excerpt)"),
+        "the title line heads what comes before the first section"
+    );
 }
 
 #[test]
