@@ -690,7 +690,10 @@ mod tests {
         webhooks.enqueue_file_event(&file_event(FileEventKind::Touched, "alice"), "Alice");
         let taken = webhooks.take_pending(10);
         assert_eq!(taken[0].0.payload["event"]["class"], NODE_RESTORED);
-        assert_eq!(taken[0].0.payload["event"]["source"]["path"], "/alice/files_trashbin/files/a.md.d5");
+        assert_eq!(
+            taken[0].0.payload["event"]["source"]["path"],
+            "/alice/files_trashbin/files/a.md.d5"
+        );
         assert_eq!(taken[0].0.payload["event"]["target"]["path"], "/alice/files/a.md");
         assert_eq!(taken[1].0.payload["event"]["node"]["path"], "/alice/files/a.md");
     }

@@ -204,12 +204,22 @@ fn trash(
             let mut body = String::new();
             let trash_href = format!("{base}trash/");
             let folder = if path.is_empty() {
-                body.push_str(&response(&trash_href, &collection_properties(), &selection, minimal));
+                body.push_str(&response(
+                    &trash_href,
+                    &collection_properties(),
+                    &selection,
+                    minimal,
+                ));
                 true
             } else {
                 let entry = world.storage.trash_entry(uid, path).ok_or_else(not_found)?;
                 let href = entry_href(&trash_href, &entry);
-                body.push_str(&response(&href, &entry_properties(&world, &entry), &selection, minimal));
+                body.push_str(&response(
+                    &href,
+                    &entry_properties(&world, &entry),
+                    &selection,
+                    minimal,
+                ));
                 entry.node.is_folder()
             };
             if folder && depth != Depth::Zero {

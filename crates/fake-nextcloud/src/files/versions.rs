@@ -144,9 +144,10 @@ fn route(shared: &Shared, request: &DavRequest) -> Result<Response, DavError> {
         (["versions", _, _], "PUT" | "DELETE" | "PROPPATCH" | "COPY" | "MKCOL") => {
             Err(DavError::forbidden("Versions cannot be changed this way"))
         }
-        ([] | ["versions"] | ["restore"] | ["versions", _], "PUT" | "DELETE" | "MKCOL" | "MOVE") => {
-            Err(DavError::forbidden("Not allowed in the versions collection"))
-        }
+        (
+            [] | ["versions"] | ["restore"] | ["versions", _],
+            "PUT" | "DELETE" | "MKCOL" | "MOVE",
+        ) => Err(DavError::forbidden("Not allowed in the versions collection")),
         _ => Err(not_found()),
     }
 }

@@ -532,10 +532,12 @@ fn a_deletion_goes_to_the_trash_and_restores_with_its_id() {
     assert_eq!(item.trash_name(), format!("notes.md.d{}", NOW + 5));
     assert_eq!(item.original_location(), "Documents/notes.md");
     storage.take_events();
-    let (restored, path) = storage.restore_from_trash(alice, &format!("notes.md.d{}", NOW + 5), NOW + 9).unwrap();
+    let (restored, path) =
+        storage.restore_from_trash(alice, &format!("notes.md.d{}", NOW + 5), NOW + 9).unwrap();
     assert_eq!((restored, path.as_str()), (id, "Documents/notes.md"));
     assert!(storage.trash("alice").is_empty());
-    let kinds: Vec<FileEventKind> = storage.take_events().into_iter().map(|event| event.kind).collect();
+    let kinds: Vec<FileEventKind> =
+        storage.take_events().into_iter().map(|event| event.kind).collect();
     assert_eq!(
         kinds,
         vec![
@@ -568,13 +570,19 @@ fn a_recipients_deletion_reaches_both_trashes() {
     let bob = people.viewer("bob");
     storage.delete(bob, "Shared/plan.txt", NOW).unwrap();
     let owners = &storage.trash("alice")[0];
-    assert_eq!((owners.original_location().as_str(), owners.deleted_by.as_str()), ("Shared/plan.txt", "bob"));
+    assert_eq!(
+        (owners.original_location().as_str(), owners.deleted_by.as_str()),
+        ("Shared/plan.txt", "bob")
+    );
     let copy = &storage.trash("bob")[0];
     assert_eq!(copy.original_location(), "Shared/plan.txt");
     assert_ne!(copy.nodes[0].id, owners.nodes[0].id, "the recipient's copy has its own id");
     let alice = people.viewer("alice");
     storage.restore_from_trash(alice, &format!("plan.txt.d{NOW}"), NOW).unwrap();
-    assert_eq!(storage.resolve(bob, "Shared/plan.txt").unwrap().node.content().unwrap().as_ref(), b"The plan.\n");
+    assert_eq!(
+        storage.resolve(bob, "Shared/plan.txt").unwrap().node.content().unwrap().as_ref(),
+        b"The plan.\n"
+    );
 }
 
 #[test]

@@ -85,11 +85,7 @@ impl TrashEntry<'_> {
     /// Its name in the trash listing: the item carries the `.d` suffix,
     /// what is inside a deleted folder keeps its own name.
     pub fn trash_name(&self) -> String {
-        if self.rest.is_empty() {
-            self.item.trash_name()
-        } else {
-            self.filename().to_string()
-        }
+        if self.rest.is_empty() { self.item.trash_name() } else { self.filename().to_string() }
     }
 
     /// Bytes at or below it.
@@ -321,7 +317,14 @@ impl Storage {
         self.touch(root_id, mtime);
         let visible = join(&location, &unique);
         let source_path = format!("/{}/files_trashbin/files/{path}", viewer.uid);
-        self.event_full(viewer, FileEventKind::Restored { source_path }, root_id, &visible, now, is_folder);
+        self.event_full(
+            viewer,
+            FileEventKind::Restored { source_path },
+            root_id,
+            &visible,
+            now,
+            is_folder,
+        );
         self.event_full(viewer, FileEventKind::Touched, root_id, &visible, now, is_folder);
         Ok((root_id, visible))
     }

@@ -69,8 +69,12 @@ async fn a_deleted_file_is_listed_in_the_trash_readable_and_restored_in_place() 
     let put = target.put_file(&alice, &path, content).await;
     assert_eq!(put.status(), 201);
     let fileid = fileid_of(&header(&put, "oc-fileid"));
-    assert_eq!(send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(), 204);
-    let (status, _) = target.propfind(&alice, &target.files_path(&alice, &path), "0", TRASH_PROPERTIES).await;
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
+    let (status, _) =
+        target.propfind(&alice, &target.files_path(&alice, &path), "0", TRASH_PROPERTIES).await;
     assert_eq!(status, 404, "a deleted file is gone from the files");
 
     let trashed = item(&target, &alice, &path).await.expect("the deleted file is in the trash");
@@ -90,7 +94,10 @@ async fn a_deleted_file_is_listed_in_the_trash_readable_and_restored_in_place() 
     assert_eq!(get_text(&target, &alice, &trashed.href).await, (200, content.to_string()));
 
     assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
-    assert_eq!(get_text(&target, &alice, &target.files_path(&alice, &path)).await, (200, content.to_string()));
+    assert_eq!(
+        get_text(&target, &alice, &target.files_path(&alice, &path)).await,
+        (200, content.to_string())
+    );
     assert!(item(&target, &alice, &path).await.is_none(), "a restored item leaves the trash");
     target.cleanup(&alice, &folder).await;
 }
@@ -103,7 +110,10 @@ async fn restoring_onto_a_taken_name_adds_restored_before_the_extension() {
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     let path = format!("{folder}/plan.md");
     assert_eq!(target.put_file(&alice, &path, "old plan\n").await.status(), 201);
-    assert_eq!(send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(), 204);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
     assert_eq!(target.put_file(&alice, &path, "new plan\n").await.status(), 201);
 
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
@@ -124,14 +134,21 @@ async fn an_item_whose_folder_is_gone_restores_to_the_root() {
     let name = format!("{}.txt", target.unique("orphan"));
     let path = format!("{folder}/{name}");
     assert_eq!(target.put_file(&alice, &path, "orphan\n").await.status(), 201);
-    assert_eq!(send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(), 204);
-    assert_eq!(send(&target, &alice, "DELETE", &target.files_path(&alice, &folder)).await.status(), 204);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &folder)).await.status(),
+        204
+    );
 
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
     assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
     let at_root = target.files_path(&alice, &name);
     assert_eq!(get_text(&target, &alice, &at_root).await, (200, "orphan\n".to_string()));
-    let (status, _) = target.propfind(&alice, &target.files_path(&alice, &folder), "0", TRASH_PROPERTIES).await;
+    let (status, _) =
+        target.propfind(&alice, &target.files_path(&alice, &folder), "0", TRASH_PROPERTIES).await;
     assert_eq!(status, 404, "restoring a file does not bring its folder back");
     target.cleanup(&alice, &name).await;
 }
@@ -145,7 +162,10 @@ async fn a_deleted_folder_lists_its_content_and_restores_whole() {
     let boxed = format!("{folder}/Box");
     assert_eq!(target.mkcol(&alice, &boxed).await, 201);
     assert_eq!(target.put_file(&alice, &format!("{boxed}/in.txt"), "inside\n").await.status(), 201);
-    assert_eq!(send(&target, &alice, "DELETE", &target.files_path(&alice, &boxed)).await.status(), 204);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &boxed)).await.status(),
+        204
+    );
 
     let trashed = item(&target, &alice, &boxed).await.expect("the folder is in the trash");
     assert!(trashed.prop(DAV, "resourcetype").unwrap().child(DAV, "collection").is_some());
@@ -156,10 +176,7 @@ async fn a_deleted_folder_lists_its_content_and_restores_whole() {
         .iter()
         .find(|response| response.text(NC, "trashbin-filename").as_deref() == Some("in.txt"))
         .expect("the deleted folder lists its file");
-    assert_eq!(
-        child.text(NC, "trashbin-original-location"),
-        Some(format!("{boxed}/in.txt"))
-    );
+    assert_eq!(child.text(NC, "trashbin-original-location"), Some(format!("{boxed}/in.txt")));
     assert_eq!(get_text(&target, &alice, &child.href).await, (200, "inside\n".to_string()));
 
     assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
@@ -176,7 +193,10 @@ async fn deleting_a_trash_item_removes_it_for_good() {
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     let path = format!("{folder}/gone.txt");
     assert_eq!(target.put_file(&alice, &path, "gone\n").await.status(), 201);
-    assert_eq!(send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(), 204);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
     assert_eq!(send(&target, &alice, "DELETE", &trashed.href).await.status(), 204);
     assert!(item(&target, &alice, &path).await.is_none(), "a purged item is not listed");
@@ -196,11 +216,15 @@ async fn a_recipients_deletion_goes_to_both_trashes_and_emptying_clears_one() {
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     let path = format!("{folder}/doc.txt");
     assert_eq!(target.put_file(&alice, &path, "shared doc\n").await.status(), 201);
-    let (status, share) = super::sharing::share_with(&target, &alice, &folder, &bob, Some("31")).await;
+    let (status, share) =
+        super::sharing::share_with(&target, &alice, &folder, &bob, Some("31")).await;
     assert_eq!(status, 200, "{share}");
     let mount = share["ocs"]["data"]["file_target"].as_str().unwrap().trim_start_matches('/');
     let bobs_path = format!("{mount}/doc.txt");
-    assert_eq!(send(&target, &bob, "DELETE", &target.files_path(&bob, &bobs_path)).await.status(), 204);
+    assert_eq!(
+        send(&target, &bob, "DELETE", &target.files_path(&bob, &bobs_path)).await.status(),
+        204
+    );
 
     let owners = item(&target, &alice, &path).await.expect("the owner's trash has it");
     assert!(item(&target, &bob, &bobs_path).await.is_some(), "the recipient's trash has a copy");
@@ -239,7 +263,10 @@ async fn search_does_not_find_trashed_files_and_finds_restored_ones() {
     let found = |multistatus: Option<Multistatus>| multistatus.unwrap().responses.len();
     let (_, before) = search(&target, &alice, "", &eq_fileid(fileid), "", None).await;
     assert_eq!(found(before), 1, "SEARCH finds the file");
-    assert_eq!(send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(), 204);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
     let (_, trashed) = search(&target, &alice, "", &eq_fileid(fileid), "", None).await;
     assert_eq!(found(trashed), 0, "SEARCH does not find a trashed file");
     let item = item(&target, &alice, &path).await.expect("in the trash");

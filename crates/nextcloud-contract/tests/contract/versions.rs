@@ -21,7 +21,12 @@ const VERSION_PROPERTIES: &str = concat!(
 const FIRST: (&str, i64) = ("first draft\n", 1_700_000_000);
 const SECOND: (&str, i64) = ("second, longer draft\n", 1_700_000_100);
 
-async fn put_at(target: &Target, account: &Account, path: &str, (body, mtime): (&str, i64)) -> reqwest::Response {
+async fn put_at(
+    target: &Target,
+    account: &Account,
+    path: &str,
+    (body, mtime): (&str, i64),
+) -> reqwest::Response {
     let request = target.as_account(account, "PUT", &target.files_path(account, path));
     let request = request.header("X-OC-MTime", mtime.to_string()).body(body.to_string());
     request.send().await.expect("PUT")
@@ -63,11 +68,13 @@ async fn an_overwrite_keeps_the_previous_content_as_a_version() {
     let (_, fileid) = twice_written(&target, &alice, &folder).await;
 
     let listing = list(&target, &alice, fileid).await;
-    let old = listing.find(&format!("/{fileid}/{}", FIRST.1)).expect("the old content is a version");
+    let old =
+        listing.find(&format!("/{fileid}/{}", FIRST.1)).expect("the old content is a version");
     assert_eq!(old.text(DAV, "getcontentlength"), Some(FIRST.0.len().to_string()));
     assert!(old.prop(DAV, "getlastmodified").is_some());
     assert!(old.prop(DAV, "getetag").is_some());
-    let current = listing.find(&format!("/{fileid}/{}", SECOND.1)).expect("the current one is listed");
+    let current =
+        listing.find(&format!("/{fileid}/{}", SECOND.1)).expect("the current one is listed");
     assert_eq!(current.text(DAV, "getcontentlength"), Some(SECOND.0.len().to_string()));
 
     let old_path = format!("{}/{}", versions_of(&alice, fileid), FIRST.1);
@@ -120,12 +127,12 @@ async fn versions_go_to_the_trash_with_their_file_and_come_back() {
         .responses
         .iter()
         .find(|response| {
-            response.text(xml_tree::NC, "trashbin-original-location").as_deref() == Some(path.as_str())
+            response.text(xml_tree::NC, "trashbin-original-location").as_deref()
+                == Some(path.as_str())
         })
         .expect("the file is in the trash");
     let name = item.href.trim_end_matches('/').rsplit('/').next().unwrap();
-    let destination =
-        target.url(&format!("/remote.php/dav/trashbin/{}/restore/{name}", alice.uid));
+    let destination = target.url(&format!("/remote.php/dav/trashbin/{}/restore/{name}", alice.uid));
     let moved = target.as_account(&alice, "MOVE", &item.href).header("Destination", destination);
     assert_eq!(moved.send().await.expect("MOVE").status(), 201);
 
