@@ -1,7 +1,7 @@
 //! The DAV entry point: `/remote.php/dav/*` (and the legacy
 //! `/remote.php/webdav/*`), authenticated once here and dispatched by the
-//! first path segment to files, chunked uploads, calendars, address books or
-//! principals.
+//! first path segment to files, chunked uploads, the trash bin, versions,
+//! calendars, address books or principals.
 //!
 //! After every request the storage's file events move to the webhook queue,
 //! so no protocol module has to remember to do it.
@@ -123,6 +123,12 @@ async fn dav(State(shared): State<AppState>, request: Request) -> Response {
             "files" => crate::files::handle(shared, DavRequest { path: below, ..request }).await,
             "uploads" => {
                 crate::files::uploads::handle(shared, DavRequest { path: below, ..request }).await
+            }
+            "trashbin" => {
+                crate::files::trashbin::handle(shared, DavRequest { path: below, ..request }).await
+            }
+            "versions" => {
+                crate::files::versions::handle(shared, DavRequest { path: below, ..request }).await
             }
             "calendars" => {
                 crate::caldav::handle(shared, DavRequest { path: below, ..request }).await

@@ -2,7 +2,9 @@
 //! `/remote.php/webdav/`): PROPFIND, PROPPATCH, GET (with Range), HEAD, PUT,
 //! MKCOL, MOVE, COPY, DELETE, OPTIONS — answered the way Nextcloud's sabre/dav
 //! server answers them, statuses, headers and error bodies included; and
-//! chunked uploads into them on `/remote.php/dav/uploads/{uid}/` ([`uploads`]).
+//! chunked uploads into them on `/remote.php/dav/uploads/{uid}/` ([`uploads`]);
+//! the trash bin on `/remote.php/dav/trashbin/{uid}/` ([`trashbin`]) and
+//! file versions on `/remote.php/dav/versions/{uid}/` ([`versions`]).
 //!
 //! Every request resolves its path through [`crate::storage::Storage`], so
 //! what a user sees here is exactly what SEARCH and OCS see. A path in another
@@ -11,8 +13,10 @@
 pub(crate) mod properties;
 mod propfind;
 pub(crate) mod transfer;
+pub mod trashbin;
 mod tree;
 pub mod uploads;
+pub mod versions;
 
 use crate::Shared;
 use crate::dav::{self, DavError, DavRequest};

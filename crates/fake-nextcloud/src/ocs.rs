@@ -654,10 +654,12 @@ fn capability_set(logged_in: bool) -> Value {
             // up to it, so the fake names its own request body limit.
             "chunked_upload": { "max_size": crate::REQUEST_BODY_LENGTH_MAX, "max_parallel_count": 5 },
             "file_conversions": [],
-            "undelete": false,
+            // files_trashbin and files_versions (`files/trashbin.rs`,
+            // `files/versions.rs`); labels and deleting a version are not served.
+            "undelete": true,
             "version_labeling": false,
             "version_deletion": false,
-            "versioning": false,
+            "versioning": true,
             "comments": false,
         },
         // No `bulkupload`: the fake does not serve `/remote.php/dav/bulk`.

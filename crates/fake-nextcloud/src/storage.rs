@@ -9,6 +9,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod trash;
+mod versions;
+
+pub use trash::{TRASH_BYTES_MAX, TrashEntry, TrashItem, restored_name};
+pub use versions::{VERSIONS_PER_FILE_MAX, Version};
+
 pub type FileId = u64;
 pub type ShareId = u64;
 
@@ -231,6 +237,13 @@ pub enum FileEventKind {
     Renamed {
         source_path: String,
     },
+    /// Touched (a restore or a version rollback sets the mtime).
+    Touched,
+    /// Back from the trash; `source_path` is its trash path,
+    /// `/{uid}/files_trashbin/files/name.d123`.
+    Restored {
+        source_path: String,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -242,6 +255,12 @@ pub struct Storage {
     next_share_id: ShareId,
     etag_counter: u64,
     events: Vec<FileEvent>,
+    /// Each user's trash bin (`trash.rs`), oldest first.
+    trash: BTreeMap<String, Vec<TrashItem>>,
+    /// Earlier contents of files by file id (`versions.rs`), oldest first.
+    versions: HashMap<FileId, Vec<Version>>,
+    /// Who last wrote each file's content (`nc:version-author`).
+    writers: HashMap<FileId, String>,
 }
 
 /// Splits a percent-encoded DAV path suffix into a clean relative path.
@@ -654,6 +673,8 @@ impl Storage {
                     return Err(StorageError::Forbidden);
                 }
                 let id = entry.node.id;
+                self.keep_version(id, false);
+                self.writers.insert(id, viewer.uid.to_string());
                 let node = self.nodes.get_mut(&id).expect("resolved node");
                 let NodeKind::File { mime, .. } = &node.kind else { unreachable!() };
                 node.kind = NodeKind::File { content: content.into(), mime: mime.clone() };
@@ -673,6 +694,7 @@ impl Storage {
                     NodeKind::File { content: content.into(), mime },
                     mtime,
                 );
+                self.writers.insert(id, viewer.uid.to_string());
                 // Like `OC\Files\View::emit_file_hooks_post`: a new file's
                 // content fires post_create and then post_write.
                 self.event(viewer, FileEventKind::Created, id, path, mtime);
@@ -700,7 +722,8 @@ impl Storage {
         Ok(id)
     }
 
-    /// DELETE. Deleting a mount root declines the share for this viewer.
+    /// DELETE: into the trash (`trash.rs`). Deleting a mount root declines
+    /// the share for this viewer.
     pub fn delete(&mut self, viewer: Viewer<'_>, path: &str, now: i64) -> Result<(), StorageError> {
         if path.is_empty() {
             return Err(StorageError::Forbidden);
@@ -725,7 +748,7 @@ impl Storage {
         let id = entry.node.id;
         let is_folder = entry.node.is_folder();
         self.event_full(viewer, FileEventKind::Deleted, id, path, now, is_folder);
-        self.remove_subtree(id);
+        self.move_to_trash(viewer, id, path, now);
         let (parent_path, _) = parent_and_name(path);
         if let Ok(parent) = self.resolve(viewer, parent_path) {
             let parent_id = parent.node.id;
@@ -1151,15 +1174,6 @@ impl Storage {
                 node_owner == owner && node_path.starts_with(path)
             })
             .filter_map(move |((_, node_path), id)| Some((strip_under(node_path, path)?, *id)))
-    }
-
-    fn remove_subtree(&mut self, id: FileId) {
-        for node_id in self.subtree_ids(id) {
-            if let Some(node) = self.nodes.remove(&node_id) {
-                self.by_path.remove(&(node.owner, node.path));
-            }
-            self.shares.retain(|_, share| share.node != node_id);
-        }
     }
 
     fn relocate_subtree(&mut self, id: FileId, new_owner: &str, new_path: &str) {

@@ -64,6 +64,11 @@ pub const NODE_CREATED: &str = "OCP\\Files\\Events\\Node\\NodeCreatedEvent";
 pub const NODE_WRITTEN: &str = "OCP\\Files\\Events\\Node\\NodeWrittenEvent";
 pub const NODE_DELETED: &str = "OCP\\Files\\Events\\Node\\NodeDeletedEvent";
 pub const NODE_RENAMED: &str = "OCP\\Files\\Events\\Node\\NodeRenamedEvent";
+pub const NODE_TOUCHED: &str = "OCP\\Files\\Events\\Node\\NodeTouchedEvent";
+/// The trash bin's restore event (an `AbstractNodesEvent`, so webhook
+/// compatible since Nextcloud 30): source is the trash path, target the
+/// restored one.
+pub const NODE_RESTORED: &str = "OCA\\Files_Trashbin\\Events\\NodeRestoredEvent";
 
 /// Event classes Nextcloud 31 accepts as webhook-compatible
 /// (`IWebhookCompatibleEvent`). Only the node events above ever fire here.
@@ -72,8 +77,9 @@ pub const WEBHOOK_COMPATIBLE_EVENTS: &[&str] = &[
     NODE_WRITTEN,
     NODE_DELETED,
     NODE_RENAMED,
+    NODE_TOUCHED,
+    NODE_RESTORED,
     "OCP\\Files\\Events\\Node\\NodeCopiedEvent",
-    "OCP\\Files\\Events\\Node\\NodeTouchedEvent",
     "OCP\\Files\\Events\\Node\\BeforeNodeCreatedEvent",
     "OCP\\Files\\Events\\Node\\BeforeNodeWrittenEvent",
     "OCP\\Files\\Events\\Node\\BeforeNodeDeletedEvent",
@@ -334,14 +340,13 @@ impl Webhooks {
             FileEventKind::Created => (NODE_CREATED, node_event(NODE_CREATED, event)),
             FileEventKind::Written => (NODE_WRITTEN, node_event(NODE_WRITTEN, event)),
             FileEventKind::Deleted => (NODE_DELETED, node_event(NODE_DELETED, event)),
-            FileEventKind::Renamed { source_path } => (
-                NODE_RENAMED,
-                json!({
-                    "source": { "id": event.fileid, "path": source_path },
-                    "target": { "id": event.fileid, "path": event.path },
-                    "class": NODE_RENAMED,
-                }),
-            ),
+            FileEventKind::Renamed { source_path } => {
+                (NODE_RENAMED, nodes_event(NODE_RENAMED, source_path, event))
+            }
+            FileEventKind::Touched => (NODE_TOUCHED, node_event(NODE_TOUCHED, event)),
+            FileEventKind::Restored { source_path } => {
+                (NODE_RESTORED, nodes_event(NODE_RESTORED, source_path, event))
+            }
         };
         let payload = json!({
             "event": event_data,
@@ -418,6 +423,15 @@ impl Webhooks {
 
 fn node_event(class: &str, event: &FileEvent) -> Value {
     json!({ "node": { "id": event.fileid, "path": event.path }, "class": class })
+}
+
+/// An `AbstractNodesEvent`: one node from `source_path` to the event's path.
+fn nodes_event(class: &str, source_path: &str, event: &FileEvent) -> Value {
+    json!({
+        "source": { "id": event.fileid, "path": source_path },
+        "target": { "id": event.fileid, "path": event.path },
+        "class": class,
+    })
 }
 
 /// Delivers one call, retrying as the module doc says.
@@ -661,6 +675,27 @@ mod tests {
         assert_eq!(taken[1].0.payload["event"]["target"]["path"], "/alice/files/a.md");
         assert!(taken[1].0.payload["event"].get("node").is_none());
         assert!(!webhooks.has_pending());
+    }
+
+    #[test]
+    fn a_restore_is_a_nodes_event_from_the_trash_path() {
+        let mut webhooks = webhooks();
+        webhooks.register(None, request(NODE_RESTORED)).unwrap();
+        webhooks.register(None, request(NODE_TOUCHED)).unwrap();
+        let source_path = "/alice/files_trashbin/files/a.md.d5".to_string();
+        webhooks.enqueue_file_event(
+            &file_event(FileEventKind::Restored { source_path }, "alice"),
+            "Alice",
+        );
+        webhooks.enqueue_file_event(&file_event(FileEventKind::Touched, "alice"), "Alice");
+        let taken = webhooks.take_pending(10);
+        assert_eq!(taken[0].0.payload["event"]["class"], NODE_RESTORED);
+        assert_eq!(
+            taken[0].0.payload["event"]["source"]["path"],
+            "/alice/files_trashbin/files/a.md.d5"
+        );
+        assert_eq!(taken[0].0.payload["event"]["target"]["path"], "/alice/files/a.md");
+        assert_eq!(taken[1].0.payload["event"]["node"]["path"], "/alice/files/a.md");
     }
 
     #[test]

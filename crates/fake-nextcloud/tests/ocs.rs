@@ -74,6 +74,9 @@ async fn capabilities_satisfy_nc_py_api() {
     assert_eq!(capabilities["dav"]["chunking"], "1.0");
     assert_eq!(capabilities["files_sharing"]["public"]["enabled"], false);
     assert_eq!(capabilities["webhook_listeners"]["enabled"], true);
+    // files_trashbin and files_versions are served (files/trashbin.rs, files/versions.rs).
+    assert_eq!(capabilities["files"]["undelete"], true);
+    assert_eq!(capabilities["files"]["versioning"], true);
     assert!(capabilities["deck"]["version"].is_string());
 }
 

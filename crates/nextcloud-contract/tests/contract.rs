@@ -18,6 +18,8 @@ mod contract {
     mod oidc;
     mod sharing;
     mod tools;
+    mod trashbin;
+    mod versions;
     mod webdav;
     mod webhooks;
 }

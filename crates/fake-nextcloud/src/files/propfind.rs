@@ -62,7 +62,7 @@ pub(super) fn propfind(
     Ok((StatusCode::MULTI_STATUS, headers, body).into_response())
 }
 
-fn parse_propfind(body: &[u8]) -> Result<Selection, String> {
+pub(super) fn parse_propfind(body: &[u8]) -> Result<Selection, String> {
     let root = xml::parse(body).map_err(|error| error.to_string())?;
     if !root.is(DAV, "propfind") {
         return Err(format!("Expected {{DAV:}}propfind, got {{{}}}{}", root.ns, root.local));

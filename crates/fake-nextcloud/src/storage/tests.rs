@@ -517,3 +517,110 @@ fn writes_emit_events_in_the_actors_view() {
     assert!(events.iter().all(|event| event.fileid == id && event.uid == "bob"));
     assert!(storage.take_events().is_empty(), "drained");
 }
+
+// ---- trash bin and versions ------------------------------------------------
+
+#[test]
+fn a_deletion_goes_to_the_trash_and_restores_with_its_id() {
+    let people = People::new();
+    let mut storage = storage();
+    let alice = people.viewer("alice");
+    let id = storage.resolve(alice, "Documents/notes.md").unwrap().node.id;
+    storage.delete(alice, "Documents/notes.md", NOW + 5).unwrap();
+    assert_eq!(storage.resolve(alice, "Documents/notes.md").unwrap_err(), StorageError::NotFound);
+    let item = &storage.trash("alice")[0];
+    assert_eq!(item.trash_name(), format!("notes.md.d{}", NOW + 5));
+    assert_eq!(item.original_location(), "Documents/notes.md");
+    storage.take_events();
+    let (restored, path) =
+        storage.restore_from_trash(alice, &format!("notes.md.d{}", NOW + 5), NOW + 9).unwrap();
+    assert_eq!((restored, path.as_str()), (id, "Documents/notes.md"));
+    assert!(storage.trash("alice").is_empty());
+    let kinds: Vec<FileEventKind> =
+        storage.take_events().into_iter().map(|event| event.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            FileEventKind::Restored {
+                source_path: format!("/alice/files_trashbin/files/notes.md.d{}", NOW + 5)
+            },
+            FileEventKind::Touched,
+        ]
+    );
+}
+
+#[test]
+fn a_restore_onto_a_taken_name_or_a_missing_folder_finds_another_place() {
+    let people = People::new();
+    let mut storage = storage();
+    let alice = people.viewer("alice");
+    storage.delete(alice, "Documents/notes.md", NOW).unwrap();
+    storage.put(alice, "Documents/notes.md", b"new".to_vec(), NOW).unwrap();
+    let (_, path) = storage.restore_from_trash(alice, &format!("notes.md.d{NOW}"), NOW).unwrap();
+    assert_eq!(path, "Documents/notes (restored).md");
+    storage.delete(alice, "Shared/sub/deep.txt", NOW).unwrap();
+    storage.delete(alice, "Shared/sub", NOW).unwrap();
+    let (_, path) = storage.restore_from_trash(alice, &format!("deep.txt.d{NOW}"), NOW).unwrap();
+    assert_eq!(path, "deep.txt", "the folder is gone: the root");
+}
+
+#[test]
+fn a_recipients_deletion_reaches_both_trashes() {
+    let (people, mut storage, _) = shared_with_bob(permission::ALL);
+    let bob = people.viewer("bob");
+    storage.delete(bob, "Shared/plan.txt", NOW).unwrap();
+    let owners = &storage.trash("alice")[0];
+    assert_eq!(
+        (owners.original_location().as_str(), owners.deleted_by.as_str()),
+        ("Shared/plan.txt", "bob")
+    );
+    let copy = &storage.trash("bob")[0];
+    assert_eq!(copy.original_location(), "Shared/plan.txt");
+    assert_ne!(copy.nodes[0].id, owners.nodes[0].id, "the recipient's copy has its own id");
+    let alice = people.viewer("alice");
+    storage.restore_from_trash(alice, &format!("plan.txt.d{NOW}"), NOW).unwrap();
+    assert_eq!(
+        storage.resolve(bob, "Shared/plan.txt").unwrap().node.content().unwrap().as_ref(),
+        b"The plan.\n"
+    );
+}
+
+#[test]
+fn the_trash_lists_deleted_folders_and_purges_for_good() {
+    let people = People::new();
+    let mut storage = storage();
+    let alice = people.viewer("alice");
+    storage.delete(alice, "Shared", NOW).unwrap();
+    let root = format!("Shared.d{NOW}");
+    let names: Vec<String> =
+        storage.trash_children("alice", &root).iter().map(|entry| entry.rest.clone()).collect();
+    assert_eq!(names, ["plan.txt", "sub"]);
+    let deep = storage.trash_entry("alice", &format!("{root}/sub/deep.txt")).unwrap();
+    assert_eq!(deep.original_location(), "Shared/sub/deep.txt");
+    storage.purge_from_trash("alice", &format!("{root}/sub")).unwrap();
+    assert!(storage.trash_entry("alice", &format!("{root}/sub/deep.txt")).is_none());
+    storage.empty_trash("alice");
+    assert!(storage.trash("alice").is_empty());
+}
+
+#[test]
+fn overwrites_keep_bounded_versions_and_a_rollback_swaps_them() {
+    let people = People::new();
+    let mut storage = storage();
+    let alice = people.viewer("alice");
+    let id = storage.resolve(alice, "Documents/notes.md").unwrap().node.id;
+    for n in 1..=(VERSIONS_PER_FILE_MAX as i64 + 3) {
+        storage.put(alice, "Documents/notes.md", format!("v{n}").into_bytes(), NOW + n).unwrap();
+    }
+    let versions = storage.versions(id);
+    assert_eq!(versions.len(), VERSIONS_PER_FILE_MAX, "the oldest versions go");
+    assert_eq!(versions[0].timestamp, NOW + VERSIONS_PER_FILE_MAX as i64 + 2);
+    let current_mtime = storage.resolve(alice, "Documents/notes.md").unwrap().node.mtime;
+    let target = versions[1].timestamp;
+    storage.rollback(alice, id, target, NOW + 100).unwrap();
+    let entry = storage.resolve(alice, "Documents/notes.md").unwrap();
+    assert_eq!(entry.node.mtime, target);
+    assert!(storage.versions(id).iter().any(|version| version.timestamp == current_mtime));
+    assert!(storage.versions(id).iter().all(|version| version.timestamp != target));
+    assert_eq!(storage.rollback(alice, id, 12, NOW), Err(StorageError::NotFound));
+}

@@ -1,0 +1,277 @@
+//! The trash bin (`files_trashbin`) over WebDAV, as Nextcloud's integration
+//! suite drives it (`build/integration/features/bootstrap/Trashbin.php`):
+//! a deleted file or folder is listed in `/remote.php/dav/trashbin/{uid}/trash/`
+//! as `name.d<deletion time>` with the `nc:trashbin-*` properties, a MOVE to
+//! `restore/` brings it back (201), a DELETE removes it for good.
+//!
+//! A real server's trash is shared by every test of the run, so each test
+//! finds its own items by their original location (a unique folder).
+
+use super::webdav::{eq_fileid, fileid_of, search};
+use nextcloud_contract::{Account, DavResponse, Multistatus, Target, header};
+use xml_tree::{DAV, NC, OC};
+
+const TRASH_PROPERTIES: &str = concat!(
+    r#"<?xml version="1.0" encoding="UTF-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns"><d:prop>"#,
+    "<nc:trashbin-filename/><nc:trashbin-original-location/><nc:trashbin-deletion-time/>",
+    "<d:getcontentlength/><d:resourcetype/><oc:fileid/><oc:size/>",
+    "</d:prop></d:propfind>"
+);
+
+fn trash_root(account: &Account) -> String {
+    format!("/remote.php/dav/trashbin/{}/trash/", account.uid)
+}
+
+/// The trash (or a deleted folder in it, `below` = `name.d123/`) at depth 1.
+async fn listing(target: &Target, account: &Account, below: &str) -> Multistatus {
+    let path = format!("{}{below}", trash_root(account));
+    let (status, multistatus) = target.propfind(account, &path, "1", TRASH_PROPERTIES).await;
+    assert_eq!(status, 207, "PROPFIND {path} is a multistatus");
+    multistatus.unwrap()
+}
+
+/// The trash item that was at `original_location`, if listed.
+async fn item(target: &Target, account: &Account, original_location: &str) -> Option<DavResponse> {
+    let listing = listing(target, account, "").await;
+    listing.responses.into_iter().find(|response| {
+        response.text(NC, "trashbin-original-location").as_deref() == Some(original_location)
+    })
+}
+
+async fn send(target: &Target, account: &Account, method: &str, path: &str) -> reqwest::Response {
+    let sent = target.as_account(account, method, path).send().await;
+    sent.unwrap_or_else(|error| panic!("{method} {path}: {error}"))
+}
+
+/// MOVE of a trash item to `restore/`, as the suite restores.
+async fn restore(target: &Target, account: &Account, href: &str) -> u16 {
+    let name = href.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let destination =
+        target.url(&format!("/remote.php/dav/trashbin/{}/restore/{name}", account.uid));
+    let moved = target.as_account(account, "MOVE", href).header("Destination", destination);
+    moved.send().await.expect("MOVE").status().as_u16()
+}
+
+async fn get_text(target: &Target, account: &Account, path: &str) -> (u16, String) {
+    let response = send(target, account, "GET", path).await;
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn a_deleted_file_is_listed_in_the_trash_readable_and_restored_in_place() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let folder = target.unique("trash-file");
+    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let path = format!("{folder}/note.txt");
+    let content = "Contract: trash bin.\n";
+    let put = target.put_file(&alice, &path, content).await;
+    assert_eq!(put.status(), 201);
+    let fileid = fileid_of(&header(&put, "oc-fileid"));
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
+    let (status, _) =
+        target.propfind(&alice, &target.files_path(&alice, &path), "0", TRASH_PROPERTIES).await;
+    assert_eq!(status, 404, "a deleted file is gone from the files");
+
+    let trashed = item(&target, &alice, &path).await.expect("the deleted file is in the trash");
+    assert_eq!(trashed.text(NC, "trashbin-filename").as_deref(), Some("note.txt"));
+    let deleted_at: i64 = trashed.text(NC, "trashbin-deletion-time").unwrap().parse().unwrap();
+    assert!(deleted_at > 1_600_000_000, "the deletion time is unix seconds");
+    assert!(
+        trashed.decoded_href().ends_with(&format!("/trash/note.txt.d{deleted_at}")),
+        "the item is named name.d<deletion time>: {}",
+        trashed.href
+    );
+    assert_eq!(trashed.text(DAV, "getcontentlength"), Some(content.len().to_string()));
+    assert_eq!(trashed.text(OC, "fileid"), Some(fileid.to_string()), "the file keeps its id");
+    let resourcetype = trashed.prop(DAV, "resourcetype").expect("resourcetype");
+    assert!(resourcetype.child(DAV, "collection").is_none(), "a file is no collection");
+
+    assert_eq!(get_text(&target, &alice, &trashed.href).await, (200, content.to_string()));
+
+    assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
+    assert_eq!(
+        get_text(&target, &alice, &target.files_path(&alice, &path)).await,
+        (200, content.to_string())
+    );
+    assert!(item(&target, &alice, &path).await.is_none(), "a restored item leaves the trash");
+    target.cleanup(&alice, &folder).await;
+}
+
+#[tokio::test]
+async fn restoring_onto_a_taken_name_adds_restored_before_the_extension() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let folder = target.unique("trash-taken");
+    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let path = format!("{folder}/plan.md");
+    assert_eq!(target.put_file(&alice, &path, "old plan\n").await.status(), 201);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
+    assert_eq!(target.put_file(&alice, &path, "new plan\n").await.status(), 201);
+
+    let trashed = item(&target, &alice, &path).await.expect("in the trash");
+    assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
+    let restored = target.files_path(&alice, &format!("{folder}/plan (restored).md"));
+    assert_eq!(get_text(&target, &alice, &restored).await, (200, "old plan\n".to_string()));
+    let current = target.files_path(&alice, &path);
+    assert_eq!(get_text(&target, &alice, &current).await, (200, "new plan\n".to_string()));
+    target.cleanup(&alice, &folder).await;
+}
+
+#[tokio::test]
+async fn an_item_whose_folder_is_gone_restores_to_the_root() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let folder = target.unique("trash-orphan");
+    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let name = format!("{}.txt", target.unique("orphan"));
+    let path = format!("{folder}/{name}");
+    assert_eq!(target.put_file(&alice, &path, "orphan\n").await.status(), 201);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &folder)).await.status(),
+        204
+    );
+
+    let trashed = item(&target, &alice, &path).await.expect("in the trash");
+    assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
+    let at_root = target.files_path(&alice, &name);
+    assert_eq!(get_text(&target, &alice, &at_root).await, (200, "orphan\n".to_string()));
+    let (status, _) =
+        target.propfind(&alice, &target.files_path(&alice, &folder), "0", TRASH_PROPERTIES).await;
+    assert_eq!(status, 404, "restoring a file does not bring its folder back");
+    target.cleanup(&alice, &name).await;
+}
+
+#[tokio::test]
+async fn a_deleted_folder_lists_its_content_and_restores_whole() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let folder = target.unique("trash-folder");
+    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let boxed = format!("{folder}/Box");
+    assert_eq!(target.mkcol(&alice, &boxed).await, 201);
+    assert_eq!(target.put_file(&alice, &format!("{boxed}/in.txt"), "inside\n").await.status(), 201);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &boxed)).await.status(),
+        204
+    );
+
+    let trashed = item(&target, &alice, &boxed).await.expect("the folder is in the trash");
+    assert!(trashed.prop(DAV, "resourcetype").unwrap().child(DAV, "collection").is_some());
+    let name = trashed.href.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
+    let inside = listing(&target, &alice, &format!("{name}/")).await;
+    let child = inside
+        .responses
+        .iter()
+        .find(|response| response.text(NC, "trashbin-filename").as_deref() == Some("in.txt"))
+        .expect("the deleted folder lists its file");
+    assert_eq!(child.text(NC, "trashbin-original-location"), Some(format!("{boxed}/in.txt")));
+    assert_eq!(get_text(&target, &alice, &child.href).await, (200, "inside\n".to_string()));
+
+    assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
+    let back = target.files_path(&alice, &format!("{boxed}/in.txt"));
+    assert_eq!(get_text(&target, &alice, &back).await, (200, "inside\n".to_string()));
+    target.cleanup(&alice, &folder).await;
+}
+
+#[tokio::test]
+async fn deleting_a_trash_item_removes_it_for_good() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let folder = target.unique("trash-purge");
+    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let path = format!("{folder}/gone.txt");
+    assert_eq!(target.put_file(&alice, &path, "gone\n").await.status(), 201);
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
+    let trashed = item(&target, &alice, &path).await.expect("in the trash");
+    assert_eq!(send(&target, &alice, "DELETE", &trashed.href).await.status(), 204);
+    assert!(item(&target, &alice, &path).await.is_none(), "a purged item is not listed");
+    assert_eq!(send(&target, &alice, "GET", &trashed.href).await.status(), 404);
+    target.cleanup(&alice, &folder).await;
+}
+
+/// One test owns Bob's trash (it empties it): a share recipient's deletion
+/// lands in the owner's trash, where the owner restores it, and in the
+/// recipient's own trash too (upstream copies it there).
+#[tokio::test]
+async fn a_recipients_deletion_goes_to_both_trashes_and_emptying_clears_one() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let bob = target.bob().clone();
+    let folder = target.unique("trash-shared");
+    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let path = format!("{folder}/doc.txt");
+    assert_eq!(target.put_file(&alice, &path, "shared doc\n").await.status(), 201);
+    let (status, share) =
+        super::sharing::share_with(&target, &alice, &folder, &bob, Some("31")).await;
+    assert_eq!(status, 200, "{share}");
+    let mount = share["ocs"]["data"]["file_target"].as_str().unwrap().trim_start_matches('/');
+    let bobs_path = format!("{mount}/doc.txt");
+    assert_eq!(
+        send(&target, &bob, "DELETE", &target.files_path(&bob, &bobs_path)).await.status(),
+        204
+    );
+
+    let owners = item(&target, &alice, &path).await.expect("the owner's trash has it");
+    assert!(item(&target, &bob, &bobs_path).await.is_some(), "the recipient's trash has a copy");
+    assert_eq!(restore(&target, &alice, &owners.href).await, 201);
+    let back = target.files_path(&alice, &path);
+    assert_eq!(get_text(&target, &alice, &back).await, (200, "shared doc\n".to_string()));
+
+    assert_eq!(send(&target, &bob, "DELETE", &trash_root(&bob)).await.status(), 204);
+    let emptied = listing(&target, &bob, "").await;
+    assert_eq!(emptied.responses.len(), 1, "an emptied trash lists only itself");
+    target.cleanup(&alice, &folder).await;
+}
+
+#[tokio::test]
+async fn another_users_trash_is_refused() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let bob = target.bob().clone();
+    let (status, _) = target.propfind(&alice, &trash_root(&bob), "1", TRASH_PROPERTIES).await;
+    assert_eq!(status, 403, "the principal collection refuses someone else's trash");
+    assert_eq!(send(&target, &alice, "DELETE", &trash_root(&bob)).await.status(), 403);
+    let nobody = format!("/remote.php/dav/trashbin/{}/trash/", target.unique("nobody"));
+    let (status, _) = target.propfind(&alice, &nobody, "1", TRASH_PROPERTIES).await;
+    assert_eq!(status, 404, "nobody's trash does not exist");
+}
+
+#[tokio::test]
+async fn search_does_not_find_trashed_files_and_finds_restored_ones() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let folder = target.unique("trash-search");
+    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let path = format!("{folder}/findme.txt");
+    let put = target.put_file(&alice, &path, "find me\n").await;
+    let fileid = fileid_of(&header(&put, "oc-fileid"));
+    let found = |multistatus: Option<Multistatus>| multistatus.unwrap().responses.len();
+    let (_, before) = search(&target, &alice, "", &eq_fileid(fileid), "", None).await;
+    assert_eq!(found(before), 1, "SEARCH finds the file");
+    assert_eq!(
+        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
+        204
+    );
+    let (_, trashed) = search(&target, &alice, "", &eq_fileid(fileid), "", None).await;
+    assert_eq!(found(trashed), 0, "SEARCH does not find a trashed file");
+    let item = item(&target, &alice, &path).await.expect("in the trash");
+    assert_eq!(restore(&target, &alice, &item.href).await, 201);
+    let (_, restored) = search(&target, &alice, "", &eq_fileid(fileid), "", None).await;
+    assert_eq!(found(restored), 1, "SEARCH finds the restored file by its id");
+    target.cleanup(&alice, &folder).await;
+}
