@@ -757,7 +757,11 @@ async fn current_user(
 pub(crate) const USER_MISSING: &str = "User does not exist";
 
 /// One account's data as the users API answers it.
-pub(crate) fn user_answer(shared: &Shared, call: &OcsCall, uid: &str) -> Result<Response, OcsError> {
+pub(crate) fn user_answer(
+    shared: &Shared,
+    call: &OcsCall,
+    uid: &str,
+) -> Result<Response, OcsError> {
     let data = user_data(shared, uid).ok_or_else(|| call.ocs.fail(404, USER_MISSING))?;
     Ok(call.ocs.ok(data))
 }

@@ -470,11 +470,7 @@ async fn forced_acceptance_keeps_shares_pending_until_accepted() {
     let fixture = SMALL.replace("[server]\n", "[server]\nforce_share_accept = true\n");
     let running = start(&fixture).await;
     let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
-    let share = |path: &'static str| {
-        let pairs = [("path", path), ("shareType", "0"), ("shareWith", "bob")];
-        call_with_form(&running, "POST", "alice", &format!("{shares}?format=json"), &pairs)
-    };
-    let (status, created) = share("/Documents/notes.md").await;
+    let (status, created) = share_to_bob(&running, "/Documents/notes.md").await;
     assert_eq!(status, 200, "{created}");
     let id = created["ocs"]["data"]["id"].as_str().unwrap().to_string();
     assert!(!sees(&running, "bob", "notes.md"), "a pending share is not mounted");
@@ -483,7 +479,8 @@ async fn forced_acceptance_keeps_shares_pending_until_accepted() {
     let received: Vec<&Value> = received["ocs"]["data"].as_array().unwrap().iter().collect();
     assert!(received.iter().all(|share| share["id"] != id.as_str()), "nor listed as received");
 
-    let (status, pending) = call(&running, "GET", "bob", &format!("{shares}/pending?format=json")).await;
+    let (status, pending) =
+        call(&running, "GET", "bob", &format!("{shares}/pending?format=json")).await;
     assert_eq!(status, 200, "{pending}");
     let listed = &pending["ocs"]["data"];
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
@@ -498,17 +495,25 @@ async fn forced_acceptance_keeps_shares_pending_until_accepted() {
     let (_, pending) = call(&running, "GET", "bob", &format!("{shares}/pending?format=json")).await;
     assert_eq!(pending["ocs"]["data"], json!([]));
 
-    let (_, second) = share("/Documents").await;
+    let (_, second) = share_to_bob(&running, "/Documents").await;
     let second = second["ocs"]["data"]["id"].as_str().unwrap().to_string();
     let (status, declined) =
         call(&running, "DELETE", "bob", &format!("{shares}/{second}?format=json")).await;
     assert_eq!(status, 200, "{declined}");
-    let (status, gone) = call(&running, "GET", "alice", &format!("{shares}/{second}?format=json")).await;
+    let (status, gone) =
+        call(&running, "GET", "alice", &format!("{shares}/{second}?format=json")).await;
     assert_eq!(status, 404, "a declined user share ends: {gone}");
     assert!(!sees(&running, "bob", "Documents"));
     let (status, unknown) =
         call(&running, "POST", "carol", &format!("{shares}/pending/{id}?format=json")).await;
     assert_eq!(status, 404, "an outsider cannot accept: {unknown}");
+}
+
+/// Alice shares `path` with bob through v2.
+async fn share_to_bob(running: &Running, path: &str) -> (u16, Value) {
+    let pairs = [("path", path), ("shareType", "0"), ("shareWith", "bob")];
+    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json";
+    call_with_form(running, "POST", "alice", shares, &pairs).await
 }
 
 /// Without the switch (Nextcloud's default) a share is accepted at once

@@ -180,10 +180,9 @@ async fn add_user(
     }
     if password.is_empty() {
         if email.is_empty() {
-            return Err(call.ocs.fail(
-                108,
-                "To send a password link to the user an email address is required.",
-            ));
+            return Err(call
+                .ocs
+                .fail(108, "To send a password link to the user an email address is required."));
         }
         // Nextcloud mails a link to set one; the fake sends no mail, so the
         // account has a password nobody knows.
@@ -194,9 +193,8 @@ async fn add_user(
     let display_name = text("displayName");
     let quota = match call.text("quota").filter(|quota| !quota.is_empty()) {
         None => None,
-        Some(quota) => parse_quota(&quota).ok_or_else(|| {
-            call.ocs.fail(102, format!("Invalid quota value {quota}"))
-        })?,
+        Some(quota) => parse_quota(&quota)
+            .ok_or_else(|| call.ocs.fail(102, format!("Invalid quota value {quota}")))?,
     };
     let language = text("language");
     if !language.is_empty() && !valid_language(&language) {
@@ -249,9 +247,8 @@ fn list_param(call: &OcsCall, name: &str) -> Vec<String> {
 
 /// `Manager::validateUserId`.
 fn valid_uid(uid: &str) -> Result<(), &'static str> {
-    let allowed = |character: char| {
-        character.is_ascii_alphanumeric() || " _.@-'".contains(character)
-    };
+    let allowed =
+        |character: char| character.is_ascii_alphanumeric() || " _.@-'".contains(character);
     if !uid.chars().all(allowed) {
         return Err(
             "Only the following characters are allowed in an Login: \"a-z\", \"A-Z\", \"0-9\", spaces and \"_.@-'\"",

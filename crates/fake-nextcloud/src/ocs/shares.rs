@@ -232,7 +232,9 @@ pub async fn accept(
     let share = accessible_share(&call, &world, &id, true, WRONG_SHARE_ID)?.id;
     let user = caller(&call, &world)?.clone();
     if world.storage.accept(user.viewer(), share).is_err() {
-        return Err(call.ocs.fail(400, "The share could not be accepted: you are not its recipient"));
+        return Err(call
+            .ocs
+            .fail(400, "The share could not be accepted: you are not its recipient"));
     }
     Ok(call.ocs.ok(json!([])))
 }

@@ -40,7 +40,8 @@ async fn create_account(target: &Target, extra: &[(&str, String)]) -> Account {
     let password = format!("Pw-{}-{}", rand_part(), rand_part());
     let mut fields = vec![("userid", uid.clone()), ("password", password.clone())];
     fields.extend(extra.iter().cloned());
-    let (status, answer) = send(target, target.admin(), "POST", &format!("{V1}/users"), &fields).await;
+    let (status, answer) =
+        send(target, target.admin(), "POST", &format!("{V1}/users"), &fields).await;
     assert_eq!((status, statuscode(&answer)), (200, 100.into()), "{answer}");
     assert_eq!(answer["ocs"]["data"]["id"], uid.as_str(), "{answer}");
     Account { uid, password, app_password: None }
@@ -51,7 +52,8 @@ fn rand_part() -> String {
 }
 
 async fn delete_account(target: &Target, uid: &str) {
-    let _ = target.ocs_call(target.admin(), "DELETE", &format!("{V1}/users/{uid}?format=json")).await;
+    let _ =
+        target.ocs_call(target.admin(), "DELETE", &format!("{V1}/users/{uid}?format=json")).await;
 }
 
 async fn user_data(target: &Target, uid: &str) -> (u16, Value) {
@@ -67,7 +69,10 @@ async fn a_created_account_works_at_once_and_a_deleted_one_is_gone() {
     let target = Target::get().await;
     let account = create_account(
         &target,
-        &[("displayName", "Brand New User".to_string()), ("email", "brand-new@example.com".to_string())],
+        &[
+            ("displayName", "Brand New User".to_string()),
+            ("email", "brand-new@example.com".to_string()),
+        ],
     )
     .await;
 
@@ -88,8 +93,9 @@ async fn a_created_account_works_at_once_and_a_deleted_one_is_gone() {
     let put = target.put_file(&account, "first.txt", "hello").await;
     assert_eq!(put.status(), 201);
 
-    let (status, deleted) =
-        target.ocs_call(target.admin(), "DELETE", &format!("{V1}/users/{}?format=json", account.uid)).await;
+    let (status, deleted) = target
+        .ocs_call(target.admin(), "DELETE", &format!("{V1}/users/{}?format=json", account.uid))
+        .await;
     assert_eq!((status, statuscode(&deleted)), (200, 100.into()), "{deleted}");
     let (status, gone) = user_data(&target, &account.uid).await;
     assert_eq!((status, statuscode(&gone)), (200, 404.into()), "{gone}");
@@ -104,9 +110,11 @@ async fn creating_a_taken_uid_is_102() {
     let target = Target::get().await;
     let account = create_account(&target, &[]).await;
     let fields = [("userid", account.uid.clone()), ("password", account.password.clone())];
-    let (status, answer) = send(&target, target.admin(), "POST", &format!("{V1}/users"), &fields).await;
+    let (status, answer) =
+        send(&target, target.admin(), "POST", &format!("{V1}/users"), &fields).await;
     assert_eq!((status, statuscode(&answer)), (200, 102.into()), "{answer}");
-    let (status, answer) = send(&target, target.admin(), "POST", &format!("{V2}/users"), &fields).await;
+    let (status, answer) =
+        send(&target, target.admin(), "POST", &format!("{V2}/users"), &fields).await;
     assert_eq!((status, statuscode(&answer)), (400, 102.into()), "{answer}");
     let (_, data) = user_data(&target, &account.uid).await;
     assert_eq!(data["ocs"]["data"]["displayname"], account.uid.as_str());
@@ -122,7 +130,8 @@ async fn creating_a_taken_uid_is_102() {
 async fn the_admin_lists_and_searches_accounts_and_a_regular_user_cannot() {
     let target = Target::get().await;
     let account = create_account(&target, &[]).await;
-    let (status, all) = target.ocs_call(target.admin(), "GET", &format!("{V1}/users?format=json")).await;
+    let (status, all) =
+        target.ocs_call(target.admin(), "GET", &format!("{V1}/users?format=json")).await;
     assert_eq!((status, statuscode(&all)), (200, 100.into()));
     let users = all["ocs"]["data"]["users"].as_array().unwrap().clone();
     assert!(users.contains(&Value::from(account.uid.clone())), "{users:?}");
@@ -131,12 +140,15 @@ async fn the_admin_lists_and_searches_accounts_and_a_regular_user_cannot() {
     let searched = format!("{V1}/users?format=json&search={}", account.uid);
     let (_, found) = target.ocs_call(target.admin(), "GET", &searched).await;
     assert_eq!(found["ocs"]["data"]["users"], serde_json::json!([account.uid]));
-    let (_, one) = target.ocs_call(target.admin(), "GET", &format!("{V1}/users?format=json&limit=1")).await;
+    let (_, one) =
+        target.ocs_call(target.admin(), "GET", &format!("{V1}/users?format=json&limit=1")).await;
     assert_eq!(one["ocs"]["data"]["users"].as_array().unwrap().len(), 1);
 
-    let (status, refused) = target.ocs_call(target.alice(), "GET", &format!("{V1}/users?format=json")).await;
+    let (status, refused) =
+        target.ocs_call(target.alice(), "GET", &format!("{V1}/users?format=json")).await;
     assert_eq!((status, statuscode(&refused)), (200, 403.into()), "{refused}");
-    let (status, refused) = target.ocs_call(target.alice(), "GET", &format!("{V2}/users?format=json")).await;
+    let (status, refused) =
+        target.ocs_call(target.alice(), "GET", &format!("{V2}/users?format=json")).await;
     assert_eq!((status, statuscode(&refused)), (403, 403.into()), "{refused}");
     delete_account(&target, &account.uid).await;
 }
@@ -192,8 +204,9 @@ async fn a_disabled_account_is_refused_until_enabled() {
 
     let (status, refused) = target.ocs_call(target.alice(), "PUT", &toggle("disable")).await;
     assert_eq!((status, statuscode(&refused)), (200, 403.into()), "{refused}");
-    let (status, own) =
-        target.ocs_call(&admin, "PUT", &format!("{V1}/users/{}/disable?format=json", admin.uid)).await;
+    let (status, own) = target
+        .ocs_call(&admin, "PUT", &format!("{V1}/users/{}/disable?format=json", admin.uid))
+        .await;
     assert_eq!((status, statuscode(&own)), (200, 101.into()), "{own}");
 
     let (status, disabled) = target.ocs_call(&admin, "PUT", &toggle("disable")).await;
@@ -246,10 +259,12 @@ async fn the_admin_manages_groups_and_their_members() {
     assert!(groups.contains(&Value::from(gid.clone())) && groups.contains(&Value::from("admin")));
 
     let membership = format!("{V1}/users/{}/groups", account.uid);
-    let (_, answer) = send(&target, &admin, "POST", &membership, &[("groupid", String::new())]).await;
+    let (_, answer) =
+        send(&target, &admin, "POST", &membership, &[("groupid", String::new())]).await;
     assert_eq!(statuscode(&answer), 101, "no group named: {answer}");
     let missing = target.unique("not-group");
-    let (_, answer) = send(&target, &admin, "POST", &membership, &[("groupid", missing.clone())]).await;
+    let (_, answer) =
+        send(&target, &admin, "POST", &membership, &[("groupid", missing.clone())]).await;
     assert_eq!(statuscode(&answer), 102, "unknown group: {answer}");
     let nobody = format!("{V1}/users/{}/groups", target.unique("not-user"));
     let (_, answer) = send(&target, &admin, "POST", &nobody, &[("groupid", gid.clone())]).await;
@@ -258,7 +273,8 @@ async fn the_admin_manages_groups_and_their_members() {
         send(&target, &account, "POST", &membership, &[("groupid", gid.clone())]).await;
     assert_eq!((status, statuscode(&answer)), (200, 403.into()), "not an admin: {answer}");
 
-    let (status, added) = send(&target, &admin, "POST", &membership, &[("groupid", gid.clone())]).await;
+    let (status, added) =
+        send(&target, &admin, "POST", &membership, &[("groupid", gid.clone())]).await;
     assert_eq!((status, statuscode(&added)), (200, 100.into()), "{added}");
     let (_, groups) = target.ocs_call(&admin, "GET", &format!("{membership}?format=json")).await;
     assert_eq!(groups["ocs"]["data"]["groups"], serde_json::json!([gid]));
@@ -269,7 +285,8 @@ async fn the_admin_manages_groups_and_their_members() {
 
     let (_, answer) = send(&target, &admin, "DELETE", &membership, &[("groupid", missing)]).await;
     assert_eq!(statuscode(&answer), 102, "{answer}");
-    let (_, removed) = send(&target, &admin, "DELETE", &membership, &[("groupid", gid.clone())]).await;
+    let (_, removed) =
+        send(&target, &admin, "DELETE", &membership, &[("groupid", gid.clone())]).await;
     assert_eq!(statuscode(&removed), 100, "{removed}");
     let (_, groups) = target.ocs_call(&admin, "GET", &format!("{membership}?format=json")).await;
     assert_eq!(groups["ocs"]["data"]["groups"], serde_json::json!([]));
