@@ -34,6 +34,11 @@ pub enum AuthError {
     Missing,
     #[error("invalid credentials")]
     Invalid,
+    /// The right password of a disabled account: Nextcloud's login throws
+    /// (`LoginException`) rather than failing quietly, so DAV answers 503
+    /// and OCS 401 even on public routes.
+    #[error("the account is disabled")]
+    Disabled,
 }
 
 /// user_oidc's leeway on `exp`/`iat`.
@@ -72,13 +77,17 @@ fn basic(world: &World, value: &str) -> Result<Authenticated, AuthError> {
     let decoded = String::from_utf8(decoded).map_err(|_| AuthError::Invalid)?;
     let (uid, secret) = decoded.split_once(':').ok_or(AuthError::Invalid)?;
     let user = world.users.get(uid).ok_or(AuthError::Invalid)?;
-    if user.password == secret {
-        return Ok(Authenticated { uid: uid.to_string(), method: AuthMethod::Password });
+    let method = if user.password == secret {
+        AuthMethod::Password
+    } else if user.app_passwords.iter().any(|app_password| app_password == secret) {
+        AuthMethod::AppPassword
+    } else {
+        return Err(AuthError::Invalid);
+    };
+    if !user.enabled {
+        return Err(AuthError::Disabled);
     }
-    if user.app_passwords.iter().any(|app_password| app_password == secret) {
-        return Ok(Authenticated { uid: uid.to_string(), method: AuthMethod::AppPassword });
-    }
-    Err(AuthError::Invalid)
+    Ok(Authenticated { uid: uid.to_string(), method })
 }
 
 fn bearer(shared: &Shared, world: &World, token: &str) -> Result<Authenticated, AuthError> {
@@ -118,7 +127,7 @@ fn bearer(shared: &Shared, world: &World, token: &str) -> Result<Authenticated, 
             }
         }
     };
-    if !world.users.contains_key(&uid) {
+    if !world.users.get(&uid).is_some_and(|user| user.enabled) {
         return Err(AuthError::Invalid);
     }
     Ok(Authenticated { uid, method: AuthMethod::Bearer })
@@ -161,6 +170,7 @@ const VERIFIED_BEARERS_MAX: usize = 10_000;
 pub fn session_uid(shared: &Shared, world: &World, headers: &HeaderMap) -> Option<String> {
     let session = crate::oidc::session_from_headers(world, headers)?;
     let _ = shared;
+    world.users.get(&session.uid).filter(|user| user.enabled)?;
     Some(session.uid.clone())
 }
 
@@ -172,6 +182,21 @@ pub fn dav_csrf_failed() -> axum::response::Response {
         http::StatusCode::UNAUTHORIZED,
         [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")],
         crate::xml::error_body("Sabre\\DAV\\Exception\\NotAuthenticated", "CSRF check not passed."),
+    )
+        .into_response()
+}
+
+/// What DAV answers a disabled account's right password: its auth
+/// plugin turns the login's exception into sabre's 503.
+pub fn dav_login_refused() -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    (
+        http::StatusCode::SERVICE_UNAVAILABLE,
+        [(http::header::CONTENT_TYPE, "application/xml; charset=utf-8")],
+        crate::xml::error_body(
+            "Sabre\\DAV\\Exception\\ServiceUnavailable",
+            "OC\\User\\LoginException: Account disabled",
+        ),
     )
         .into_response()
 }

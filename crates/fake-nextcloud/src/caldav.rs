@@ -126,12 +126,18 @@ impl Homes<CalDav> {
             now,
             problems,
         );
-        calendars.ensure_first_login(users, DEFAULT_CALENDAR_URI, |calendar| {
+        calendars.first_login(users);
+        calendars
+    }
+
+    /// The personal calendar Nextcloud creates at a user's first login,
+    /// for each of `users` without a calendar.
+    pub fn first_login(&mut self, users: &BTreeMap<String, User>) {
+        self.ensure_first_login(users, DEFAULT_CALENDAR_URI, |calendar| {
             calendar.display_name = Some(DEFAULT_CALENDAR_NAME.to_string());
             calendar.extra.color = Some(DEFAULT_CALENDAR_COLOR.to_string());
             calendar.extra.components = FIRST_LOGIN_COMPONENTS.to_vec();
         });
-        calendars
     }
 }
 

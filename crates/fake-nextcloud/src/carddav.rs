@@ -73,10 +73,16 @@ impl Homes<CardDav> {
     ) -> AddressBooks {
         let mut books =
             AddressBooks::seed_fixture(fixture, &fixture.addressbooks, users, &[], now, problems);
-        books.ensure_first_login(users, DEFAULT_ADDRESS_BOOK_URI, |book| {
+        books.first_login(users);
+        books
+    }
+
+    /// The contacts address book Nextcloud creates at a user's first
+    /// login, for each of `users` without one.
+    pub fn first_login(&mut self, users: &BTreeMap<String, User>) {
+        self.ensure_first_login(users, DEFAULT_ADDRESS_BOOK_URI, |book| {
             book.display_name = Some(DEFAULT_ADDRESS_BOOK_NAME.to_string());
         });
-        books
     }
 }
 

@@ -248,8 +248,11 @@ fn after(shared: &crate::Shared) {
 async fn read(shared: &crate::Shared, request: Request) -> Result<DavRequest, Response> {
     let (parts, body) = request.into_parts();
     let full_path = parts.uri.path().to_string();
-    let user = auth::authenticate(shared, &parts.headers, &full_path)
-        .map_err(|_| auth::dav_unauthorized())?;
+    let user =
+        auth::authenticate(shared, &parts.headers, &full_path).map_err(|error| match error {
+            auth::AuthError::Disabled => auth::dav_login_refused(),
+            _ => auth::dav_unauthorized(),
+        })?;
     if !passes_csrf(shared, &parts, &user) {
         return Err(auth::dav_csrf_failed());
     }

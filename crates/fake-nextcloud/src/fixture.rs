@@ -49,6 +49,11 @@ pub struct ServerFixture {
     pub converter_secret: Option<String>,
     /// Lifetime of access tokens in seconds (the oidc app's `expire_time`).
     pub token_lifetime_seconds: i64,
+    /// `sharing.force_share_accept`: user and group shares made through
+    /// the OCS API wait for each recipient to accept them (`POST
+    /// …/shares/pending/{id}`) before they are mounted. Off: accepted at
+    /// once, Nextcloud's default. Fixture `[[shares]]` are accepted either way.
+    pub force_share_accept: bool,
 }
 
 impl Default for ServerFixture {
@@ -60,6 +65,7 @@ impl Default for ServerFixture {
             version: "31.0.5.1".to_string(),
             converter_secret: None,
             token_lifetime_seconds: 900,
+            force_share_accept: false,
         }
     }
 }

@@ -19,6 +19,7 @@
 //! session's request token — else the bare `{"message":"CSRF check failed"}`
 //! with HTTP 412 that real clients get when they forget the header.
 
+mod provisioning;
 mod shares;
 mod webhook_listeners;
 
@@ -50,10 +51,15 @@ pub fn routes() -> Router<AppState> {
         .route("/ocs/{version}/cloud/capabilities", get(capabilities))
         .route("/ocs/{version}/cloud/config", get(config))
         .route("/ocs/{version}/cloud/user", get(current_user))
-        .route("/ocs/{version}/cloud/users/{uid}", get(user))
+        .merge(provisioning::routes())
         .route(
             "/ocs/{version}/apps/files_sharing/api/v1/shares",
             get(shares::list).post(shares::create),
+        )
+        .route("/ocs/{version}/apps/files_sharing/api/v1/shares/pending", get(shares::pending))
+        .route(
+            "/ocs/{version}/apps/files_sharing/api/v1/shares/pending/{id}",
+            axum::routing::post(shares::accept),
         )
         .route(
             "/ocs/{version}/apps/files_sharing/api/v1/shares/{id}",
@@ -271,6 +277,10 @@ pub enum OcsError {
     CsrfFailed,
     /// A failure envelope, rendered as [`Ocs::error`] renders it.
     Failure { ocs: Ocs, status: u16, message: String },
+    /// A disabled account's right credentials: the login throws before any
+    /// controller runs, and `ocs/v1.php` answers 997 "Unauthorised" in its
+    /// own legacy envelope, public routes included.
+    LoginRefused { version: Version, query: Option<String> },
 }
 
 impl IntoResponse for OcsError {
@@ -279,6 +289,9 @@ impl IntoResponse for OcsError {
             OcsError::UnknownVersion => (StatusCode::NOT_FOUND, "Not found\n").into_response(),
             OcsError::CsrfFailed => csrf_failed(),
             OcsError::Failure { ocs, status, message } => ocs.error(status, &message),
+            OcsError::LoginRefused { version, query } => {
+                legacy_failure(version, query.as_deref(), code::UNAUTHORISED, "Unauthorised")
+            }
         }
     }
 }
@@ -356,6 +369,9 @@ pub enum Guard {
     /// Admin-only (`AuthorizedAdminSetting`): a user in group "admin", and
     /// the CSRF rule.
     Admin,
+    /// `#[NoAdminRequired]` without `#[NoSubAdminRequired]`: an admin or a
+    /// sub-admin (the fake has none), and the CSRF rule.
+    SubAdmin,
 }
 
 /// One OCS request, authenticated and with its parameters merged from the
@@ -424,6 +440,7 @@ pub mod guard {
     pub enum Public {}
     pub enum User {}
     pub enum Admin {}
+    pub enum SubAdmin {}
 
     impl RouteGuard for Public {
         const GUARD: Guard = Guard::Public;
@@ -433,6 +450,9 @@ pub mod guard {
     }
     impl RouteGuard for Admin {
         const GUARD: Guard = Guard::Admin;
+    }
+    impl RouteGuard for SubAdmin {
+        const GUARD: Guard = Guard::SubAdmin;
     }
 }
 
@@ -474,6 +494,10 @@ async fn begin(
     let path = parts.uri.path().to_string();
     let user = match auth::authenticate(shared, &parts.headers, &path) {
         Ok(user) => Some(user),
+        Err(auth::AuthError::Disabled) => {
+            let query = parts.uri.query().map(str::to_string);
+            return Err(OcsError::LoginRefused { version: ocs.version, query });
+        }
         Err(_) if guard == Guard::Public => None,
         Err(_) => return Err(ocs.fail(code::UNAUTHORISED, "Current user is not logged in")),
     };
@@ -481,6 +505,9 @@ async fn begin(
         let user = user.as_ref().expect("checked above");
         if guard == Guard::Admin && !is_admin(shared, &user.uid) {
             return Err(ocs.fail(403, "Logged in account must be an admin"));
+        }
+        if guard == Guard::SubAdmin && !is_admin(shared, &user.uid) {
+            return Err(ocs.fail(403, "Logged in account must be an admin or sub admin"));
         }
         if !passes_csrf(shared, &parts.headers, user) {
             return Err(OcsError::CsrfFailed);
@@ -532,7 +559,7 @@ pub(crate) fn parameters(
     let mut params = Map::new();
     if let Some(query) = query {
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-            params.insert(key.into_owned(), Value::String(value.into_owned()));
+            insert_form_field(&mut params, &key, value.into_owned());
         }
     }
     if body.is_empty() {
@@ -548,10 +575,27 @@ pub(crate) fn parameters(
         }
     } else if content_type.contains("application/x-www-form-urlencoded") {
         for (key, value) in url::form_urlencoded::parse(body) {
-            params.insert(key.into_owned(), Value::String(value.into_owned()));
+            insert_form_field(&mut params, &key, value.into_owned());
         }
     }
     Ok(params)
+}
+
+/// One form field as PHP reads it: `groups[]=a&groups[]=b` is the list
+/// `groups`, anything else a string (the last one wins).
+fn insert_form_field(params: &mut Map<String, Value>, key: &str, value: String) {
+    match key.strip_suffix("[]") {
+        Some(list) => {
+            let entry = params.entry(list.to_string()).or_insert_with(|| Value::Array(Vec::new()));
+            match entry {
+                Value::Array(items) => items.push(Value::String(value)),
+                other => *other = Value::Array(vec![Value::String(value)]),
+            }
+        }
+        None => {
+            params.insert(key.to_string(), Value::String(value));
+        }
+    }
 }
 
 /// `ocs/v1.php`'s answer to a route nobody registered.
@@ -710,30 +754,22 @@ async fn current_user(
     user_answer(&shared, &call, call.uid())
 }
 
-async fn user(State(shared): State<AppState>, Guarded(call, _): Guarded<guard::User>) -> OcsResult {
-    let uid = call.path_param("uid").to_string();
-    if !shared.world().users.contains_key(&uid) {
-        return Err(call.ocs.fail(404, USER_MISSING));
-    }
-    // Only admins see other accounts (`getUserData` returns null otherwise).
-    if uid != call.uid() && !is_admin(&shared, call.uid()) {
-        return Err(call.ocs.fail(code::NOT_FOUND, ""));
-    }
-    user_answer(&shared, &call, &uid)
-}
-
 /// What the users API answers for an account that does not exist (also
 /// what the shares API answers when the caller's own account is gone).
 pub(crate) const USER_MISSING: &str = "User does not exist";
 
 /// One account's data as the users API answers it.
-fn user_answer(shared: &Shared, call: &OcsCall, uid: &str) -> Result<Response, OcsError> {
+pub(crate) fn user_answer(
+    shared: &Shared,
+    call: &OcsCall,
+    uid: &str,
+) -> Result<Response, OcsError> {
     let data = user_data(shared, uid).ok_or_else(|| call.ocs.fail(404, USER_MISSING))?;
     Ok(call.ocs.ok(data))
 }
 
 /// `UsersController::getUserData` for one account.
-fn user_data(shared: &Shared, uid: &str) -> Option<Value> {
+pub(crate) fn user_data(shared: &Shared, uid: &str) -> Option<Value> {
     let world = shared.world();
     let user = world.user(uid)?;
     let used =
@@ -754,8 +790,9 @@ fn user_data(shared: &Shared, uid: &str) -> Option<Value> {
             "quota": -3,
         }),
     };
+    let profile = |key: &str| user.profile.get(key).cloned().unwrap_or_default();
     Some(json!({
-        "enabled": true,
+        "enabled": user.enabled,
         "storageLocation": format!("/var/www/html/data/{uid}"),
         "id": user.uid,
         "firstLoginTimestamp": 1_700_000_000,
@@ -769,15 +806,15 @@ fn user_data(shared: &Shared, uid: &str) -> Option<Value> {
         "additional_mail": [],
         "displayname": user.display_name,
         "display-name": user.display_name,
-        "phone": "",
-        "address": "",
-        "website": "",
-        "twitter": "",
-        "fediverse": "",
-        "organisation": "",
-        "role": "",
-        "headline": "",
-        "biography": "",
+        "phone": profile("phone"),
+        "address": profile("address"),
+        "website": profile("website"),
+        "twitter": profile("twitter"),
+        "fediverse": profile("fediverse"),
+        "organisation": profile("organisation"),
+        "role": profile("role"),
+        "headline": profile("headline"),
+        "biography": profile("biography"),
         "profile_enabled": "1",
         "pronouns": "",
         "groups": user.groups.iter().collect::<Vec<_>>(),

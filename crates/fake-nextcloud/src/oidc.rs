@@ -561,7 +561,10 @@ struct LoginForm {
 async fn login(State(shared): State<AppState>, Form(form): Form<LoginForm>) -> Response {
     let now = shared.now();
     let mut world = shared.world();
-    let valid = world.users.get(&form.user).is_some_and(|user| user.password == form.password);
+    let valid = world
+        .users
+        .get(&form.user)
+        .is_some_and(|user| user.enabled && user.password == form.password);
     if !valid {
         return (
             StatusCode::SEE_OTHER,

@@ -111,6 +111,19 @@ pub struct Share {
     pub stime: i64,
     /// Group members who declined (deleted the mount).
     pub declined: BTreeSet<String>,
+    /// Whether recipients must accept the share before it is mounted
+    /// (`sharing.force_share_accept`); `false`: accepted at once.
+    pub needs_accept: bool,
+    /// Recipients who accepted a share that [`Share::needs_accept`].
+    pub accepted_by: BTreeSet<String>,
+}
+
+impl Share {
+    /// Whether the share waits for `uid` to accept it (it is not mounted
+    /// in their files until then).
+    pub fn is_pending_for(&self, uid: &str) -> bool {
+        self.needs_accept && !self.accepted_by.contains(uid) && !self.declined.contains(uid)
+    }
 }
 
 /// Who is looking: a uid and the groups it belongs to.
@@ -440,6 +453,11 @@ impl Storage {
     }
 
     fn receives(share: &Share, viewer: Viewer<'_>) -> bool {
+        Self::addressed_to(share, viewer) && !share.is_pending_for(viewer.uid)
+    }
+
+    /// Whether the viewer is among the share's recipients, accepted or not.
+    pub fn addressed_to(share: &Share, viewer: Viewer<'_>) -> bool {
         match share.share_type {
             ShareType::User => share.share_with == viewer.uid,
             ShareType::Group => {
@@ -974,6 +992,8 @@ impl Storage {
                 file_target,
                 stime: now,
                 declined: BTreeSet::new(),
+                needs_accept: false,
+                accepted_by: BTreeSet::new(),
             },
         );
         Ok(id)
@@ -1009,6 +1029,86 @@ impl Storage {
         }
         self.shares.remove(&id);
         Ok(())
+    }
+
+    /// Makes a new share wait for its recipients to accept it.
+    pub fn require_acceptance(&mut self, id: ShareId) {
+        if let Some(share) = self.shares.get_mut(&id) {
+            share.needs_accept = true;
+        }
+    }
+
+    /// The shares waiting for the viewer to accept them.
+    pub fn pending_for<'s>(&'s self, viewer: Viewer<'_>) -> Vec<&'s Share> {
+        self.shares
+            .values()
+            .filter(|share| share.owner != viewer.uid && Self::addressed_to(share, viewer))
+            .filter(|share| share.is_pending_for(viewer.uid))
+            .collect()
+    }
+
+    /// Accepts a pending share: it is mounted in the viewer's files, a
+    /// user share at a target that is free by now.
+    pub fn accept(&mut self, viewer: Viewer<'_>, id: ShareId) -> Result<(), StorageError> {
+        let share = self.shares.get(&id).ok_or(StorageError::NotFound)?;
+        if !Self::addressed_to(share, viewer) {
+            return Err(StorageError::Forbidden);
+        }
+        if !share.is_pending_for(viewer.uid) {
+            return Ok(());
+        }
+        let target = match share.share_type {
+            ShareType::User => Some(self.free_target(viewer, &share.target.clone())),
+            ShareType::Group => None,
+        };
+        let share = self.shares.get_mut(&id).expect("share looked up above");
+        share.accepted_by.insert(viewer.uid.to_string());
+        if let Some(target) = target {
+            share.target = target;
+        }
+        Ok(())
+    }
+
+    /// Declines a pending share: a user share ends, a group share stays
+    /// away for this member only.
+    pub fn decline(&mut self, viewer: Viewer<'_>, id: ShareId) -> Result<(), StorageError> {
+        let share = self.shares.get_mut(&id).ok_or(StorageError::NotFound)?;
+        if !share.is_pending_for(viewer.uid) {
+            return Err(StorageError::NotFound);
+        }
+        match share.share_type {
+            ShareType::User => {
+                self.shares.remove(&id);
+            }
+            ShareType::Group => {
+                share.declined.insert(viewer.uid.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets a deleted account's files and every share from or to it.
+    pub fn remove_user(&mut self, uid: &str) {
+        let ids: Vec<FileId> = self.under(uid, "").map(|(_, id)| id).collect();
+        for id in ids {
+            if let Some(node) = self.nodes.remove(&id) {
+                self.by_path.remove(&(node.owner, node.path));
+            }
+        }
+        self.shares.retain(|_, share| {
+            share.owner != uid
+                && share.initiator != uid
+                && !(share.share_type == ShareType::User && share.share_with == uid)
+        });
+        for share in self.shares.values_mut() {
+            share.declined.remove(uid);
+        }
+    }
+
+    /// Ends every share with a deleted group.
+    pub fn remove_group_shares(&mut self, gid: &str) {
+        self.shares
+            .retain(|_, share| !(share.share_type == ShareType::Group && share.share_with == gid));
     }
 
     pub fn update_share_permissions(

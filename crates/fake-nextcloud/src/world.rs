@@ -22,6 +22,12 @@ pub struct User {
     /// Nextcloud falls back to the server's default (UTC).
     pub timezone: Option<String>,
     pub quota_bytes: Option<i64>,
+    /// `false` once an administrator disabled the account: its
+    /// credentials stop working (the provisioning API's `disable`).
+    pub enabled: bool,
+    /// Account properties the provisioning API sets and answers (phone,
+    /// address, website, twitter, ...), by their OCS key.
+    pub profile: BTreeMap<String, String>,
 }
 
 impl User {
@@ -89,6 +95,8 @@ impl World {
                     language: user.language.clone().unwrap_or("en".to_string()),
                     timezone: user.timezone.clone(),
                     quota_bytes: user.quota_bytes,
+                    enabled: true,
+                    profile: BTreeMap::new(),
                 },
             );
         }
@@ -234,6 +242,42 @@ impl World {
 
     pub fn user(&self, uid: &str) -> Option<&User> {
         self.users.get(uid)
+    }
+
+    /// Adds an account as the provisioning API creates one: an empty files
+    /// home, and the calendar and address book Nextcloud makes at the
+    /// first login, so every protocol can serve it at once.
+    pub fn add_user(&mut self, user: User, now: i64) {
+        let uid = user.uid.clone();
+        for gid in &user.groups {
+            self.groups.entry(gid.clone()).or_insert_with(|| gid.clone());
+        }
+        self.storage.add_user_root(&uid, now);
+        let one = BTreeMap::from([(uid.clone(), user)]);
+        self.calendars.first_login(&one);
+        self.address_books.first_login(&one);
+        self.users.extend(one);
+    }
+
+    /// Deletes an account and what it owns: its files and every share from
+    /// or to it, its unfinished uploads, calendars and address books. A new
+    /// account of the same uid starts empty.
+    pub fn remove_user(&mut self, uid: &str) -> Option<User> {
+        let user = self.users.remove(uid)?;
+        self.storage.remove_user(uid);
+        self.calendars.remove_owner(uid);
+        self.address_books.remove_owner(uid);
+        self.schedule_defaults.remove(uid);
+        Some(user)
+    }
+
+    /// Deletes a group: its members leave it and its shares end.
+    pub fn remove_group(&mut self, gid: &str) {
+        self.groups.remove(gid);
+        for user in self.users.values_mut() {
+            user.groups.remove(gid);
+        }
+        self.storage.remove_group_shares(gid);
     }
 
     /// Moves the storage's pending file events into the webhook queue.

@@ -464,3 +464,72 @@ async fn a_recipient_deleting_a_share_leaves_it() {
     assert!(!sees(&running, "bob", "Shared/plan.txt"));
     assert!(sees(&running, "alice", "Shared/plan.txt"), "the owner keeps the folder");
 }
+
+/// `sharing.force_share_accept` (sharing-v1-part3's "Accept a share" and
+/// "Decline a share" in a server that makes shares wait): a new share is
+/// listed as pending and not mounted until accepted; declining one ends it.
+#[tokio::test]
+async fn forced_acceptance_keeps_shares_pending_until_accepted() {
+    let fixture = SMALL.replace("[server]\n", "[server]\nforce_share_accept = true\n");
+    let running = start(&fixture).await;
+    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+    let (status, created) = share_to_bob(&running, "/Documents/notes.md").await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["ocs"]["data"]["id"].as_str().unwrap().to_string();
+    assert!(!sees(&running, "bob", "notes.md"), "a pending share is not mounted");
+    let (_, received) =
+        call(&running, "GET", "bob", &format!("{shares}?format=json&shared_with_me=true")).await;
+    let received: Vec<&Value> = received["ocs"]["data"].as_array().unwrap().iter().collect();
+    assert!(received.iter().all(|share| share["id"] != id.as_str()), "nor listed as received");
+
+    let (status, pending) =
+        call(&running, "GET", "bob", &format!("{shares}/pending?format=json")).await;
+    assert_eq!(status, 200, "{pending}");
+    let listed = &pending["ocs"]["data"];
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["path"], "/notes.md");
+    assert_eq!(listed[0]["permissions"], 0);
+
+    let (status, accepted) =
+        call(&running, "POST", "bob", &format!("{shares}/pending/{id}?format=json")).await;
+    assert_eq!((status, accepted["ocs"]["data"].clone()), (200, json!([])), "{accepted}");
+    assert!(sees(&running, "bob", "notes.md"), "an accepted share is mounted");
+    let (_, pending) = call(&running, "GET", "bob", &format!("{shares}/pending?format=json")).await;
+    assert_eq!(pending["ocs"]["data"], json!([]));
+
+    let (_, second) = share_to_bob(&running, "/Documents").await;
+    let second = second["ocs"]["data"]["id"].as_str().unwrap().to_string();
+    let (status, declined) =
+        call(&running, "DELETE", "bob", &format!("{shares}/{second}?format=json")).await;
+    assert_eq!(status, 200, "{declined}");
+    let (status, gone) =
+        call(&running, "GET", "alice", &format!("{shares}/{second}?format=json")).await;
+    assert_eq!(status, 404, "a declined user share ends: {gone}");
+    assert!(!sees(&running, "bob", "Documents"));
+    let (status, unknown) =
+        call(&running, "POST", "carol", &format!("{shares}/pending/{id}?format=json")).await;
+    assert_eq!(status, 404, "an outsider cannot accept: {unknown}");
+}
+
+/// Alice shares `path` with bob through v2.
+async fn share_to_bob(running: &Running, path: &str) -> (u16, Value) {
+    let pairs = [("path", path), ("shareType", "0"), ("shareWith", "bob")];
+    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json";
+    call_with_form(running, "POST", "alice", shares, &pairs).await
+}
+
+/// Without the switch (Nextcloud's default) a share is accepted at once
+/// and nothing is pending.
+#[tokio::test]
+async fn by_default_shares_are_accepted_at_once() {
+    let running = start(SMALL).await;
+    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+    let pairs = [("path", "/Documents/notes.md"), ("shareType", "0"), ("shareWith", "bob")];
+    let (status, _) =
+        call_with_form(&running, "POST", "alice", &format!("{shares}?format=json"), &pairs).await;
+    assert_eq!(status, 200);
+    assert!(sees(&running, "bob", "notes.md"));
+    let (_, pending) = call(&running, "GET", "bob", &format!("{shares}/pending?format=json")).await;
+    assert_eq!(pending["ocs"]["data"], json!([]));
+}

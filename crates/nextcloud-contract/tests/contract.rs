@@ -16,6 +16,7 @@ mod contract {
     mod headers;
     mod ocs;
     mod oidc;
+    mod provisioning;
     mod sharing;
     mod tools;
     mod trashbin;

@@ -368,6 +368,11 @@ impl<K: Kind> Homes<K> {
         }
     }
 
+    /// Forgets every collection of `owner` (a deleted account).
+    pub fn remove_owner(&mut self, owner: &str) {
+        self.homes.remove(owner);
+    }
+
     /// Creates an empty collection; the caller made sure the uri is free.
     pub fn create(&mut self, owner: &str, uri: &str) -> &mut Collection<K> {
         assert!(self.get(owner, uri).is_none(), "{} {owner}/{uri} exists", K::COLLECTION_NOUN);

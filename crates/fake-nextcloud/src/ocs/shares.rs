@@ -193,8 +193,50 @@ pub async fn create(
         }
         Err(_) => return Err(call.ocs.fail(404, WRONG_PATH)),
     };
+    if world.server.force_share_accept {
+        world.storage.require_acceptance(id);
+    }
     let share = world.storage.share(id).expect("share just created");
     Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?))
+}
+
+/// `pendingShares`: the user and group shares waiting for the caller to
+/// accept them, with `path` the node's name and `permissions` 0, as
+/// `ShareAPIController` formats them.
+pub async fn pending(
+    State(shared): State<AppState>,
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
+    let world = shared.world();
+    let viewer = caller(&call, &world)?.viewer();
+    let formatted: Vec<Value> = world
+        .storage
+        .pending_for(viewer)
+        .into_iter()
+        .filter_map(|share| format_share(&world, call.uid(), share))
+        .map(|mut share| {
+            share["permissions"] = json!(0);
+            share
+        })
+        .collect();
+    Ok(call.ocs.ok(Value::Array(formatted)))
+}
+
+/// `acceptShare`: mounts a pending share in the caller's files.
+pub async fn accept(
+    State(shared): State<AppState>,
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
+    let id = call.path_param("id").to_string();
+    let mut world = shared.world();
+    let share = accessible_share(&call, &world, &id, true, WRONG_SHARE_ID)?.id;
+    let user = caller(&call, &world)?.clone();
+    if world.storage.accept(user.viewer(), share).is_err() {
+        return Err(call
+            .ocs
+            .fail(400, "The share could not be accepted: you are not its recipient"));
+    }
+    Ok(call.ocs.ok(json!([])))
 }
 
 pub async fn update(
@@ -251,6 +293,9 @@ pub async fn delete(
         world.user(call.uid()).cloned().ok_or_else(|| call.ocs.fail(404, COULD_NOT_DELETE))?;
     let result = if share.owner == user.uid || share.initiator == user.uid {
         world.storage.delete_share(&user.uid, share.id)
+    } else if share.is_pending_for(&user.uid) {
+        // Declining a share never accepted: nothing is mounted to leave.
+        world.storage.decline(user.viewer(), share.id)
     } else {
         // A recipient "deletes" by leaving: the mount goes away for them only
         // (group shares) or the share ends (user shares), as in Nextcloud.
@@ -327,8 +372,19 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
     let user = world.user(uid)?;
     let viewer = user.viewer();
     let node = world.storage.node(share.node)?;
-    let path = world.storage.path_of(viewer, node.id)?;
-    let entry = world.storage.resolve(viewer, &path).ok()?;
+    let (path, item_permissions, is_mount_root, mount_type) =
+        match world.storage.path_of(viewer, node.id) {
+            Some(path) => {
+                let entry = world.storage.resolve(viewer, &path).ok()?;
+                let mount_type = if entry.share.is_some() { "shared" } else { "" };
+                (path, entry.permissions, entry.is_mount_root, mount_type)
+            }
+            // Not mounted yet: the pending list names it by its node.
+            None if share.is_pending_for(uid) => {
+                (node.name().to_string(), share.permissions, true, "shared")
+            }
+            None => return None,
+        };
     let display_name = |uid: &str| {
         world.user(uid).map(|user| user.display_name.clone()).unwrap_or(uid.to_string())
     };
@@ -355,9 +411,9 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "displayname_file_owner": display_name(&share.owner),
         "path": format!("/{path}"),
         "item_type": if node.is_folder() { "folder" } else { "file" },
-        "item_permissions": entry.permissions,
-        "is-mount-root": entry.is_mount_root,
-        "mount-type": if entry.share.is_some() { "shared" } else { "" },
+        "item_permissions": item_permissions,
+        "is-mount-root": is_mount_root,
+        "mount-type": mount_type,
         "mimetype": node.mime(),
         "has_preview": false,
         "storage_id": format!("home::{}", node.owner),
