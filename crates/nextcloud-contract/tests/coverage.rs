@@ -62,10 +62,9 @@ impl Scenario {
             (Some(tests), None, None) => Status::Covered(tests),
             (None, Some(note), None) => Status::Gap(note),
             (None, None, Some(reason)) => Status::OutOfScope(reason),
-            _ => panic!(
-                "{file}: \"{}\" needs exactly one of covered, gap, out_of_scope",
-                self.title
-            ),
+            _ => {
+                panic!("{file}: \"{}\" needs exactly one of covered, gap, out_of_scope", self.title)
+            }
         }
     }
 }
@@ -104,19 +103,29 @@ fn every_covered_scenario_names_tests_that_exist() {
     for feature in &coverage.feature {
         for scenario in &feature.scenario {
             if let Status::Covered(tests) = scenario.status(&feature.file) {
-                assert!(!tests.is_empty(), "{}: \"{}\" covered by no test", feature.file, scenario.title);
+                assert!(
+                    !tests.is_empty(),
+                    "{}: \"{}\" covered by no test",
+                    feature.file,
+                    scenario.title
+                );
                 for test in tests {
                     let (module, name) = test.split_once("::").unwrap_or_else(|| {
                         panic!("{}: {test:?} is not `module::test_fn`", feature.file)
                     });
                     if !defines(&mut sources, module, name) {
-                        missing.push(format!("{}: \"{}\" names {test}", feature.file, scenario.title));
+                        missing
+                            .push(format!("{}: \"{}\" names {test}", feature.file, scenario.title));
                     }
                 }
             }
         }
     }
-    assert!(missing.is_empty(), "tests that do not exist in tests/contract/:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "tests that do not exist in tests/contract/:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]
@@ -124,7 +133,11 @@ fn out_of_scope_reasons_are_from_the_fixed_list_and_gaps_say_what_is_missing() {
     for feature in &load().feature {
         assert!(!feature.scenario.is_empty(), "{}: no scenarios", feature.file);
         for scenario in &feature.scenario {
-            assert!(!scenario.title.trim().is_empty(), "{}: a scenario without a title", feature.file);
+            assert!(
+                !scenario.title.trim().is_empty(),
+                "{}: a scenario without a title",
+                feature.file
+            );
             match scenario.status(&feature.file) {
                 Status::OutOfScope(reason) => assert!(
                     REASONS.contains(&reason),
@@ -181,14 +194,20 @@ fn render(coverage: &Coverage) -> String {
             "| `{}` | {scenarios} | {covered} | {gap} | {out_of_scope} |\n",
             feature.file
         ));
-        for (total, count) in totals.iter_mut().zip([scenarios, covered, gap, scenarios - covered - gap]) {
+        for (total, count) in
+            totals.iter_mut().zip([scenarios, covered, gap, scenarios - covered - gap])
+        {
             *total += count;
         }
         if !notes.is_empty() {
             gaps.push_str(&format!("- `{}`:", feature.file));
             let notes: Vec<String> = notes
                 .iter()
-                .map(|(note, count)| if *count == 1 { note.to_string() } else { format!("{note} (×{count})") })
+                .map(
+                    |(note, count)| {
+                        if *count == 1 { note.to_string() } else { format!("{note} (×{count})") }
+                    },
+                )
                 .collect();
             gaps.push_str(&format!(" {}.\n", notes.join("; ")));
         }
@@ -205,7 +224,9 @@ fn the_docs_table_is_the_one_coverage_toml_implies() {
     let path = crate_dir().join("../../docs/fake-vs-real.md");
     let page = std::fs::read_to_string(&path).unwrap();
     let (Some(start), Some(end)) = (page.find("<!-- coverage:begin"), page.find(END)) else {
-        panic!("docs/fake-vs-real.md has no coverage markers (`<!-- coverage:begin … -->` … `{END}`)")
+        panic!(
+            "docs/fake-vs-real.md has no coverage markers (`<!-- coverage:begin … -->` … `{END}`)"
+        )
     };
     let current = &page[start..end + END.len()];
     let rendered = render(&load());

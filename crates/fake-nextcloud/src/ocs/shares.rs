@@ -355,7 +355,13 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "displayname_file_owner": display_name(&share.owner),
         "path": format!("/{path}"),
         "item_type": if node.is_folder() { "folder" } else { "file" },
-        "item_permissions": entry.permissions,
+        // A file has no create permission in Nextcloud's node info (27,
+        // not 31: sharing-v1-part4 "… shows the file permissions").
+        // A recipient may always remove a share's mount from their files
+        // (delete), and a file never has create (sharing-v1-part4: 27).
+        "item_permissions": ((entry.permissions
+            | if entry.is_mount_root { permission::DELETE } else { 0 })
+            & if node.is_folder() { !0 } else { !permission::CREATE }),
         "is-mount-root": entry.is_mount_root,
         "mount-type": if entry.share.is_some() { "shared" } else { "" },
         "mimetype": node.mime(),

@@ -737,7 +737,8 @@ async fn search_finds_images_by_type_and_favorites() {
     let target = Target::get().await;
     let scratch = Scratch::new(&target, "search-kinds").await;
     let account = scratch.account.clone();
-    let images = "<d:like><d:prop><d:getcontenttype/></d:prop><d:literal>image/%</d:literal></d:like>";
+    let images =
+        "<d:like><d:prop><d:getcontenttype/></d:prop><d:literal>image/%</d:literal></d:like>";
     let favorites = "<d:eq><d:prop><oc:favorite/></d:prop><d:literal>1</d:literal></d:eq>";
     let found = |condition: &'static str| {
         let (target, account, folder) = (&target, account.clone(), scratch.folder.clone());
