@@ -411,7 +411,13 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "displayname_file_owner": display_name(&share.owner),
         "path": format!("/{path}"),
         "item_type": if node.is_folder() { "folder" } else { "file" },
-        "item_permissions": item_permissions,
+        // A file has no create permission in Nextcloud's node info (27,
+        // not 31: sharing-v1-part4 "… shows the file permissions").
+        // A recipient may always remove a share's mount from their files
+        // (delete), and a file never has create (sharing-v1-part4: 27).
+        "item_permissions": ((item_permissions
+            | if is_mount_root { permission::DELETE } else { 0 })
+            & if node.is_folder() { !0 } else { !permission::CREATE }),
         "is-mount-root": is_mount_root,
         "mount-type": mount_type,
         "mimetype": node.mime(),

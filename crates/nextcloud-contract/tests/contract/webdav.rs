@@ -355,10 +355,12 @@ async fn propfind_depth_3_and_infinity_reach_that_deep() {
     scratch.done().await;
 }
 
-/// Nextcloud's integration suite (`webdav-related.feature`, "Doing a
-/// PROPFIND with a web login should not work without CSRF token"): on a
-/// browser session, a GET needs no request token, a PROPFIND does (401
-/// without, 207 with the one `/index.php/csrftoken` gives).
+/// Nextcloud's integration suite (`webdav-related.feature` and
+/// `dav-v2.feature`, "Doing a GET with a web login should work without CSRF
+/// token" and "Doing a PROPFIND with a web login should (not) work
+/// with(out) CSRF token", on the old and the new backend): on a browser
+/// session, a GET needs no request token, a PROPFIND does (401 without, 207
+/// with the one `/index.php/csrftoken` gives), on both endpoints.
 #[tokio::test]
 async fn a_web_session_needs_its_request_token_for_anything_but_get() {
     let target = Target::get().await;
@@ -367,27 +369,30 @@ async fn a_web_session_needs_its_request_token_for_anything_but_get() {
     let put = target.put_file(&account, &scratch.path("note.txt"), "Welcome").await;
     assert!(put.status().is_success(), "{}", put.status());
     let cookies = target.login(&account).await.header();
-    let file = target.url(&scratch.dav("note.txt"));
-    let got = target.http.get(&file).header("Cookie", &cookies).send().await.unwrap();
-    assert_eq!(got.status(), 200, "GET on a web session without a request token");
-    assert_eq!(got.text().await.unwrap(), "Welcome");
-    let propfind = |token: Option<String>| {
-        let mut request = target
-            .http
-            .request(reqwest::Method::from_bytes(b"PROPFIND").unwrap(), &file)
-            .header("Cookie", &cookies)
-            .header("Depth", "0");
-        if let Some(token) = token {
-            request = request.header("requesttoken", token);
-        }
-        request.send()
-    };
-    let refused = propfind(None).await.unwrap();
-    assert_eq!(refused.status(), 401, "PROPFIND on a web session without a request token");
-    let token = target.http.get(target.url("/index.php/csrftoken")).header("Cookie", &cookies);
-    let token: serde_json::Value = token.send().await.unwrap().json().await.unwrap();
-    let token = token["token"].as_str().expect("the session's request token").to_string();
-    assert_eq!(propfind(Some(token)).await.unwrap().status(), 207, "with the request token");
+    let legacy = format!("/remote.php/webdav/{}", scratch.path("note.txt"));
+    for file in [target.url(&scratch.dav("note.txt")), target.url(&legacy)] {
+        let got = target.http.get(&file).header("Cookie", &cookies).send().await.unwrap();
+        assert_eq!(got.status(), 200, "GET {file} on a web session without a request token");
+        assert_eq!(got.text().await.unwrap(), "Welcome");
+        let propfind = |token: Option<String>| {
+            let mut request = target
+                .http
+                .request(reqwest::Method::from_bytes(b"PROPFIND").unwrap(), &file)
+                .header("Cookie", &cookies)
+                .header("Depth", "0");
+            if let Some(token) = token {
+                request = request.header("requesttoken", token);
+            }
+            request.send()
+        };
+        let refused = propfind(None).await.unwrap();
+        assert_eq!(refused.status(), 401, "PROPFIND {file} on a web session without a token");
+        let token = target.http.get(target.url("/index.php/csrftoken")).header("Cookie", &cookies);
+        let token: serde_json::Value = token.send().await.unwrap().json().await.unwrap();
+        let token = token["token"].as_str().expect("the session's request token").to_string();
+        let allowed = propfind(Some(token)).await.unwrap();
+        assert_eq!(allowed.status(), 207, "PROPFIND {file} with the request token");
+    }
     scratch.done().await;
 }
 
@@ -656,4 +661,114 @@ async fn a_get_on_a_web_session_works_with_its_request_token_on_both_endpoints()
         assert_eq!(got.text().await.unwrap(), "Welcome");
     }
     target.cleanup(&account, &name).await;
+}
+
+/// Nextcloud's integration suite (`webdav-related.feature`, the scenarios
+/// "using old dav path"): "Moving a file" (201), "Moving and overwriting a
+/// file old way" (204), "Moving and overwriting it's parent" (403),
+/// "Copying a file" (201), "Copying and overwriting a file" (204),
+/// "download a file with range" and "Renaming a folder to / beginning with
+/// / including a backslash encoded should return an error using old
+/// endpoint" (400): the same answers through `/remote.php/webdav/`, with
+/// `Destination` on that root too.
+#[tokio::test]
+async fn the_legacy_root_moves_copies_and_serves_ranges() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "legacy").await;
+    let account = scratch.account.clone();
+    let legacy = |name: &str| format!("/remote.php/webdav/{}", scratch.path(name));
+    let send = |method: &'static str, from: String, to: String| {
+        let (target, account) = (&target, account.clone());
+        async move {
+            let destination = target.url(&to);
+            let request = target.as_account(&account, method, &from);
+            request.header("Destination", destination).send().await.unwrap().status().as_u16()
+        }
+    };
+    let range = |name: String| {
+        let (target, account) = (&target, account.clone());
+        async move {
+            let request = target.as_account(&account, "GET", &name).header("Range", "bytes=0-6");
+            let answer = request.send().await.unwrap();
+            (answer.status().as_u16(), answer.text().await.unwrap())
+        }
+    };
+    target.put_file(&account, &scratch.path("welcome.txt"), "Welcome to the old root").await;
+    target.put_file(&account, &scratch.path("textfile0.txt"), "a text file").await;
+    assert_eq!(target.mkcol(&account, &scratch.path("FOLDER")).await, 201);
+
+    let moved = send("MOVE", legacy("welcome.txt"), legacy("FOLDER/welcome.txt")).await;
+    assert_eq!(moved, 201, "MOVE to a new name through the old root");
+    assert_eq!(range(legacy("FOLDER/welcome.txt")).await, (206, "Welcome".to_string()));
+    let onto = send("MOVE", legacy("FOLDER/welcome.txt"), legacy("textfile0.txt")).await;
+    assert_eq!(onto, 204, "MOVE over an existing file through the old root");
+    assert_eq!(range(legacy("textfile0.txt")).await, (206, "Welcome".to_string()));
+
+    let copied = send("COPY", legacy("textfile0.txt"), legacy("FOLDER/welcome.txt")).await;
+    assert_eq!(copied, 201, "COPY to a new name through the old root");
+    target.put_file(&account, &scratch.path("textfile1.txt"), "another file").await;
+    let over = send("COPY", legacy("textfile0.txt"), legacy("textfile1.txt")).await;
+    assert_eq!(over, 204, "COPY over an existing file through the old root");
+    assert_eq!(range(legacy("textfile1.txt")).await, (206, "Welcome".to_string()));
+
+    assert_eq!(target.mkcol(&account, &scratch.path("test")).await, 201);
+    assert_eq!(target.mkcol(&account, &scratch.path("test/test")).await, 201);
+    let parent = send("MOVE", legacy("test/test"), legacy("test")).await;
+    assert_eq!(parent, 403, "MOVE of a folder onto its own parent through the old root");
+
+    assert_eq!(target.mkcol(&account, &scratch.path("testshare")).await, 201);
+    for name in ["%5C", "%5Ctestshare", "hola%5Chola"] {
+        let renamed = send("MOVE", legacy("testshare"), legacy(name)).await;
+        assert_eq!(renamed, 400, "MOVE to {name} through the old root");
+    }
+    let (status, _) =
+        target.propfind(&account, &scratch.dav("testshare"), "0", &propfind_body("")).await;
+    assert_eq!(status, 207, "the folder was not renamed");
+    scratch.done().await;
+}
+
+/// Nextcloud's integration suite (`dav-v2.feature`, "Create a search query
+/// on image" and "Create a search query on favorite"; the steps in
+/// `features/bootstrap/WebDav.php` search by `getcontenttype` like
+/// `image/%` and by `oc:favorite`): nothing matches until an image is
+/// uploaded, or a file is made a favourite, and then exactly that file.
+#[tokio::test]
+async fn search_finds_images_by_type_and_favorites() {
+    let target = Target::get().await;
+    let scratch = Scratch::new(&target, "search-kinds").await;
+    let account = scratch.account.clone();
+    let images =
+        "<d:like><d:prop><d:getcontenttype/></d:prop><d:literal>image/%</d:literal></d:like>";
+    let favorites = "<d:eq><d:prop><oc:favorite/></d:prop><d:literal>1</d:literal></d:eq>";
+    let found = |condition: &'static str| {
+        let (target, account, folder) = (&target, account.clone(), scratch.folder.clone());
+        async move {
+            let (status, answer) = search(target, &account, &folder, condition, "", None).await;
+            assert_eq!(status, 207, "SEARCH {condition}");
+            answer.unwrap().responses
+        }
+    };
+    target.put_file(&account, &scratch.path("asdf.txt"), "not an image").await;
+    assert!(found(images).await.is_empty(), "no image yet");
+    let png = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
+    let put = target
+        .as_account(&account, "PUT", &scratch.dav("image.png"))
+        .body(png.to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 201);
+    let hits = found(images).await;
+    assert_eq!(hits.len(), 1, "the image only");
+    assert_eq!(hits[0].text(DAV, "getcontenttype").as_deref(), Some("image/png"));
+
+    assert!(found(favorites).await.is_empty(), "no favourite yet");
+    let proppatch = r#"<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:set><d:prop><oc:favorite>1</oc:favorite></d:prop></d:set></d:propertyupdate>"#;
+    let marked =
+        target.send_xml(&account, "PROPPATCH", &scratch.dav("image.png"), None, proppatch).await;
+    assert_eq!(marked.status(), 207);
+    let hits = found(favorites).await;
+    assert_eq!(hits.len(), 1, "the favourite only");
+    assert!(hits[0].decoded_href().ends_with("/image.png"), "{}", hits[0].href);
+    scratch.done().await;
 }
