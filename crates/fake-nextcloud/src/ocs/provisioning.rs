@@ -178,14 +178,12 @@ async fn add_user(
         // No sub-admins in the fake: refuse rather than pretend.
         return Err(call.ocs.fail(103, "Sub-admins are not supported by this server"));
     }
-    if password.is_empty() {
-        if email.is_empty() {
-            return Err(call
-                .ocs
-                .fail(108, "To send a password link to the user an email address is required."));
-        }
-        // Nextcloud mails a link to set one; the fake sends no mail, so the
-        // account has a password nobody knows.
+    // Without a password Nextcloud mails a link to set one; the fake sends
+    // no mail, so the account has a password nobody knows.
+    if password.is_empty() && email.is_empty() {
+        return Err(call
+            .ocs
+            .fail(108, "To send a password link to the user an email address is required."));
     }
     if let Err(message) = valid_uid(&uid) {
         return Err(call.ocs.fail(101, message));

@@ -28,7 +28,7 @@ impl Storage {
     pub fn versions(&self, id: FileId) -> Vec<&Version> {
         let mut list: Vec<&Version> =
             self.versions.get(&id).map(|list| list.iter().collect()).unwrap_or_default();
-        list.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
+        list.sort_by_key(|version| std::cmp::Reverse(version.timestamp));
         list
     }
 

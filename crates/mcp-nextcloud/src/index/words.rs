@@ -24,8 +24,9 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// A language the index stems.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Language {
+    #[default]
     English,
     French,
     German,
@@ -81,12 +82,6 @@ impl Language {
 
     pub fn is_stop_word(self, lowercase: &str) -> bool {
         STOP_WORDS[self.index()].contains(fold(lowercase).as_str())
-    }
-}
-
-impl Default for Language {
-    fn default() -> Language {
-        Language::English
     }
 }
 
