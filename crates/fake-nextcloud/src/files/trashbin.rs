@@ -110,9 +110,29 @@ pub(crate) fn multistatus(responses: &str) -> Response {
     (StatusCode::MULTI_STATUS, headers, super::properties::multistatus(responses)).into_response()
 }
 
+/// The uid a per-user collection (`trashbin/{uid}`, `versions/{uid}`) is
+/// asked about, when it is the caller's own: the bare root lists nobody,
+/// and someone else's home is [`foreign_home`].
+pub(crate) fn own_home<'a>(
+    shared: &Shared,
+    request: &DavRequest,
+    uid: &'a str,
+) -> Result<&'a str, DavError> {
+    if uid.is_empty() {
+        return Err(DavError::method_not_allowed(
+            "Listing members of this collection is disabled",
+            "OPTIONS, PROPFIND",
+        ));
+    }
+    if uid != request.user.uid {
+        return Err(foreign_home(shared, uid));
+    }
+    Ok(uid)
+}
+
 /// A principal collection's refusal of someone else's home: 403 when the
 /// user exists (sabre's Forbidden, no message), 404 when not.
-pub(crate) fn foreign_home(shared: &Shared, uid: &str) -> DavError {
+fn foreign_home(shared: &Shared, uid: &str) -> DavError {
     if shared.world().users.contains_key(uid) {
         DavError::Forbidden(String::new())
     } else {
@@ -145,18 +165,9 @@ fn route(shared: &Shared, request: &DavRequest) -> Result<Response, DavError> {
     let clean = storage::parse_dav_path(&request.path)
         .map_err(|_| DavError::bad_request("Invalid path"))?;
     let mut parts = clean.splitn(3, '/');
-    let uid = parts.next().unwrap_or("");
+    let uid = own_home(shared, request, parts.next().unwrap_or(""))?;
     let collection = parts.next().unwrap_or("");
     let rest = parts.next().unwrap_or("");
-    if uid.is_empty() {
-        return Err(DavError::method_not_allowed(
-            "Listing members of this collection is disabled",
-            "OPTIONS, PROPFIND",
-        ));
-    }
-    if uid != request.user.uid {
-        return Err(foreign_home(shared, uid));
-    }
     let base = format!("{}/trashbin/{}/", dav::DAV_ROOT, dav::encode_segment(uid));
     match (collection, request.method.as_str()) {
         ("", "PROPFIND") => {

@@ -10,7 +10,7 @@
 
 use super::properties::Selection;
 use super::trashbin::{
-    Property, collection_properties, destination_below_dav, foreign_home, multistatus, response,
+    Property, collection_properties, destination_below_dav, multistatus, own_home, response,
     selection,
 };
 use super::{insert, storage_error};
@@ -37,16 +37,7 @@ fn route(shared: &Shared, request: &DavRequest) -> Result<Response, DavError> {
     let clean = storage::parse_dav_path(&request.path)
         .map_err(|_| DavError::bad_request("Invalid path"))?;
     let parts: Vec<&str> = clean.split('/').collect();
-    let uid = parts.first().copied().unwrap_or("");
-    if uid.is_empty() {
-        return Err(DavError::method_not_allowed(
-            "Listing members of this collection is disabled",
-            "OPTIONS, PROPFIND",
-        ));
-    }
-    if uid != request.user.uid {
-        return Err(foreign_home(shared, uid));
-    }
+    let uid = own_home(shared, request, parts.first().copied().unwrap_or(""))?;
     let base = format!("{}/versions/{}/", dav::DAV_ROOT, dav::encode_segment(uid));
     let not_found = || DavError::NotFound(format!("File with name {clean} could not be located"));
     let method = request.method.as_str();

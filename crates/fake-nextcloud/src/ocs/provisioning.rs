@@ -66,12 +66,14 @@ impl Page {
         }
     }
 
-    /// The matching items, paged.
-    fn apply<'a>(&self, items: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<String> {
-        let matching = items.filter(|(id, name)| {
-            self.search.is_empty()
-                || id.to_lowercase().contains(&self.search)
-                || name.to_lowercase().contains(&self.search)
+    /// The items whose id or one of their texts contains the search, paged.
+    fn apply<'a, const N: usize>(
+        &self,
+        items: impl Iterator<Item = (&'a str, [&'a str; N])>,
+    ) -> Vec<String> {
+        let contains = |text: &str| text.to_lowercase().contains(&self.search);
+        let matching = items.filter(|(id, texts)| {
+            self.search.is_empty() || contains(id) || texts.iter().any(|text| contains(text))
         });
         let paged = matching.skip(self.offset).map(|(id, _)| id.to_string());
         match self.limit {
@@ -95,19 +97,10 @@ fn visible_uids(call: &OcsCall, world: &World) -> Vec<String> {
     if !is_admin(world, call.uid()) {
         return Vec::new();
     }
-    let page = Page::of(call);
-    let email = |user: &User| user.email.clone().unwrap_or_default().to_lowercase();
-    let searched = world.users.values().filter(|user| {
-        page.search.is_empty() || email(user).contains(&page.search) || {
-            let id = user.uid.to_lowercase();
-            id.contains(&page.search) || user.display_name.to_lowercase().contains(&page.search)
-        }
-    });
-    let paged = searched.skip(page.offset).map(|user| user.uid.clone());
-    match page.limit {
-        Some(limit) => paged.take(limit).collect(),
-        None => paged.collect(),
-    }
+    Page::of(call).apply(world.users.values().map(|user| {
+        let email = user.email.as_deref().unwrap_or("");
+        (user.uid.as_str(), [user.display_name.as_str(), email])
+    }))
 }
 
 /// `getUsersDetails`: the same accounts with their data, by uid.
@@ -568,7 +561,7 @@ async fn list_groups(
 ) -> OcsResult {
     let world = shared.world();
     let page = Page::of(&call);
-    let gids = page.apply(world.groups.iter().map(|(gid, name)| (gid.as_str(), name.as_str())));
+    let gids = page.apply(world.groups.iter().map(|(gid, name)| (gid.as_str(), [name.as_str()])));
     Ok(call.ocs.ok(json!({ "groups": gids })))
 }
 
