@@ -2,7 +2,7 @@
 //! calls it made and hold its action calls for the user.
 
 use super::{Agent, AgentEvent, Ending, Out, ToolKind, ToolSpec};
-use crate::model::{ChatRequest, Message, ModelEvent, ToolChoice};
+use crate::model::{ChatRequest, FinishReason, Message, ModelEvent, ToolCall, ToolChoice};
 use futures_util::StreamExt as _;
 
 /// What the model says when the last step would still call tools.
@@ -18,10 +18,18 @@ pub(super) async fn run(
 ) -> Option<Ending> {
     out.send(AgentEvent::StepStart).await;
     let specs = agent.tools.specs();
+    // `auto` is said, not left to the provider's default: with some chat
+    // formats (llama-cpp-python's `chatml-function-calling`) an absent
+    // `tool_choice` means the tools are never put in the prompt.
+    let tool_choice = match (specs.is_empty(), last) {
+        (true, _) => None,
+        (false, true) => Some(ToolChoice::None),
+        (false, false) => Some(ToolChoice::Auto),
+    };
     let request = ChatRequest {
         messages: messages.clone(),
         tools: specs.iter().map(|spec| spec.definition.clone()).collect(),
-        tool_choice: (last && !specs.is_empty()).then_some(ToolChoice::None),
+        tool_choice,
     };
     let mut stream = match agent.model.answer(request).await {
         Ok(stream) => stream,
@@ -32,6 +40,8 @@ pub(super) async fn run(
     };
     let mut text = String::new();
     let mut calls = Vec::new();
+    let mut finish = None;
+    let mut completion_tokens = None;
     while let Some(event) = stream.next().await {
         match event {
             Ok(ModelEvent::TextDelta(delta)) => {
@@ -39,7 +49,10 @@ pub(super) async fn run(
                 out.send(AgentEvent::TextDelta(delta)).await;
             }
             Ok(ModelEvent::ToolCall(call)) => calls.push(call),
-            Ok(ModelEvent::Finish { .. } | ModelEvent::Usage { .. }) => {}
+            Ok(ModelEvent::Finish { reason }) => finish = Some(reason),
+            Ok(ModelEvent::Usage { completion_tokens: tokens, .. }) => {
+                completion_tokens = Some(tokens);
+            }
             Err(error) => {
                 // What the user already saw is kept; the calls of a cut
                 // answer are not run.
@@ -52,6 +65,15 @@ pub(super) async fn run(
             }
         }
     }
+    if finish == Some(FinishReason::Length) {
+        // A provider may close the JSON of a call it cut (llama.cpp heals
+        // partial arguments), so a cut call can look whole: none of a cut
+        // answer's calls run, and the user is told it was cut.
+        let note = cut_note(completion_tokens, !calls.is_empty());
+        calls.clear();
+        out.send(AgentEvent::TextDelta(note.clone())).await;
+        text.push_str(&note);
+    }
     if last && !calls.is_empty() {
         calls.clear();
         if text.is_empty() {
@@ -59,7 +81,12 @@ pub(super) async fn run(
             out.send(AgentEvent::TextDelta(text.clone())).await;
         }
     }
-    let assistant = Message::Assistant { text, tool_calls: calls.clone() };
+    // What is kept and replayed to the model on every later step: a call
+    // whose arguments are not a JSON object is kept with `{}` (providers
+    // refuse to read back arguments that do not parse; llama.cpp answers
+    // 500 to every later request), its result saying what was wrong.
+    let kept_calls = calls.iter().map(replayable).collect();
+    let assistant = Message::Assistant { text, tool_calls: kept_calls };
     messages.push(assistant.clone());
     out.send(AgentEvent::Message(assistant)).await;
     if calls.is_empty() {
@@ -107,4 +134,23 @@ pub(super) async fn run(
     }
     out.send(AgentEvent::StepFinish).await;
     (!held.is_empty()).then_some(Ending::AwaitingApproval)
+}
+
+/// What the user reads after an answer cut at the provider's length limit.
+fn cut_note(completion_tokens: Option<u64>, had_calls: bool) -> String {
+    let limit = match completion_tokens {
+        Some(tokens) => format!("at {tokens} tokens"),
+        None => "at the model's length limit".to_string(),
+    };
+    let calls = if had_calls { " The actions it started to propose were not run." } else { "" };
+    format!("\n\n(The answer was cut off {limit}.{calls} Ask for a shorter answer or continue.)")
+}
+
+/// The call as the conversation keeps it: as made when its arguments are
+/// a JSON object, with `{}` otherwise.
+fn replayable(call: &ToolCall) -> ToolCall {
+    match serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        Ok(serde_json::Value::Object(_)) => call.clone(),
+        _ => ToolCall { arguments: "{}".to_string(), ..call.clone() },
+    }
 }

@@ -156,7 +156,7 @@ async fn data_calls_run_and_the_model_answers_from_their_results() {
         Message::Tool { tool_call_id: "c1".into(), content: r#"read did {"path":"a"}"#.into() }
     );
     assert_eq!(second.tools.len(), 2);
-    assert_eq!(second.tool_choice, None);
+    assert_eq!(second.tool_choice, Some(ToolChoice::Auto), "said, not left to a default");
     let kinds: Vec<&str> = events
         .iter()
         .map(|event| match event {
@@ -277,4 +277,58 @@ async fn a_cut_answer_keeps_what_was_said_and_runs_nothing() {
         vec![Message::Assistant { text: "Half an ans".into(), tool_calls: vec![] }]
     );
     assert_eq!(events.last(), Some(&AgentEvent::StepFinish));
+}
+
+#[tokio::test]
+async fn a_call_whose_arguments_do_not_parse_is_replayed_as_an_empty_object() {
+    let cut = r#"{"path":"a","content":"x"#;
+    let model = Scripted::new(vec![calls(&[("c1", "write", cut)]), text("Sorry.")]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    let called = tools.called();
+    assert_eq!(called.len(), 1, "the tool set answers it (and records it) ...");
+    assert_eq!(called[0].arguments, cut, "... as the model wrote it");
+    let replayed = &model.requests()[1].messages[2];
+    let Message::Assistant { tool_calls, .. } = replayed else { panic!("{replayed:?}") };
+    assert_eq!(tool_calls[0].arguments, "{}", "what every later request carries");
+    assert_eq!(kept(&events)[0], *replayed, "and what the conversation keeps");
+}
+
+#[tokio::test]
+async fn an_answer_cut_at_the_length_limit_runs_none_of_its_calls_and_says_so() {
+    let cut = vec![
+        Ok(ModelEvent::TextDelta("Let me write it".into())),
+        Ok(ModelEvent::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: r#"{"path":"a"}"#.into(),
+        })),
+        Ok(ModelEvent::Finish { reason: FinishReason::Length }),
+        Ok(ModelEvent::Usage { prompt_tokens: 10, completion_tokens: 256 }),
+    ];
+    let model = Scripted::new(vec![cut]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert!(tools.called().is_empty(), "a call from a cut answer never runs");
+    let Message::Assistant { text, tool_calls } = &kept(&events)[0] else { panic!() };
+    assert!(tool_calls.is_empty());
+    assert!(text.starts_with("Let me write it"), "{text}");
+    assert!(text.contains("cut off at 256 tokens"), "{text}");
+    assert!(text.contains("were not run"), "{text}");
+    assert_eq!(model.requests().len(), 1, "the turn ends there");
+}
+
+#[tokio::test]
+async fn a_cut_answer_without_usage_names_the_limit_without_a_number() {
+    let cut = vec![
+        Ok(ModelEvent::TextDelta("A long".into())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Length }),
+    ];
+    let model = Scripted::new(vec![cut]);
+    let (_, events) = run(&model, &Tools::new(), start(), vec![]).await;
+    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    assert!(text.contains("cut off at the model's length limit"), "{text}");
+    assert!(!text.contains("were not run"), "no call was cut: {text}");
 }

@@ -188,9 +188,17 @@ fn error_fault(
             record.fault = Some("server_error");
             ApiError::ServerError
         }
+        Some(ErrorFault::ContextExceeded) => {
+            record.fault = Some("context_exceeded");
+            ApiError::ContextExceeded
+        }
         None if faults.refuses_streaming_with_tools() && request.streams_with_automatic_tools() => {
             record.fault = Some("streaming_with_tools_refused");
             ApiError::StreamingToolsRefused
+        }
+        None if faults.refuses_unparsable_arguments() && request.replays_unparsable_arguments() => {
+            record.fault = Some("unparsable_arguments_refused");
+            ApiError::ArgumentsNotJson
         }
         None => return None,
     };

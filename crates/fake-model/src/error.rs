@@ -35,6 +35,11 @@ pub enum ApiError {
     ServerError,
     /// 500, a fault: llama.cpp's refusal of streaming with tools.
     StreamingToolsRefused,
+    /// 500, a fault: llama.cpp reading back a tool call whose arguments
+    /// are not JSON.
+    ArgumentsNotJson,
+    /// 400, a fault: llama.cpp's answer to a prompt over its context size.
+    ContextExceeded,
 }
 
 impl ApiError {
@@ -53,9 +58,10 @@ impl ApiError {
             ApiError::UnknownUrl { .. } | ApiError::ModelNotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::ServerError | ApiError::StreamingToolsRefused => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            ApiError::ContextExceeded => StatusCode::BAD_REQUEST,
+            ApiError::ServerError
+            | ApiError::StreamingToolsRefused
+            | ApiError::ArgumentsNotJson => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -115,6 +121,12 @@ impl ApiError {
             ),
             ApiError::StreamingToolsRefused => json!({
                 "error": { "code": 500, "message": STREAMING_TOOLS_REFUSED_MESSAGE, "type": "server_error" }
+            }),
+            ApiError::ArgumentsNotJson => json!({
+                "error": { "code": 500, "message": "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error (injected by fake-model)", "type": "server_error" }
+            }),
+            ApiError::ContextExceeded => json!({
+                "error": { "code": 400, "message": "request (10287 tokens) exceeds the available context size (8192 tokens), try increasing it (injected by fake-model)", "type": "exceed_context_size_error" }
             }),
         }
     }

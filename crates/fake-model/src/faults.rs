@@ -32,6 +32,11 @@ pub struct Faults {
     /// are offered with `tool_choice` absent or `auto`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refuse_streaming_with_tools: Option<bool>,
+    /// Behave like llama.cpp's server: 500 "Failed to parse tool call
+    /// arguments as JSON" for a request replaying a tool call whose
+    /// arguments are not JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refuse_unparsable_arguments: Option<bool>,
     /// Global faults only: apply to this many more requests, then all clear.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
@@ -44,6 +49,9 @@ pub enum ErrorFault {
     RateLimit,
     /// HTTP 500 with OpenAI's error shape.
     ServerError,
+    /// HTTP 400, llama.cpp's `exceed_context_size_error`: the request does
+    /// not fit the context window.
+    ContextExceeded,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +79,9 @@ impl Faults {
             refuse_streaming_with_tools: rule
                 .refuse_streaming_with_tools
                 .or(self.refuse_streaming_with_tools),
+            refuse_unparsable_arguments: rule
+                .refuse_unparsable_arguments
+                .or(self.refuse_unparsable_arguments),
             times: None,
         }
     }
@@ -97,6 +108,10 @@ impl Faults {
 
     pub fn refuses_streaming_with_tools(&self) -> bool {
         self.refuse_streaming_with_tools == Some(true)
+    }
+
+    pub fn refuses_unparsable_arguments(&self) -> bool {
+        self.refuse_unparsable_arguments == Some(true)
     }
 
     pub fn delta_delay(&self) -> std::time::Duration {

@@ -195,6 +195,16 @@ impl ChatRequest {
 
     /// Streaming with tools and automatic tool choice: what llama.cpp's
     /// server refuses.
+    /// Whether an assistant message replays a tool call whose arguments
+    /// are a text that is not JSON.
+    pub fn replays_unparsable_arguments(&self) -> bool {
+        let calls = self.messages.iter().flat_map(|message| message.tool_calls.iter().flatten());
+        calls.into_iter().any(|call| match &call.function.arguments {
+            Value::String(text) => serde_json::from_str::<Value>(text).is_err(),
+            _ => false,
+        })
+    }
+
     pub fn streams_with_automatic_tools(&self) -> bool {
         let automatic = match &self.tool_choice {
             None => true,

@@ -530,6 +530,33 @@ impl Target {
         sent.unwrap_or_else(|error| panic!("POST {path}: {error}"))
     }
 
+    /// A request as `account` without a body (DELETE, GET, HEAD, an
+    /// empty-bodied MOVE is [`Target::as_account`] with its header).
+    pub async fn send(&self, account: &Account, method: &str, path: &str) -> reqwest::Response {
+        let sent = self.as_account(account, method, path).send().await;
+        sent.unwrap_or_else(|error| panic!("{method} {path}: {error}"))
+    }
+
+    /// A GET of a DAV path as `account`: its status and its body as text.
+    pub async fn get_text(&self, account: &Account, path: &str) -> (u16, String) {
+        let response = self.send(account, "GET", path).await;
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap_or_default())
+    }
+
+    /// A DELETE of `path` in `account`'s files: its status.
+    pub async fn delete_file(&self, account: &Account, path: &str) -> u16 {
+        self.send(account, "DELETE", &self.files_path(account, path)).await.status().as_u16()
+    }
+
+    /// A new folder of `account`'s named from `stem` (unique to the run),
+    /// which the test removes with [`Target::cleanup`].
+    pub async fn scratch_folder(&self, account: &Account, stem: &str) -> String {
+        let folder = self.unique(stem);
+        assert_eq!(self.mkcol(account, &folder).await, 201, "MKCOL {folder}");
+        folder
+    }
+
     /// Deletes what a test created; failures are ignored (cleanup only).
     pub async fn cleanup(&self, account: &Account, path: &str) {
         let _ = self.as_account(account, "DELETE", &self.files_path(account, path)).send().await;

@@ -253,10 +253,19 @@ impl TurnTools {
         };
         let arguments = match serde_json::from_str::<Value>(&call.arguments) {
             Ok(Value::Object(arguments)) => arguments,
-            _ => {
+            Ok(_) => {
                 let text = format!(
                     "The arguments for {} were not a JSON object. Call it again with a JSON object matching its parameters.",
                     call.name
+                );
+                return (failure(text), audit::Outcome::ModelMisuse);
+            }
+            Err(error) => {
+                // serde_json's message names the line and column, never
+                // the text: the model reads where its JSON broke.
+                let text = format!(
+                    "The arguments you wrote for {name} are not valid JSON ({error}), so nothing was run. Call {name} again with one complete JSON object matching its parameters.",
+                    name = call.name
                 );
                 return (failure(text), audit::Outcome::ModelMisuse);
             }

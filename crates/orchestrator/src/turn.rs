@@ -16,7 +16,7 @@ mod frames;
 use crate::context::{prune, summary};
 use crate::identity::{HEADER_APP_PASSWORD, Identity};
 use crate::mcp::{Credential, ServerConfig};
-use crate::model::{ChatRequest, Message, ModelEvent};
+use crate::model::{ChatRequest, Message, ModelError, ModelEvent};
 use crate::prompt::{self, Environment};
 use crate::store::{Database, StoreError, chat, memory, now_ms};
 use crate::tools::{self, Caller, TurnTools};
@@ -160,15 +160,28 @@ enum Stopped {
 
 impl Stopped {
     /// The sentence the user reads for a model failure: what happened,
-    /// capitalised, and what to do.
-    fn model(error: &impl std::fmt::Display) -> Stopped {
+    /// capitalised, and what to do — "again in a moment" only where
+    /// another try can pass.
+    fn model(error: &ModelError) -> Stopped {
         let what = error.to_string();
         let mut letters = what.chars();
-        let what = match letters.next() {
+        let what: String = match letters.next() {
             Some(first) => first.to_uppercase().chain(letters).collect(),
             None => what,
         };
-        Stopped::Model(format!("{what}. Send your message again in a moment."))
+        let next = match error {
+            ModelError::ContextExceeded { .. } => {
+                "Start a new conversation, or ask a shorter question; this conversation is kept as it is."
+            }
+            ModelError::TimedOut { .. } => {
+                "Try a shorter question; if it keeps happening, ask your administrator to raise the model timeout or use a faster model."
+            }
+            error if error.may_pass_on_retry() => "Send your message again in a moment.",
+            _ => {
+                "Sending it again will not help: ask your administrator to check the model's configuration (the orchestrator's log says what the model answered)."
+            }
+        };
+        Stopped::Model(format!("{what}. {next}"))
     }
 }
 

@@ -290,6 +290,7 @@ async fn a_streamed_text_answer() {
     assert_eq!(
         body,
         json!({"model": "gpt-4.1-mini", "stream": true, "stream_options": {"include_usage": true},
+            "max_tokens": orchestrator::model::MAX_TOKENS_DEFAULT,
             "messages": [{"role": "system", "content": "Tu es Tamebi."},
                          {"role": "user", "content": "Où est le rapport ?"}]})
     );
@@ -319,7 +320,7 @@ async fn a_streamed_tool_call_and_the_conversation_that_follows() {
     let (_, body) = stub.request(1);
     assert_eq!(
         body["messages"][2],
-        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_Ab1",
+        json!({"role": "assistant", "tool_calls": [{"id": "call_Ab1",
             "type": "function", "function": {"name": "files_search", "arguments": "{\"name\":\"rapport\"}"}}]})
     );
     assert_eq!(
@@ -494,6 +495,45 @@ async fn llama_cpp_refusing_to_stream_tool_calls_is_asked_again_without_streamin
     assert_eq!(stub.request_count(), 4);
 }
 
+/// llama-cpp-python with `auto` and streaming: a 200, then nothing (or an
+/// error in the stream) — the same fallback as an error status.
+#[tokio::test]
+async fn a_stream_that_breaks_before_its_first_chunk_is_asked_again_without_streaming() {
+    let error_event = format!("data: {LLAMA_CPP_REFUSAL}\n\n");
+    for broken in [sse(vec![]), sse(vec![error_event]), dropped_after(&[], 0)] {
+        let stub = Stub::start(vec![broken, json_answer(tool_call_completion())]).await;
+        let client = stub.client();
+        assert_eq!(ask(&client, &question_with_tools()).await.unwrap(), tool_call_events());
+        assert_eq!(stub.request(1).1["stream"], false);
+        assert!(!client.streams_tool_calls(), "remembered for the next requests");
+    }
+}
+
+#[tokio::test]
+async fn a_5xx_that_blames_the_request_is_not_sent_again() {
+    let parse = r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]","type":"server_error"}}"#;
+    let stub = Stub::start(vec![status(500, parse), sse(text_answer())]).await;
+    let error = ask(&stub.client(), &question_with_tools()).await.unwrap_err();
+    assert!(matches!(error, ModelError::Rejected { status: 500, .. }), "{error:?}");
+    assert_eq!(stub.request_count(), 1, "the same request would fail the same way");
+}
+
+#[tokio::test]
+async fn a_request_too_long_for_the_context_window_says_so_at_once() {
+    let overflow = r#"{"error":{"code":400,"message":"request (10287 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error"}}"#;
+    for code in [400, 500] {
+        let stub = Stub::start(vec![status(code, overflow), sse(text_answer())]).await;
+        let error = ask(&stub.client(), &question()).await.unwrap_err();
+        assert!(matches!(error, ModelError::ContextExceeded { .. }), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            "the conversation is too long for the language model's context window"
+        );
+        assert_eq!(stub.request_count(), 1);
+        assert_user_safe(&error, &stub);
+    }
+}
+
 #[tokio::test]
 async fn any_refusal_mentioning_streaming_falls_back() {
     let stub = Stub::start(vec![
@@ -554,12 +594,13 @@ async fn a_request_that_times_out_is_not_sent_again() {
     let mut config = config(&stub.base_url);
     config.read_timeout_ms = 200;
     let error = ask(&ModelClient::new(config).unwrap(), &question()).await.unwrap_err();
-    assert!(matches!(error, ModelError::Unreachable { .. }), "{error:?}");
+    assert!(matches!(error, ModelError::TimedOut { .. }), "{error:?}");
+    assert_eq!(error.to_string(), "the language model did not answer in time");
     assert_eq!(stub.request_count(), 1, "the provider may be running it: not sent twice");
 }
 
 #[tokio::test]
-async fn a_silence_in_the_middle_of_an_answer_cuts_it() {
+async fn a_silence_in_the_middle_of_an_answer_times_it_out_where_it_stood() {
     let answer = text_answer();
     let mut pieces = pieces(&answer[..2]);
     pieces.push(Piece::Pause(Duration::from_secs(2)));
@@ -568,7 +609,7 @@ async fn a_silence_in_the_middle_of_an_answer_cuts_it() {
     let mut config = config(&stub.base_url);
     config.read_timeout_ms = 200;
     let error = ask(&ModelClient::new(config).unwrap(), &question()).await.unwrap_err();
-    assert!(matches!(error, ModelError::StreamCut { .. }), "{error:?}");
+    assert!(matches!(error, ModelError::TimedOut { .. }), "{error:?}");
     assert!(error.detail().contains("middle of the text"), "{}", error.detail());
 }
 

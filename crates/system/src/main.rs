@@ -328,6 +328,15 @@ struct OrchestratorArgs {
     /// at about half of it.
     #[arg(long, env = "TAMEBI_MODEL_WINDOW", default_value_t = orchestrator::service::WINDOW_TOKENS_DEFAULT)]
     model_window: usize,
+    /// The most tokens one answer may take (sent as `max_tokens`); 0 sends
+    /// no bound. An answer that reaches it ends with a note saying so.
+    #[arg(long, env = "TAMEBI_MODEL_MAX_TOKENS", default_value_t = orchestrator::model::MAX_TOKENS_DEFAULT)]
+    model_max_tokens: u32,
+    /// Seconds the model may stay silent (before its first token included)
+    /// before the answer is given up as timed out. A local model on a few
+    /// CPU cores can need minutes to read a long prompt.
+    #[arg(long, env = "TAMEBI_MODEL_TIMEOUT", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    model_timeout_s: u64,
     /// MCP servers as name=URL, repeatable or comma-separated. Each gets the
     /// user's token for audience `mcp-<name>`.
     #[arg(
@@ -605,6 +614,8 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
         .model_api_key
         .filter(|key| !key.trim().is_empty())
         .map(orchestrator::model::ApiKey::new);
+    model.max_tokens = (args.model_max_tokens > 0).then_some(args.model_max_tokens);
+    model.read_timeout_ms = args.model_timeout_s * 1000;
     let config = orchestrator::service::Config {
         listen: args.listen,
         secret: secret.into_bytes(),

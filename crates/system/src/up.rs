@@ -65,6 +65,18 @@ pub struct UpArgs {
     /// the demo answers: scripted conversations, slow streams, faults.
     #[arg(long, conflicts_with = "model_url")]
     pub model_script: Option<PathBuf>,
+    /// The model's context window in tokens (the orchestrator's
+    /// --model-window); its default otherwise.
+    #[arg(long)]
+    pub model_window: Option<usize>,
+    /// The most tokens one answer may take (the orchestrator's
+    /// --model-max-tokens); 0 sends no bound.
+    #[arg(long)]
+    pub model_max_tokens: Option<u32>,
+    /// Seconds the model may stay silent before an answer times out (the
+    /// orchestrator's --model-timeout-s).
+    #[arg(long)]
+    pub model_timeout_s: Option<u64>,
     /// Where the built chat page is read from (docs/web.md). The default,
     /// when missing, is built with npm if npm is installed.
     #[arg(long, default_value = fake_nextcloud::app::WEB_DIR_DEFAULT)]
@@ -375,6 +387,17 @@ async fn start_all(
     stack.wait_healthy(&http, mcp_mail, &health(ports.mcp_mail)).await?;
 
     let model = args.model.clone().unwrap_or_else(|| fake_model::MODEL_DEFAULT.to_string());
+    let mut model_flags = Vec::new();
+    let passed = [
+        ("--model-window", args.model_window.map(|n| n.to_string())),
+        ("--model-max-tokens", args.model_max_tokens.map(|n| n.to_string())),
+        ("--model-timeout-s", args.model_timeout_s.map(|n| n.to_string())),
+    ];
+    for (flag, value) in passed {
+        if let Some(value) = value {
+            model_flags.extend([flag.to_string(), value]);
+        }
+    }
     let orchestrator = stack.spawn(
         exe,
         "orchestrator",
@@ -393,7 +416,10 @@ async fn start_all(
             ),
             "--data-dir".into(),
             data_dir.join("orchestrator").display().to_string(),
-        ],
+        ]
+        .into_iter()
+        .chain(model_flags)
+        .collect::<Vec<String>>(),
         &[("TAMEBI_SHARED_SECRET", secret)],
     )?;
     stack.wait_healthy(&http, orchestrator, &health(ports.orchestrator)).await?;

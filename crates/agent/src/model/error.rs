@@ -10,6 +10,12 @@
 pub enum ModelError {
     #[error("the language model could not be reached")]
     Unreachable { detail: String },
+    /// No answer, or no next piece of one, within the configured time.
+    #[error("the language model did not answer in time")]
+    TimedOut { detail: String },
+    /// The request does not fit the model's context window.
+    #[error("the conversation is too long for the language model's context window")]
+    ContextExceeded { detail: String },
     #[error("the language model is rate limited")]
     RateLimited { detail: String },
     #[error("the language model is unavailable")]
@@ -32,6 +38,8 @@ impl ModelError {
     pub fn detail(&self) -> &str {
         match self {
             ModelError::Unreachable { detail }
+            | ModelError::TimedOut { detail }
+            | ModelError::ContextExceeded { detail }
             | ModelError::RateLimited { detail }
             | ModelError::Unavailable { detail, .. }
             | ModelError::Rejected { detail, .. }
@@ -47,6 +55,10 @@ impl ModelError {
     pub fn map_detail(self, clean: impl FnOnce(String) -> String) -> ModelError {
         match self {
             ModelError::Unreachable { detail } => ModelError::Unreachable { detail: clean(detail) },
+            ModelError::TimedOut { detail } => ModelError::TimedOut { detail: clean(detail) },
+            ModelError::ContextExceeded { detail } => {
+                ModelError::ContextExceeded { detail: clean(detail) }
+            }
             ModelError::RateLimited { detail } => ModelError::RateLimited { detail: clean(detail) },
             ModelError::Unavailable { status, detail } => {
                 ModelError::Unavailable { status, detail: clean(detail) }
@@ -59,5 +71,22 @@ impl ModelError {
             ModelError::StreamCut { detail } => ModelError::StreamCut { detail: clean(detail) },
             ModelError::TooLarge { detail } => ModelError::TooLarge { detail: clean(detail) },
         }
+    }
+}
+
+impl ModelError {
+    /// Whether sending the same request again can help: a refused
+    /// connection, a rate limit, an outage, a stream that broke. A request
+    /// the provider refused, one too long for its window, an answer that
+    /// could not be read or timed out will fail the same way again.
+    pub fn may_pass_on_retry(&self) -> bool {
+        matches!(
+            self,
+            ModelError::Unreachable { .. }
+                | ModelError::RateLimited { .. }
+                | ModelError::Unavailable { .. }
+                | ModelError::StreamCut { .. }
+                | ModelError::Provider { .. }
+        )
     }
 }

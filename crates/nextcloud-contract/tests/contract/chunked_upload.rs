@@ -97,16 +97,12 @@ impl<'a> Upload<'a> {
 /// A scratch folder in alice's files that the test removes afterwards.
 async fn scratch(target: &Target, stem: &str) -> (Account, String) {
     let alice = target.alice().clone();
-    let folder = target.unique(stem);
-    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let folder = target.scratch_folder(&alice, stem).await;
     (alice, folder)
 }
 
 async fn download(target: &Target, account: &Account, path: &str) -> (u16, String) {
-    let response =
-        target.as_account(account, "GET", &target.files_path(account, path)).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
+    target.get_text(account, &target.files_path(account, path)).await
 }
 
 /// The etag an assembling MOVE answers, where the desktop client looks for

@@ -31,20 +31,19 @@ async fn listing(target: &Target, account: &Account, below: &str) -> Multistatus
 }
 
 /// The trash item that was at `original_location`, if listed.
-async fn item(target: &Target, account: &Account, original_location: &str) -> Option<DavResponse> {
+pub(super) async fn item(
+    target: &Target,
+    account: &Account,
+    original_location: &str,
+) -> Option<DavResponse> {
     let listing = listing(target, account, "").await;
     listing.responses.into_iter().find(|response| {
         response.text(NC, "trashbin-original-location").as_deref() == Some(original_location)
     })
 }
 
-async fn send(target: &Target, account: &Account, method: &str, path: &str) -> reqwest::Response {
-    let sent = target.as_account(account, method, path).send().await;
-    sent.unwrap_or_else(|error| panic!("{method} {path}: {error}"))
-}
-
 /// MOVE of a trash item to `restore/`, as the suite restores.
-async fn restore(target: &Target, account: &Account, href: &str) -> u16 {
+pub(super) async fn restore(target: &Target, account: &Account, href: &str) -> u16 {
     let name = href.trim_end_matches('/').rsplit('/').next().unwrap_or("");
     let destination =
         target.url(&format!("/remote.php/dav/trashbin/{}/restore/{name}", account.uid));
@@ -52,27 +51,17 @@ async fn restore(target: &Target, account: &Account, href: &str) -> u16 {
     moved.send().await.expect("MOVE").status().as_u16()
 }
 
-async fn get_text(target: &Target, account: &Account, path: &str) -> (u16, String) {
-    let response = send(target, account, "GET", path).await;
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
-}
-
 #[tokio::test]
 async fn a_deleted_file_is_listed_in_the_trash_readable_and_restored_in_place() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let folder = target.unique("trash-file");
-    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let folder = target.scratch_folder(&alice, "trash-file").await;
     let path = format!("{folder}/note.txt");
     let content = "Contract: trash bin.\n";
     let put = target.put_file(&alice, &path, content).await;
     assert_eq!(put.status(), 201);
     let fileid = fileid_of(&header(&put, "oc-fileid"));
-    assert_eq!(
-        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
-        204
-    );
+    assert_eq!(target.delete_file(&alice, &path).await, 204);
     let (status, _) =
         target.propfind(&alice, &target.files_path(&alice, &path), "0", TRASH_PROPERTIES).await;
     assert_eq!(status, 404, "a deleted file is gone from the files");
@@ -91,11 +80,11 @@ async fn a_deleted_file_is_listed_in_the_trash_readable_and_restored_in_place() 
     let resourcetype = trashed.prop(DAV, "resourcetype").expect("resourcetype");
     assert!(resourcetype.child(DAV, "collection").is_none(), "a file is no collection");
 
-    assert_eq!(get_text(&target, &alice, &trashed.href).await, (200, content.to_string()));
+    assert_eq!(target.get_text(&alice, &trashed.href).await, (200, content.to_string()));
 
     assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
     assert_eq!(
-        get_text(&target, &alice, &target.files_path(&alice, &path)).await,
+        target.get_text(&alice, &target.files_path(&alice, &path)).await,
         (200, content.to_string())
     );
     assert!(item(&target, &alice, &path).await.is_none(), "a restored item leaves the trash");
@@ -106,22 +95,18 @@ async fn a_deleted_file_is_listed_in_the_trash_readable_and_restored_in_place() 
 async fn restoring_onto_a_taken_name_adds_restored_before_the_extension() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let folder = target.unique("trash-taken");
-    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let folder = target.scratch_folder(&alice, "trash-taken").await;
     let path = format!("{folder}/plan.md");
     assert_eq!(target.put_file(&alice, &path, "old plan\n").await.status(), 201);
-    assert_eq!(
-        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
-        204
-    );
+    assert_eq!(target.delete_file(&alice, &path).await, 204);
     assert_eq!(target.put_file(&alice, &path, "new plan\n").await.status(), 201);
 
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
     assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
     let restored = target.files_path(&alice, &format!("{folder}/plan (restored).md"));
-    assert_eq!(get_text(&target, &alice, &restored).await, (200, "old plan\n".to_string()));
+    assert_eq!(target.get_text(&alice, &restored).await, (200, "old plan\n".to_string()));
     let current = target.files_path(&alice, &path);
-    assert_eq!(get_text(&target, &alice, &current).await, (200, "new plan\n".to_string()));
+    assert_eq!(target.get_text(&alice, &current).await, (200, "new plan\n".to_string()));
     target.cleanup(&alice, &folder).await;
 }
 
@@ -129,24 +114,17 @@ async fn restoring_onto_a_taken_name_adds_restored_before_the_extension() {
 async fn an_item_whose_folder_is_gone_restores_to_the_root() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let folder = target.unique("trash-orphan");
-    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let folder = target.scratch_folder(&alice, "trash-orphan").await;
     let name = format!("{}.txt", target.unique("orphan"));
     let path = format!("{folder}/{name}");
     assert_eq!(target.put_file(&alice, &path, "orphan\n").await.status(), 201);
-    assert_eq!(
-        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
-        204
-    );
-    assert_eq!(
-        send(&target, &alice, "DELETE", &target.files_path(&alice, &folder)).await.status(),
-        204
-    );
+    assert_eq!(target.delete_file(&alice, &path).await, 204);
+    assert_eq!(target.delete_file(&alice, &folder).await, 204);
 
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
     assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
     let at_root = target.files_path(&alice, &name);
-    assert_eq!(get_text(&target, &alice, &at_root).await, (200, "orphan\n".to_string()));
+    assert_eq!(target.get_text(&alice, &at_root).await, (200, "orphan\n".to_string()));
     let (status, _) =
         target.propfind(&alice, &target.files_path(&alice, &folder), "0", TRASH_PROPERTIES).await;
     assert_eq!(status, 404, "restoring a file does not bring its folder back");
@@ -157,15 +135,11 @@ async fn an_item_whose_folder_is_gone_restores_to_the_root() {
 async fn a_deleted_folder_lists_its_content_and_restores_whole() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let folder = target.unique("trash-folder");
-    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let folder = target.scratch_folder(&alice, "trash-folder").await;
     let boxed = format!("{folder}/Box");
     assert_eq!(target.mkcol(&alice, &boxed).await, 201);
     assert_eq!(target.put_file(&alice, &format!("{boxed}/in.txt"), "inside\n").await.status(), 201);
-    assert_eq!(
-        send(&target, &alice, "DELETE", &target.files_path(&alice, &boxed)).await.status(),
-        204
-    );
+    assert_eq!(target.delete_file(&alice, &boxed).await, 204);
 
     let trashed = item(&target, &alice, &boxed).await.expect("the folder is in the trash");
     assert!(trashed.prop(DAV, "resourcetype").unwrap().child(DAV, "collection").is_some());
@@ -177,11 +151,11 @@ async fn a_deleted_folder_lists_its_content_and_restores_whole() {
         .find(|response| response.text(NC, "trashbin-filename").as_deref() == Some("in.txt"))
         .expect("the deleted folder lists its file");
     assert_eq!(child.text(NC, "trashbin-original-location"), Some(format!("{boxed}/in.txt")));
-    assert_eq!(get_text(&target, &alice, &child.href).await, (200, "inside\n".to_string()));
+    assert_eq!(target.get_text(&alice, &child.href).await, (200, "inside\n".to_string()));
 
     assert_eq!(restore(&target, &alice, &trashed.href).await, 201);
     let back = target.files_path(&alice, &format!("{boxed}/in.txt"));
-    assert_eq!(get_text(&target, &alice, &back).await, (200, "inside\n".to_string()));
+    assert_eq!(target.get_text(&alice, &back).await, (200, "inside\n".to_string()));
     target.cleanup(&alice, &folder).await;
 }
 
@@ -189,18 +163,14 @@ async fn a_deleted_folder_lists_its_content_and_restores_whole() {
 async fn deleting_a_trash_item_removes_it_for_good() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let folder = target.unique("trash-purge");
-    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let folder = target.scratch_folder(&alice, "trash-purge").await;
     let path = format!("{folder}/gone.txt");
     assert_eq!(target.put_file(&alice, &path, "gone\n").await.status(), 201);
-    assert_eq!(
-        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
-        204
-    );
+    assert_eq!(target.delete_file(&alice, &path).await, 204);
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
-    assert_eq!(send(&target, &alice, "DELETE", &trashed.href).await.status(), 204);
+    assert_eq!(target.send(&alice, "DELETE", &trashed.href).await.status(), 204);
     assert!(item(&target, &alice, &path).await.is_none(), "a purged item is not listed");
-    assert_eq!(send(&target, &alice, "GET", &trashed.href).await.status(), 404);
+    assert_eq!(target.send(&alice, "GET", &trashed.href).await.status(), 404);
     target.cleanup(&alice, &folder).await;
 }
 
@@ -212,8 +182,7 @@ async fn a_recipients_deletion_goes_to_both_trashes_and_emptying_clears_one() {
     let target = Target::get().await;
     let alice = target.alice().clone();
     let bob = target.bob().clone();
-    let folder = target.unique("trash-shared");
-    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let folder = target.scratch_folder(&alice, "trash-shared").await;
     let path = format!("{folder}/doc.txt");
     assert_eq!(target.put_file(&alice, &path, "shared doc\n").await.status(), 201);
     let (status, share) =
@@ -221,18 +190,15 @@ async fn a_recipients_deletion_goes_to_both_trashes_and_emptying_clears_one() {
     assert_eq!(status, 200, "{share}");
     let mount = share["ocs"]["data"]["file_target"].as_str().unwrap().trim_start_matches('/');
     let bobs_path = format!("{mount}/doc.txt");
-    assert_eq!(
-        send(&target, &bob, "DELETE", &target.files_path(&bob, &bobs_path)).await.status(),
-        204
-    );
+    assert_eq!(target.delete_file(&bob, &bobs_path).await, 204);
 
     let owners = item(&target, &alice, &path).await.expect("the owner's trash has it");
     assert!(item(&target, &bob, &bobs_path).await.is_some(), "the recipient's trash has a copy");
     assert_eq!(restore(&target, &alice, &owners.href).await, 201);
     let back = target.files_path(&alice, &path);
-    assert_eq!(get_text(&target, &alice, &back).await, (200, "shared doc\n".to_string()));
+    assert_eq!(target.get_text(&alice, &back).await, (200, "shared doc\n".to_string()));
 
-    assert_eq!(send(&target, &bob, "DELETE", &trash_root(&bob)).await.status(), 204);
+    assert_eq!(target.send(&bob, "DELETE", &trash_root(&bob)).await.status(), 204);
     let emptied = listing(&target, &bob, "").await;
     assert_eq!(emptied.responses.len(), 1, "an emptied trash lists only itself");
     target.cleanup(&alice, &folder).await;
@@ -245,7 +211,7 @@ async fn another_users_trash_is_refused() {
     let bob = target.bob().clone();
     let (status, _) = target.propfind(&alice, &trash_root(&bob), "1", TRASH_PROPERTIES).await;
     assert_eq!(status, 403, "the principal collection refuses someone else's trash");
-    assert_eq!(send(&target, &alice, "DELETE", &trash_root(&bob)).await.status(), 403);
+    assert_eq!(target.send(&alice, "DELETE", &trash_root(&bob)).await.status(), 403);
     let nobody = format!("/remote.php/dav/trashbin/{}/trash/", target.unique("nobody"));
     let (status, _) = target.propfind(&alice, &nobody, "1", TRASH_PROPERTIES).await;
     assert_eq!(status, 404, "nobody's trash does not exist");
@@ -255,18 +221,14 @@ async fn another_users_trash_is_refused() {
 async fn search_does_not_find_trashed_files_and_finds_restored_ones() {
     let target = Target::get().await;
     let alice = target.alice().clone();
-    let folder = target.unique("trash-search");
-    assert_eq!(target.mkcol(&alice, &folder).await, 201);
+    let folder = target.scratch_folder(&alice, "trash-search").await;
     let path = format!("{folder}/findme.txt");
     let put = target.put_file(&alice, &path, "find me\n").await;
     let fileid = fileid_of(&header(&put, "oc-fileid"));
     let found = |multistatus: Option<Multistatus>| multistatus.unwrap().responses.len();
     let (_, before) = search(&target, &alice, "", &eq_fileid(fileid), "", None).await;
     assert_eq!(found(before), 1, "SEARCH finds the file");
-    assert_eq!(
-        send(&target, &alice, "DELETE", &target.files_path(&alice, &path)).await.status(),
-        204
-    );
+    assert_eq!(target.delete_file(&alice, &path).await, 204);
     let (_, trashed) = search(&target, &alice, "", &eq_fileid(fileid), "", None).await;
     assert_eq!(found(trashed), 0, "SEARCH does not find a trashed file");
     let item = item(&target, &alice, &path).await.expect("in the trash");

@@ -7,6 +7,7 @@
 //! The tests give each write its own `X-OC-MTime`, so two writes in one
 //! second do not share a version name on a real server.
 
+use super::trashbin;
 use super::webdav::fileid_of;
 use nextcloud_contract::{Account, Multistatus, Target, header};
 use xml_tree::DAV;
@@ -43,12 +44,6 @@ async fn list(target: &Target, account: &Account, fileid: u64) -> Multistatus {
     multistatus.unwrap()
 }
 
-async fn get_text(target: &Target, account: &Account, path: &str) -> (u16, String) {
-    let response = target.as_account(account, "GET", path).send().await.expect("GET");
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
-}
-
 /// A file written twice: its path and id.
 async fn twice_written(target: &Target, account: &Account, folder: &str) -> (String, u64) {
     assert_eq!(target.mkcol(account, folder).await, 201);
@@ -78,7 +73,7 @@ async fn an_overwrite_keeps_the_previous_content_as_a_version() {
     assert_eq!(current.text(DAV, "getcontentlength"), Some(SECOND.0.len().to_string()));
 
     let old_path = format!("{}/{}", versions_of(&alice, fileid), FIRST.1);
-    assert_eq!(get_text(&target, &alice, &old_path).await, (200, FIRST.0.to_string()));
+    assert_eq!(target.get_text(&alice, &old_path).await, (200, FIRST.0.to_string()));
     target.cleanup(&alice, &folder).await;
 }
 
@@ -95,14 +90,14 @@ async fn restoring_a_version_makes_it_current_and_keeps_the_replaced_one() {
     assert_eq!(moved.send().await.expect("MOVE").status(), 201);
 
     let file = target.files_path(&alice, &path);
-    assert_eq!(get_text(&target, &alice, &file).await, (200, FIRST.0.to_string()));
+    assert_eq!(target.get_text(&alice, &file).await, (200, FIRST.0.to_string()));
     let listing = list(&target, &alice, fileid).await;
     let replaced = listing
         .find(&format!("/{fileid}/{}", SECOND.1))
         .expect("the replaced content is kept as a version");
     assert_eq!(replaced.text(DAV, "getcontentlength"), Some(SECOND.0.len().to_string()));
     let replaced_path = format!("{}/{}", versions_of(&alice, fileid), SECOND.1);
-    assert_eq!(get_text(&target, &alice, &replaced_path).await, (200, SECOND.0.to_string()));
+    assert_eq!(target.get_text(&alice, &replaced_path).await, (200, SECOND.0.to_string()));
     target.cleanup(&alice, &folder).await;
 }
 
@@ -112,29 +107,13 @@ async fn versions_go_to_the_trash_with_their_file_and_come_back() {
     let alice = target.alice().clone();
     let folder = target.unique("versions-trash");
     let (path, fileid) = twice_written(&target, &alice, &folder).await;
-    let file = target.files_path(&alice, &path);
-    let deleted = target.as_account(&alice, "DELETE", &file).send().await.expect("DELETE");
-    assert_eq!(deleted.status(), 204);
+    assert_eq!(target.delete_file(&alice, &path).await, 204);
     let (status, _) =
         target.propfind(&alice, &versions_of(&alice, fileid), "1", VERSION_PROPERTIES).await;
     assert_eq!(status, 404, "a trashed file has no versions collection");
 
-    let trash = format!("/remote.php/dav/trashbin/{}/trash/", alice.uid);
-    let body = r#"<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop><nc:trashbin-original-location/></d:prop></d:propfind>"#;
-    let (_, listing) = target.propfind(&alice, &trash, "1", body).await;
-    let listing = listing.expect("the trash lists");
-    let item = listing
-        .responses
-        .iter()
-        .find(|response| {
-            response.text(xml_tree::NC, "trashbin-original-location").as_deref()
-                == Some(path.as_str())
-        })
-        .expect("the file is in the trash");
-    let name = item.href.trim_end_matches('/').rsplit('/').next().unwrap();
-    let destination = target.url(&format!("/remote.php/dav/trashbin/{}/restore/{name}", alice.uid));
-    let moved = target.as_account(&alice, "MOVE", &item.href).header("Destination", destination);
-    assert_eq!(moved.send().await.expect("MOVE").status(), 201);
+    let item = trashbin::item(&target, &alice, &path).await.expect("the file is in the trash");
+    assert_eq!(trashbin::restore(&target, &alice, &item.href).await, 201);
 
     let listing = list(&target, &alice, fileid).await;
     assert!(

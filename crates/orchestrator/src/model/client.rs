@@ -6,12 +6,20 @@
 //!   fails at once rather than sleeping for nothing.
 //! - 5xx and refused connections: back off and retry, within the same
 //!   budget. A timeout or a connection lost after the request was sent is
-//!   not retried, since the provider may have run (and billed) it.
+//!   not retried, since the provider may have run (and billed) it; a
+//!   timeout is reported as one, not as an unreachable model.
+//! - A 4xx, and a 5xx whose message says the request itself is wrong (a
+//!   validation or parse error: llama.cpp's 500 "Failed to parse tool call
+//!   arguments as JSON", llama-cpp-python's pydantic 500s), is not retried:
+//!   it would fail the same way. A request too long for the context window
+//!   is its own error, whatever the status, so the user reads what it is.
 //! - A streamed request with tools that gets any 4xx/5xx whose message speaks
 //!   of streaming (llama.cpp: 500 "Automatic streaming tool choice is not
-//!   supported") is sent again with `stream: false`, its answer turned into
-//!   the same events, and the client remembers to ask that provider without
-//!   streaming whenever there are tools.
+//!   supported"), or a 200 whose stream breaks or ends before its first
+//!   event (llama-cpp-python fails inside the stream), is sent again with
+//!   `stream: false`, its answer turned into the same events, and the client
+//!   asks that provider without streaming whenever there are tools for
+//!   [`STREAMING_RETRY_AFTER`], then tries streaming again.
 //!
 //! Errors shown to users say what kind of failure it was and nothing more;
 //! the provider's words go to the detail, with the API key cut out. The key
@@ -20,9 +28,9 @@
 
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::task::{Context, Poll, ready};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -37,6 +45,10 @@ use super::{ApiKey, ChatRequest, ModelConfig, ModelError, ModelEvent, RESPONSE_B
 const ERROR_BODY_BYTES_MAX: usize = 64 * 1024;
 /// The longest single backoff when the provider does not say how long to wait.
 const BACKOFF_MAX: Duration = Duration::from_secs(8);
+/// How long a provider that could not stream tool calls is asked without
+/// streaming before streaming is tried again (it may have been upgraded,
+/// or restarted with another chat format).
+pub const STREAMING_RETRY_AFTER: Duration = Duration::from_secs(600);
 
 /// A client for one provider and model. Cheap to share: it holds one
 /// connection pool and what it learned about the provider.
@@ -44,8 +56,9 @@ pub struct ModelClient {
     config: ModelConfig,
     endpoint: String,
     http: reqwest::Client,
-    /// The provider refused to stream a request with tools; ask it without streaming.
-    stream_with_tools_refused: AtomicBool,
+    /// When the provider last failed to stream a request with tools: ask it
+    /// without streaming until [`STREAMING_RETRY_AFTER`] has passed.
+    stream_with_tools_refused: Mutex<Option<Instant>>,
 }
 
 /// The answer, as [`ModelEvent`]s; an error ends it.
@@ -80,17 +93,26 @@ impl ModelClient {
             .read_timeout(Duration::from_millis(config.read_timeout_ms))
             .build()
             .map_err(|_| InvalidModelConfig("the HTTP client could not be built"))?;
-        Ok(ModelClient {
-            config,
-            endpoint,
-            http,
-            stream_with_tools_refused: AtomicBool::new(false),
-        })
+        Ok(ModelClient { config, endpoint, http, stream_with_tools_refused: Mutex::new(None) })
     }
 
-    /// Whether this provider was found unable to stream tool calls.
+    /// Whether requests with tools are streamed now: false for
+    /// [`STREAMING_RETRY_AFTER`] after the provider failed to stream one.
     pub fn streams_tool_calls(&self) -> bool {
-        !self.stream_with_tools_refused.load(Ordering::Relaxed)
+        let refused =
+            self.stream_with_tools_refused.lock().expect("never poisoned: no panics held");
+        refused.is_none_or(|at| at.elapsed() >= STREAMING_RETRY_AFTER)
+    }
+
+    /// Remembers that the provider could not stream a request with tools.
+    fn stop_streaming_tool_calls(&self, detail: String) {
+        tracing::info!(
+            detail = %self.redact(detail),
+            "the model provider cannot stream tool calls; asking without streaming"
+        );
+        let mut refused =
+            self.stream_with_tools_refused.lock().expect("never poisoned: no panics held");
+        *refused = Some(Instant::now());
     }
 
     /// Asks the model. Failures before the answer starts (after the retries)
@@ -101,7 +123,7 @@ impl ModelClient {
 
     async fn chat_unredacted(&self, request: &ChatRequest) -> Result<ModelStream, ModelError> {
         let has_tools = !request.tools.is_empty();
-        let mut stream = !(has_tools && self.stream_with_tools_refused.load(Ordering::Relaxed));
+        let mut stream = !has_tools || self.streams_tool_calls();
         let retry = &self.config.retry;
         let wait_total_max = Duration::from_millis(retry.wait_total_max_ms);
         let mut waited = Duration::ZERO;
@@ -109,7 +131,8 @@ impl ModelClient {
         loop {
             attempt += 1;
             assert!(attempt <= retry.attempts_max);
-            let body = wire::request_body(&self.config.model, request, stream);
+            let body =
+                wire::request_body(&self.config.model, self.config.max_tokens, request, stream);
             let accept = if stream { "text/event-stream" } else { "application/json" };
             let mut builder =
                 self.http.post(&self.endpoint).header(header::ACCEPT, accept).json(&body);
@@ -124,12 +147,37 @@ impl ModelClient {
                     let detail = format!("connecting failed: {error}");
                     (ModelError::Unreachable { detail }, None)
                 }
+                Err(error) if error.is_timeout() => {
+                    let detail = format!("no answer in time: {error}");
+                    return Err(ModelError::TimedOut { detail });
+                }
                 Err(error) => {
                     let detail = format!("the request failed: {error}");
                     return Err(ModelError::Unreachable { detail });
                 }
                 Ok(response) if response.status().is_success() => {
-                    return self.answer(response, stream).await;
+                    let mut answer = self.answer(response, stream).await?;
+                    if !(stream && has_tools) {
+                        return Ok(answer);
+                    }
+                    match answer.first_event().await {
+                        Ok(()) => return Ok(answer),
+                        // Cut after it started (or silent): not a refusal
+                        // to stream, and the provider may have billed it.
+                        Err(error)
+                            if answer.decoder.read_a_chunk()
+                                || matches!(error, ModelError::TimedOut { .. }) =>
+                        {
+                            return Err(error);
+                        }
+                        Err(error) => {
+                            let detail = format!("a broken stream after a 200: {}", error.detail());
+                            self.stop_streaming_tool_calls(detail);
+                            stream = false;
+                            attempt -= 1;
+                            continue;
+                        }
+                    }
                 }
                 Ok(response) => {
                     let status = response.status();
@@ -141,19 +189,20 @@ impl ModelClient {
                         && status != StatusCode::TOO_MANY_REQUESTS
                         && mentions_streaming(&message)
                     {
-                        tracing::info!(
-                            detail = %self.redact(detail),
-                            "the model provider cannot stream tool calls; asking without streaming"
-                        );
-                        self.stream_with_tools_refused.store(true, Ordering::Relaxed);
+                        self.stop_streaming_tool_calls(detail);
                         stream = false;
                         // The provider answered: this attempt does not count.
                         attempt -= 1;
                         continue;
                     }
+                    if exceeds_context(&message) {
+                        return Err(ModelError::ContextExceeded { detail });
+                    }
                     let failure = match status.as_u16() {
                         429 => ModelError::RateLimited { detail },
-                        code @ 500..=599 => ModelError::Unavailable { status: code, detail },
+                        code @ 500..=599 if !blames_the_request(&message) => {
+                            ModelError::Unavailable { status: code, detail }
+                        }
                         code => return Err(ModelError::Rejected { status: code, detail }),
                     };
                     (failure, retry_after)
@@ -241,6 +290,19 @@ impl std::fmt::Debug for ModelClient {
 }
 
 impl ModelStream {
+    /// Reads up to the answer's first event and keeps it for the reader:
+    /// the error instead when the stream breaks or ends before one.
+    async fn first_event(&mut self) -> Result<(), ModelError> {
+        match self.next().await {
+            Some(Ok(event)) => {
+                self.pending.push_front(event);
+                Ok(())
+            }
+            Some(Err(error)) => Err(error),
+            None => Err(ModelError::StreamCut { detail: "an empty stream".into() }),
+        }
+    }
+
     /// All the events, or the first error. For callers that need the whole answer.
     pub async fn collect_events(mut self) -> Result<Vec<ModelEvent>, ModelError> {
         let mut events = Vec::new();
@@ -269,6 +331,10 @@ impl Stream for ModelStream {
             let step = match ready!(body.as_mut().poll_next(cx)) {
                 Some(Ok(chunk)) => {
                     this.decoder.push(&chunk, &mut this.pending).map(|()| this.decoder.is_done())
+                }
+                Some(Err(error)) if error.is_timeout() => {
+                    let transport = error.to_string();
+                    this.decoder.timed_out(&transport, &mut this.pending).map(|()| true)
                 }
                 Some(Err(error)) => {
                     let transport = error.to_string();
@@ -357,6 +423,28 @@ fn mentions_streaming(message: &str) -> bool {
         .any(|word| ["stream", "streaming", "streamed"].contains(&word.to_lowercase().as_str()))
 }
 
+/// Whether an error message says the request does not fit the model's
+/// context window: OpenAI and vLLM ("maximum context length"), llama.cpp
+/// ("exceeds the available context size", `exceed_context_size_error`),
+/// llama-cpp-python ("exceed context window").
+fn exceeds_context(message: &str) -> bool {
+    let message = message.to_lowercase();
+    let about_context = message.contains("context");
+    about_context
+        && ["maximum context length", "exceed", "too long", "context_length"]
+            .iter()
+            .any(|phrase| message.contains(phrase))
+}
+
+/// Whether a 5xx's message blames the request rather than the server: a
+/// validation or parse error, which the same request meets again.
+fn blames_the_request(message: &str) -> bool {
+    let message = message.to_lowercase();
+    ["validation error", "failed to parse", "parse error", "invalid json", "json schema"]
+        .iter()
+        .any(|phrase| message.contains(phrase))
+}
+
 async fn read_error_body(response: reqwest::Response) -> String {
     match read_bounded(response, ERROR_BODY_BYTES_MAX).await {
         Ok((body, _)) => String::from_utf8_lossy(&body).into_owned(),
@@ -412,6 +500,36 @@ mod tests {
         assert!(mentions_streaming("STREAM not supported"));
         assert!(!mentions_streaming("upstream connect error or disconnect/reset before headers"));
         assert!(!mentions_streaming("Internal Server Error"));
+    }
+
+    #[test]
+    fn context_window_overflows_are_recognised_in_each_providers_words() {
+        let overflows = [
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 10287 tokens.",
+            "the request exceeds the available context size, try increasing it",
+            "request (10287 tokens) exceeds the available context size (8192 tokens), try increasing it",
+            "Requested tokens (10287) exceed context window of 8192",
+        ];
+        for message in overflows {
+            assert!(exceeds_context(message), "{message}");
+        }
+        for message in ["Internal Server Error", "context canceled", "model not found"] {
+            assert!(!exceeds_context(message), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_5xx_that_blames_the_request_is_told_apart_from_an_outage() {
+        let blamed = [
+            "Failed to parse tool call arguments as JSON",
+            "7 validation errors for CreateChatCompletionRequest",
+        ];
+        for message in blamed {
+            assert!(blames_the_request(message), "{message}");
+        }
+        for message in ["Internal Server Error", "upstream connect error", "model is loading"] {
+            assert!(!blames_the_request(message), "{message}");
+        }
     }
 
     #[test]

@@ -61,7 +61,15 @@ pub struct ModelConfig {
     /// the first one included: a local model reading a long prompt, or
     /// writing a whole answer unstreamed, can be silent for minutes.
     pub read_timeout_ms: u64,
+    /// Sent as `max_tokens`, so one answer cannot run for minutes; an
+    /// answer that reaches it ends with a note saying it was cut. `None`
+    /// sends none (the provider's own limit applies).
+    pub max_tokens: Option<u32>,
 }
+
+/// The default bound on one answer's tokens: ample for an answer with its
+/// citations, short of a runaway.
+pub const MAX_TOKENS_DEFAULT: u32 = 4096;
 
 /// How hard to try when the provider is rate limiting or failing.
 #[derive(Clone, Debug)]
@@ -90,6 +98,7 @@ impl ModelConfig {
             retry: RetryPolicy::default(),
             connect_timeout_ms: 10_000,
             read_timeout_ms: 300_000,
+            max_tokens: Some(MAX_TOKENS_DEFAULT),
         }
     }
 }

@@ -45,6 +45,8 @@ pub(super) struct Assembler {
     /// `[DONE]` seen: nothing after it is read.
     done: bool,
     usage: Option<(u64, u64)>,
+    /// Chunks of the answer read so far (error objects not counted).
+    chunks: usize,
 }
 
 #[derive(Default)]
@@ -63,6 +65,12 @@ impl Decoder {
             sse_events: Vec::new(),
             bytes_read: 0,
         }
+    }
+
+    /// Whether any chunk of an answer came: a stream that breaks before
+    /// one never started answering.
+    pub(super) fn read_a_chunk(&self) -> bool {
+        self.assembler.chunks > 0
     }
 
     /// `[DONE]` came: the rest of the body need not be read.
@@ -104,6 +112,21 @@ impl Decoder {
         Err(ModelError::StreamCut { detail })
     }
 
+    /// The provider went silent for longer than the read timeout: the
+    /// answer timed out where it stood, unless it was already finished.
+    pub(super) fn timed_out(
+        &mut self,
+        transport: &str,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
+        if self.assembler.finished {
+            return self.assembler.on_end(out);
+        }
+        let detail =
+            format!("{}; nothing more came in time: {transport}", self.assembler.cut_detail());
+        Err(ModelError::TimedOut { detail })
+    }
+
     /// The body ended.
     pub(super) fn end(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
         self.sse.finish(&mut self.sse_events);
@@ -141,6 +164,7 @@ impl Assembler {
         if event.name.as_deref() == Some("error") || is_error_object(&chunk) {
             return Err(provider_error(&chunk));
         }
+        self.chunks += 1;
         self.on_chunk(&chunk, "delta", out)
     }
 

@@ -5,17 +5,33 @@
 //! Choices made for the strictest providers: `tools` and `tool_choice` are
 //! left out when there are no tools (some refuse an empty list);
 //! `stream_options` is sent only with `stream: true` (OpenAI refuses it
-//! otherwise); an assistant message that only calls tools has `content:
-//! null`, not `""`; consecutive user messages are joined into one (chat
-//! templates that insist roles alternate — Mistral's in vLLM, several in LM
-//! Studio — refuse two in a row, and a conversation can hold two: the
-//! summary before the kept turns, or a question whose answer failed).
+//! otherwise); an assistant message that only calls tools has no `content`
+//! at all — OpenAI, vLLM, Ollama and llama.cpp read it as empty, while
+//! llama-cpp-python refuses `null` (500, "Input should be a valid string")
+//! and some templates render `""` as an empty turn; consecutive user
+//! messages are joined into one (chat templates that insist roles alternate
+//! — Mistral's in vLLM, several in LM Studio — refuse two in a row, and a
+//! conversation can hold two: the summary before the kept turns, or a
+//! question whose answer failed).
+//!
+//! Tool parameters are sent plain: the length, count and pattern bounds of
+//! a JSON Schema are left out. Servers that constrain sampling by a grammar
+//! built from the schema (llama.cpp, llama-cpp-python) expand a
+//! `maxLength: 1048576` into a grammar that takes minutes or crashes them;
+//! the MCP server checks every bound again when the call arrives, and says
+//! what was wrong.
 
 use serde_json::{Value, json};
 
 use super::{ChatRequest, Message, ToolChoice};
 
-pub(super) fn request_body(model: &str, request: &ChatRequest, stream: bool) -> Value {
+/// The request body; `max_tokens` bounds the answer where given.
+pub(super) fn request_body(
+    model: &str,
+    max_tokens: Option<u32>,
+    request: &ChatRequest,
+    stream: bool,
+) -> Value {
     let mut body = json!({
         "model": model,
         "messages": alternating(&request.messages).iter().map(message).collect::<Vec<_>>(),
@@ -23,6 +39,9 @@ pub(super) fn request_body(model: &str, request: &ChatRequest, stream: bool) -> 
     });
     if stream {
         body["stream_options"] = json!({"include_usage": true});
+    }
+    if let Some(max_tokens) = max_tokens {
+        body["max_tokens"] = json!(max_tokens);
     }
     if !request.tools.is_empty() {
         body["tools"] = request
@@ -32,7 +51,7 @@ pub(super) fn request_body(model: &str, request: &ChatRequest, stream: bool) -> 
                 json!({"type": "function", "function": {
                     "name": tool.name,
                     "description": tool.description,
-                    "parameters": tool.parameters,
+                    "parameters": plain(&tool.parameters),
                 }})
             })
             .collect();
@@ -72,19 +91,61 @@ fn message(message: &Message) -> Value {
         Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
             json!({"role": "assistant", "content": text})
         }
-        Message::Assistant { text, tool_calls } => json!({
-            "role": "assistant",
-            "content": if text.is_empty() { Value::Null } else { json!(text) },
-            "tool_calls": tool_calls.iter().map(|call| json!({
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments},
-            })).collect::<Vec<_>>(),
-        }),
+        Message::Assistant { text, tool_calls } => {
+            let mut message = json!({
+                "role": "assistant",
+                "tool_calls": tool_calls.iter().map(|call| json!({
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                })).collect::<Vec<_>>(),
+            });
+            if !text.is_empty() {
+                message["content"] = json!(text);
+            }
+            message
+        }
         Message::Tool { tool_call_id, content } => {
             json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
         }
     }
+}
+
+/// Schema keywords left out of what the model is sent (see the module).
+const BOUNDS: &[&str] = &[
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "maxProperties",
+    "minProperties",
+];
+
+/// `schema` without [`BOUNDS`], at every level that is a schema: the
+/// values of `properties`, `$defs` and `definitions`, `items`,
+/// `additionalProperties`, and the branches of `anyOf`, `oneOf`, `allOf`.
+/// A property that happens to be named `pattern` stays.
+fn plain(schema: &Value) -> Value {
+    let Value::Object(schema) = schema else { return schema.clone() };
+    let mut out = serde_json::Map::new();
+    for (key, value) in schema {
+        if BOUNDS.contains(&key.as_str()) {
+            continue;
+        }
+        let value = match (key.as_str(), value) {
+            ("properties" | "$defs" | "definitions", Value::Object(named)) => Value::Object(
+                named.iter().map(|(name, schema)| (name.clone(), plain(schema))).collect(),
+            ),
+            ("anyOf" | "oneOf" | "allOf", Value::Array(branches)) => {
+                Value::Array(branches.iter().map(plain).collect())
+            }
+            ("items" | "additionalProperties" | "not", schema) => plain(schema),
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    Value::Object(out)
 }
 
 #[cfg(test)]
@@ -123,7 +184,7 @@ mod tests {
             "messages": [
                 {"role": "system", "content": "Tu es Tamebi."},
                 {"role": "user", "content": "Où est le rapport ?"},
-                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
                     "function": {"name": "files_search", "arguments": "{\"name\":\"rapport\"}"}}]},
                 {"role": "tool", "tool_call_id": "call_1", "content": "/Rapport.odt"},
                 {"role": "assistant", "content": "Dans /Rapport.odt."},
@@ -133,7 +194,7 @@ mod tests {
                 "parameters": {"type": "object", "properties": {"name": {"type": "string"}}}}}],
             "tool_choice": {"type": "function", "function": {"name": "files_search"}},
         });
-        assert_eq!(request_body("m", &request, true), expected);
+        assert_eq!(request_body("m", None, &request, true), expected);
     }
 
     #[test]
@@ -148,7 +209,7 @@ mod tests {
             ],
             ..ChatRequest::default()
         };
-        let body = request_body("m", &request, false);
+        let body = request_body("m", None, &request, false);
         let roles: Vec<&str> = body["messages"]
             .as_array()
             .unwrap()
@@ -171,6 +232,51 @@ mod tests {
         };
         let expected = json!({"model": "m", "stream": false,
             "messages": [{"role": "user", "content": "a"}]});
-        assert_eq!(request_body("m", &request, false), expected);
+        assert_eq!(request_body("m", None, &request, false), expected);
+    }
+
+    #[test]
+    fn max_tokens_is_sent_when_configured() {
+        let request =
+            ChatRequest { messages: vec![Message::User("a".into())], ..ChatRequest::default() };
+        assert_eq!(request_body("m", Some(512), &request, false)["max_tokens"], 512);
+        assert!(request_body("m", None, &request, false).get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn tool_parameters_are_sent_without_length_count_or_pattern_bounds() {
+        let parameters = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["pattern"],
+            "properties": {
+                "pattern": {"type": "string", "minLength": 1, "maxLength": 200, "description": "d"},
+                "content": {"type": "string", "maxLength": 1_048_576},
+                "paths": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": "^/"}},
+                "when": {"anyOf": [{"type": "string", "maxLength": 40}, {"type": "null"}]},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+            },
+            "$defs": {"Id": {"type": "string", "maxLength": 64}},
+        });
+        let request = ChatRequest {
+            messages: vec![Message::User("a".into())],
+            tools: vec![ToolDefinition { name: "t".into(), description: "d".into(), parameters }],
+            tool_choice: Some(ToolChoice::Auto),
+        };
+        let sent = &request_body("m", None, &request, false)["tools"][0]["function"]["parameters"];
+        let expected = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["pattern"],
+            "properties": {
+                "pattern": {"type": "string", "description": "d"},
+                "content": {"type": "string"},
+                "paths": {"type": "array", "items": {"type": "string"}},
+                "when": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+            },
+            "$defs": {"Id": {"type": "string"}},
+        });
+        assert_eq!(*sent, expected);
     }
 }
