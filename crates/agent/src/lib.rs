@@ -15,6 +15,13 @@
 //! produces is a stream of [`AgentEvent`]s: the turn driver persists them
 //! and turns them into the browser's stream.
 //!
+//! Repeats: a call made again in the very next step, same tool and same
+//! arguments, after it succeeded is not run again — the model reads that it
+//! already has the result (small models loop on one call to the step cap).
+//! The same call failing in two steps running makes the next step the last:
+//! it is asked to answer without tools, so the turn ends in an honest answer
+//! instead of a third identical failure.
+//!
 //! Approvals: a call to a tool that acts ([`ToolKind::Action`]) never runs
 //! in the step that proposes it. The step runs the data calls of its batch,
 //! announces an approval request for every action call, and the loop stops.
@@ -164,9 +171,15 @@ impl Agent<'_> {
             let message = self.resolve(resolution, &mut out).await;
             messages.push(message);
         }
+        let mut recall = step::Recall::default();
         for step in 1..=STEPS_MAX {
             messages = self.context.for_step(&messages);
-            let ending = step::run(self, &mut messages, step == STEPS_MAX, &mut out).await;
+            let last = match (step == STEPS_MAX, recall.stuck) {
+                (_, true) => step::Last::Stuck,
+                (true, false) => step::Last::StepCap,
+                (false, false) => step::Last::No,
+            };
+            let ending = step::run(self, &mut messages, last, &mut recall, &mut out).await;
             if !out.open {
                 return Ending::Abandoned;
             }

@@ -1,7 +1,7 @@
 //! One step of the loop: ask the model, stream its text, then run the data
 //! calls it made and hold its action calls for the user.
 
-use super::{Agent, AgentEvent, Ending, Out, ToolKind, ToolSpec};
+use super::{Agent, AgentEvent, Ending, Out, ToolKind, ToolResult, ToolSpec};
 use crate::model::{ChatRequest, FinishReason, Message, ModelEvent, ToolCall, ToolChoice};
 use futures_util::StreamExt as _;
 
@@ -9,13 +9,67 @@ use futures_util::StreamExt as _;
 pub const STEP_LIMIT_TEXT: &str = "I stopped after the maximum number of steps for one request \
 without finishing. Ask me to continue and I will pick up from here.";
 
+/// What the model says when, told to answer after the same call failed
+/// twice running, it would still call tools.
+pub const STUCK_TEXT: &str = "I stopped because the same step failed twice in a row, and trying \
+it a third time would not help. Ask me again, perhaps in other words, or later if something \
+was unavailable.";
+
+/// What the model reads instead of a result when it repeats the call it
+/// made in the step before, word for word, and that call succeeded.
+pub const ALREADY_HAVE_TEXT: &str = "You made this exact call in the previous step and its \
+result is above: use it to answer, or call a tool with other arguments.";
+
+/// What the loop remembers from one step to the next.
+#[derive(Default)]
+pub(super) struct Recall {
+    /// The previous step's calls that ran, by tool and arguments, and how
+    /// each ended.
+    previous: Vec<(CallKey, ToolResult)>,
+    /// The same call failed in two steps running: the next step is asked
+    /// to answer without tools.
+    pub(super) stuck: bool,
+}
+
+/// A call by what it asks: its tool and its arguments, written alike when
+/// they are the same JSON.
+#[derive(PartialEq, Eq)]
+struct CallKey(String, String);
+
+impl CallKey {
+    fn of(call: &ToolCall) -> CallKey {
+        let arguments = serde_json::from_str::<serde_json::Value>(&call.arguments)
+            .map_or_else(|_| call.arguments.clone(), |value| value.to_string());
+        CallKey(call.name.clone(), arguments)
+    }
+}
+
+impl Recall {
+    fn previous(&self, key: &CallKey) -> Option<&ToolResult> {
+        self.previous.iter().find(|(seen, _)| seen == key).map(|(_, result)| result)
+    }
+}
+
+/// Why a step is asked to answer without tools.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Last {
+    No,
+    /// The step cap.
+    StepCap,
+    /// The same call failed twice running.
+    Stuck,
+}
+
 /// Runs one step; `None` means "go on to the next step".
 pub(super) async fn run(
     agent: &Agent<'_>,
     messages: &mut Vec<Message>,
-    last: bool,
+    last: Last,
+    recall: &mut Recall,
     out: &mut Out<'_>,
 ) -> Option<Ending> {
+    let last_kind = last;
+    let last = last != Last::No;
     out.send(AgentEvent::StepStart).await;
     let specs = agent.tools.specs();
     // `auto` is said, not left to the provider's default: with some chat
@@ -77,7 +131,11 @@ pub(super) async fn run(
     if last && !calls.is_empty() {
         calls.clear();
         if text.is_empty() {
-            text = STEP_LIMIT_TEXT.to_string();
+            text = match last_kind {
+                Last::Stuck => STUCK_TEXT,
+                Last::StepCap | Last::No => STEP_LIMIT_TEXT,
+            }
+            .to_string();
             out.send(AgentEvent::TextDelta(text.clone())).await;
         }
     }
@@ -115,8 +173,27 @@ pub(super) async fn run(
             _ => runs.push(call),
         }
     }
-    let results =
-        futures_util::future::join_all(runs.iter().map(|call| agent.tools.call(call))).await;
+    let results = futures_util::future::join_all(runs.iter().map(|call| {
+        let repeated = recall.previous(&CallKey::of(call)).filter(|result| !result.is_error);
+        let already = repeated.map(|result| ToolResult {
+            text: ALREADY_HAVE_TEXT.to_string(),
+            output: result.output.clone(),
+            is_error: false,
+        });
+        async move {
+            match already {
+                Some(result) => result,
+                None => agent.tools.call(call).await,
+            }
+        }
+    }))
+    .await;
+    let this_step: Vec<(CallKey, ToolResult)> =
+        runs.iter().map(CallKey::of).zip(results.iter().cloned()).collect();
+    recall.stuck = this_step.iter().any(|(key, result)| {
+        result.is_error && recall.previous(key).is_some_and(|before| before.is_error)
+    });
+    recall.previous = this_step;
     for (call, result) in runs.iter().zip(results) {
         let message = Message::Tool { tool_call_id: call.id.clone(), content: result.text.clone() };
         messages.push(message.clone());

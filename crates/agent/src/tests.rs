@@ -94,8 +94,10 @@ impl ToolSet for Tools {
     fn call<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolResult> {
         self.called.lock().unwrap().push(call.clone());
         let text = format!("{} did {}", call.name, call.arguments);
+        // `broken` is not offered, so it fails as an unknown tool would.
+        let is_error = call.name == "broken";
         Box::pin(async move {
-            ToolResult { output: serde_json::Value::String(text.clone()), text, is_error: false }
+            ToolResult { output: serde_json::Value::String(text.clone()), text, is_error }
         })
     }
 }
@@ -250,7 +252,10 @@ async fn an_action_with_arguments_that_are_not_an_object_is_not_held() {
 
 #[tokio::test]
 async fn the_last_step_is_asked_to_answer_without_tools() {
-    let looping = (0..STEPS_MAX).map(|n| calls(&[(&format!("c{n}"), "read", "{}")])).collect();
+    // Each step asks something new (a repeat would be answered from before).
+    let looping = (0..STEPS_MAX)
+        .map(|n| calls(&[(&format!("c{n}"), "read", &format!(r#"{{"page":{n}}}"#))]))
+        .collect();
     let model = Scripted::new(looping);
     let tools = Tools::new();
     let (ending, events) = run(&model, &tools, start(), vec![]).await;
@@ -331,4 +336,60 @@ async fn a_cut_answer_without_usage_names_the_limit_without_a_number() {
     let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
     assert!(text.contains("cut off at the model's length limit"), "{text}");
     assert!(!text.contains("were not run"), "no call was cut: {text}");
+}
+
+#[tokio::test]
+async fn the_same_call_repeated_in_the_next_step_is_answered_from_the_first() {
+    let model = Scripted::new(vec![
+        calls(&[("c1", "read", r#"{"path":"a"}"#)]),
+        calls(&[("c2", "read", r#"{ "path": "a" }"#), ("c3", "read", r#"{"path":"b"}"#)]),
+        text("Done."),
+    ]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    let ran: Vec<String> = tools.called().into_iter().map(|call| call.id).collect();
+    assert_eq!(ran, ["c1", "c3"]);
+    let kept = kept(&events);
+    assert!(kept.contains(&Message::Tool {
+        tool_call_id: "c2".into(),
+        content: step::ALREADY_HAVE_TEXT.into()
+    }));
+    assert!(kept.contains(&Message::Tool {
+        tool_call_id: "c3".into(),
+        content: r#"read did {"path":"b"}"#.into()
+    }));
+}
+
+#[tokio::test]
+async fn the_same_call_failing_twice_running_ends_the_turn_with_an_answer() {
+    let model = Scripted::new(vec![
+        calls(&[("c1", "broken", "{}")]),
+        calls(&[("c2", "broken", "{}")]),
+        calls(&[("c3", "broken", "{}")]),
+        text("never asked"),
+    ]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert_eq!(tools.called().len(), 2, "the third is not run");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].tool_choice, Some(ToolChoice::None), "asked to answer");
+    assert!(events.contains(&AgentEvent::TextDelta(step::STUCK_TEXT.into())));
+}
+
+#[tokio::test]
+async fn a_failure_followed_by_another_call_is_not_stuck() {
+    let model = Scripted::new(vec![
+        calls(&[("c1", "broken", "{}")]),
+        calls(&[("c2", "broken", r#"{"other":1}"#)]),
+        calls(&[("c3", "read", "{}")]),
+        text("Done."),
+    ]);
+    let tools = Tools::new();
+    let (ending, _) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert_eq!(tools.called().len(), 3);
+    assert_eq!(model.requests()[2].tool_choice, Some(ToolChoice::Auto));
 }
