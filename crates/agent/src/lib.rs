@@ -34,6 +34,7 @@ pub mod model;
 mod step;
 #[cfg(test)]
 mod tests;
+mod text_calls;
 
 use crate::model::{ChatRequest, Message, ModelError, ModelEvent, ToolCall, ToolDefinition};
 use futures_util::future::BoxFuture;

@@ -3,6 +3,7 @@
 
 use super::{Agent, AgentEvent, Ending, Out, ToolKind, ToolResult, ToolSpec};
 use crate::model::{ChatRequest, FinishReason, Message, ModelEvent, ToolCall, ToolChoice};
+use crate::text_calls;
 use futures_util::StreamExt as _;
 
 /// What the model says when the last step would still call tools.
@@ -93,29 +94,55 @@ pub(super) async fn run(
         }
     };
     let mut text = String::new();
+    // Text not shown yet because it may still be calls written as text.
+    let mut held = Some(String::new());
     let mut calls = Vec::new();
     let mut finish = None;
     let mut completion_tokens = None;
     while let Some(event) = stream.next().await {
         match event {
-            Ok(ModelEvent::TextDelta(delta)) => {
-                text.push_str(&delta);
-                out.send(AgentEvent::TextDelta(delta)).await;
-            }
+            Ok(ModelEvent::TextDelta(delta)) => match held.as_mut() {
+                Some(pending) => {
+                    pending.push_str(&delta);
+                    if !text_calls::may_be_calls(pending) {
+                        let shown = held.take().unwrap_or_default();
+                        text.push_str(&shown);
+                        out.send(AgentEvent::TextDelta(shown)).await;
+                    }
+                }
+                None => {
+                    text.push_str(&delta);
+                    out.send(AgentEvent::TextDelta(delta)).await;
+                }
+            },
             Ok(ModelEvent::ToolCall(call)) => calls.push(call),
             Ok(ModelEvent::Finish { reason }) => finish = Some(reason),
             Ok(ModelEvent::Usage { completion_tokens: tokens, .. }) => {
                 completion_tokens = Some(tokens);
             }
             Err(error) => {
-                // What the user already saw is kept; the calls of a cut
-                // answer are not run.
+                // What the user already saw is kept (what was held back,
+                // perhaps a call being written, was never shown and goes);
+                // the calls of a cut answer are not run.
                 if !text.is_empty() {
                     let said = Message::Assistant { text, tool_calls: vec![] };
                     out.send(AgentEvent::Message(said)).await;
                 }
                 out.send(AgentEvent::StepFinish).await;
                 return Some(Ending::ModelFailed(error));
+            }
+        }
+    }
+    if let Some(pending) = held.take().filter(|pending| !pending.is_empty()) {
+        let offered: Vec<&str> = specs.iter().map(|spec| spec.definition.name.as_str()).collect();
+        // Ids as unique as the provider's: a conversation keeps every call.
+        let prefix = format!("call_{}_", uuid::Uuid::new_v4().simple());
+        let written = calls.is_empty().then(|| text_calls::parse(&pending, &offered, &prefix));
+        match written.flatten() {
+            Some(written) => calls = written,
+            None => {
+                text.push_str(&pending);
+                out.send(AgentEvent::TextDelta(pending)).await;
             }
         }
     }

@@ -393,3 +393,58 @@ async fn a_failure_followed_by_another_call_is_not_stuck() {
     assert_eq!(tools.called().len(), 3);
     assert_eq!(model.requests()[2].tool_choice, Some(ToolChoice::Auto));
 }
+
+#[tokio::test]
+async fn a_call_written_as_text_runs_as_a_call_and_its_markup_is_never_shown() {
+    let written = vec![
+        Ok(ModelEvent::TextDelta("functions.re".into())),
+        Ok(ModelEvent::TextDelta("ad:\n{\"path\": \"a\"}".into())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
+    ];
+    let model = Scripted::new(vec![written, text("Read.")]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    let called = tools.called();
+    assert_eq!(called.len(), 1);
+    assert_eq!(
+        (called[0].name.as_str(), called[0].arguments.as_str()),
+        ("read", r#"{"path":"a"}"#)
+    );
+    assert!(called[0].id.starts_with("call_"), "{}", called[0].id);
+    let shown: String = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::TextDelta(delta) => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, "Read.", "no markup reached the user");
+    let Message::Assistant { text, tool_calls } = &kept(&events)[0] else { panic!() };
+    assert!(text.is_empty() && tool_calls.len() == 1, "kept as a call: {text:?}");
+}
+
+#[tokio::test]
+async fn an_answer_that_starts_like_json_is_shown_once_it_is_not_a_call() {
+    let answer = vec![
+        Ok(ModelEvent::TextDelta("{\"name\": \"Alice\",".into())),
+        Ok(ModelEvent::TextDelta(" \"email\": \"a@example.com\"}".into())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
+    ];
+    let prose = vec![
+        Ok(ModelEvent::TextDelta("Here".into())),
+        Ok(ModelEvent::TextDelta(" it is.".into())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
+    ];
+    for (answer, expected) in
+        [(answer, r#"{"name": "Alice", "email": "a@example.com"}"#), (prose, "Here it is.")]
+    {
+        let model = Scripted::new(vec![answer]);
+        let tools = Tools::new();
+        let (ending, events) = run(&model, &tools, start(), vec![]).await;
+        assert_eq!(ending, Ending::Answered);
+        assert!(tools.called().is_empty());
+        let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+        assert_eq!(text, expected);
+    }
+}
