@@ -327,3 +327,20 @@ async fn nextcloud_refusing_the_bearer_names_user_oidc_settings() {
     assert!(fix.contains("selfencoded_bearer_validation_audience_check"), "{fix}");
     stack.shutdown().await;
 }
+
+/// The check sends what a turn with a tool call sends, the result read back
+/// included: a server that answers the question but not the follow-up
+/// (llama-cpp-python refused `content: null` there) is an error.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_that_cannot_read_a_tool_result_back_is_an_error() {
+    let stack = Doctor::start().await;
+    let script = json!({"rules": [
+        {"name": "refuse the result", "when": {"last_role": "tool"}, "fault": {"error": "server_error"}}
+    ]});
+    let set = stack.model_admin(reqwest::Method::PUT, "/__fake/script").json(&script);
+    assert!(set.send().await.unwrap().status().is_success());
+    let outcome = stack.doctor(stack.flags()).await;
+    let model = outcome.expect(1, "8. model", "error");
+    assert!(model["what"].as_str().unwrap().contains("a tool result read back"), "{model}");
+    stack.shutdown().await;
+}

@@ -863,7 +863,7 @@ fn unreachable_converter(url: &str, error: &mcp_nextcloud::convert::ConvertError
 // 8. ------------------------------------------------------------------------
 
 async fn model(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
-    use orchestrator::model::{ChatRequest, Message, ModelClient, ModelConfig, ToolDefinition};
+    use orchestrator::model::{ModelClient, ModelConfig};
     const CHECK: &str = "8. model";
     let args = config.args;
     let base = trim(&args.model_url);
@@ -923,6 +923,7 @@ async fn model(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
     model_config.retry.attempts_max = 1;
     model_config.connect_timeout_ms = 5_000;
     model_config.read_timeout_ms = 60_000;
+    model_config.max_tokens = Some(64);
     let client = match ModelClient::new(model_config) {
         Ok(client) => client,
         Err(error) => {
@@ -935,23 +936,11 @@ async fn model(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
             return;
         }
     };
-    let request = ChatRequest {
-        messages: vec![Message::User("Call the tool ping with no arguments.".into())],
-        tools: vec![ToolDefinition {
-            name: "ping".into(),
-            description: "Answers pong.".into(),
-            parameters: json!({"type": "object", "properties": {}}),
-        }],
-        tool_choice: None,
-    };
-    let outcome = match client.chat(&request).await {
-        Ok(stream) => stream.collect_events().await.map(|_| ()),
-        Err(error) => Err(error),
-    };
+    let outcome = tool_round_trip(&client).await;
     match outcome {
         Err(error) => findings.push(Finding::error(
             CHECK,
-            format!("a tiny tool request to {} at {base} failed: {error} ({})", args.model, error.detail()),
+            format!("a request shaped as the orchestrator's (system prompt, tools with tool_choice auto, then a tool result read back) to {} at {base} failed: {error} ({})", args.model, error.detail()),
             "every turn offers tools: each one would fail the same way",
             "check TAMEBI_MODEL_URL, TAMEBI_MODEL and TAMEBI_MODEL_API_KEY; a server such as llama.cpp needs --jinja for tool calls",
         )),
@@ -963,9 +952,43 @@ async fn model(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
         )),
         Ok(()) => findings.push(Finding::ok(
             CHECK,
-            format!("{} at {base} answers a streamed request with tools", args.model),
+            format!("{} at {base} answers a streamed request with tools and reads a tool result back", args.model),
         )),
     }
+}
+
+/// The two requests a turn with one tool call sends, in the orchestrator's
+/// own shape: a system prompt and a question with a tool offered (`auto`),
+/// then the same with the assistant's call (no content) and its result.
+/// The second is sent whether or not the model called the tool, since a
+/// server that refuses to read a call back breaks every turn that calls.
+async fn tool_round_trip(
+    client: &orchestrator::model::ModelClient,
+) -> Result<(), orchestrator::model::ModelError> {
+    use orchestrator::model::{ChatRequest, Message, ToolCall, ToolChoice, ToolDefinition};
+    let tools = vec![ToolDefinition {
+        name: "ping".into(),
+        description: "Answers pong.".into(),
+        parameters: json!({"type": "object", "properties": {
+            "note": {"type": "string", "maxLength": 1_048_576, "description": "Anything."}
+        }, "additionalProperties": false}),
+    }];
+    let mut messages = vec![
+        Message::System("You are a test. Use the tools you are given.".into()),
+        Message::User("Call the tool ping.".into()),
+    ];
+    let first = ChatRequest {
+        messages: messages.clone(),
+        tools: tools.clone(),
+        tool_choice: Some(ToolChoice::Auto),
+    };
+    client.chat(&first).await?.collect_events().await?;
+    let call = ToolCall { id: "call_doctor".into(), name: "ping".into(), arguments: "{}".into() };
+    messages.push(Message::Assistant { text: String::new(), tool_calls: vec![call] });
+    messages.push(Message::Tool { tool_call_id: "call_doctor".into(), content: "pong".into() });
+    let second = ChatRequest { messages, tools, tool_choice: Some(ToolChoice::Auto) };
+    client.chat(&second).await?.collect_events().await?;
+    Ok(())
 }
 
 async fn orchestrator(config: &Resolved<'_>, findings: &mut Vec<Finding>) {
