@@ -661,3 +661,35 @@ async fn https_providers_are_reachable_in_principle() {
     assert!(!chain.contains("scheme is not http"), "no TLS backend: {chain}");
     assert!(chain.contains("tcp connect error"), "{chain}");
 }
+
+/// A provider that serves `/v1/models` and llama.cpp's `/props`.
+async fn serving(models: Value, props: Option<Value>) -> (String, tokio::task::JoinHandle<()>) {
+    let mut router = axum::Router::new()
+        .route("/v1/models", axum::routing::get(move || async move { axum::Json(models) }));
+    if let Some(props) = props {
+        router =
+            router.route("/props", axum::routing::get(move || async move { axum::Json(props) }));
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    (base_url, tokio::spawn(async move { axum::serve(listener, router).await.unwrap() }))
+}
+
+#[tokio::test]
+async fn the_context_window_is_asked_of_the_provider() {
+    let vllm = json!({"data": [{"id": "gpt-4.1-mini", "max_model_len": 16384}]});
+    let (base, server) = serving(vllm, None).await;
+    assert_eq!(ModelClient::new(config(&base)).unwrap().context_window().await, Some(16384));
+    server.abort();
+
+    let llama_cpp_models = json!({"data": [{"id": "model.gguf", "meta": {"n_ctx_train": 131072}}]});
+    let props = json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1});
+    let (base, server) = serving(llama_cpp_models.clone(), Some(props)).await;
+    let client = ModelClient::new(config(&base)).unwrap();
+    assert_eq!(client.context_window().await, Some(8192), "the running n_ctx, not n_ctx_train");
+    server.abort();
+
+    let (base, server) = serving(json!({"data": [{"id": "gpt-4.1-mini"}]}), None).await;
+    assert_eq!(ModelClient::new(config(&base)).unwrap().context_window().await, None);
+    server.abort();
+}

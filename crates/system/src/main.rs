@@ -325,9 +325,10 @@ struct OrchestratorArgs {
     #[arg(long, env = "TAMEBI_MODEL_API_KEY", hide_env_values = true)]
     model_api_key: Option<String>,
     /// The model's context window in tokens; conversations are summarised
-    /// at about half of it.
-    #[arg(long, env = "TAMEBI_MODEL_WINDOW", default_value_t = orchestrator::service::WINDOW_TOKENS_DEFAULT)]
-    model_window: usize,
+    /// at about half of it. Unset: what the provider says it runs with
+    /// (vLLM, llama.cpp, LM Studio), else 32768.
+    #[arg(long, env = "TAMEBI_MODEL_WINDOW")]
+    model_window: Option<usize>,
     /// The most tokens one answer may take (sent as `max_tokens`); 0 sends
     /// no bound. An answer that reaches it ends with a note saying so.
     #[arg(long, env = "TAMEBI_MODEL_MAX_TOKENS", default_value_t = orchestrator::model::MAX_TOKENS_DEFAULT)]
@@ -616,11 +617,21 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
         .map(orchestrator::model::ApiKey::new);
     model.max_tokens = (args.model_max_tokens > 0).then_some(args.model_max_tokens);
     model.read_timeout_ms = args.model_timeout_s * 1000;
+    let (window_tokens, window_source) = match args.model_window {
+        Some(window) => (window, "--model-window"),
+        None => {
+            let asked = orchestrator::model::ModelClient::new(model.clone())?;
+            match asked.context_window().await {
+                Some(window) => (window, "the provider"),
+                None => (orchestrator::service::WINDOW_TOKENS_DEFAULT, "the default"),
+            }
+        }
+    };
     let config = orchestrator::service::Config {
         listen: args.listen,
         secret: secret.into_bytes(),
         model,
-        window_tokens: args.model_window,
+        window_tokens,
         servers: servers.clone(),
         app_password_servers: args.app_password_servers.clone(),
         data_dir: Some(args.data_dir.clone()),
@@ -630,6 +641,7 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
     println!("  API:         {}/api/chat (signed by the Nextcloud app)", service.url());
     println!("  Health:      {}/health", service.url());
     println!("  Model:       {} at {}", args.model, args.model_url);
+    println!("  Window:      {window_tokens} tokens ({window_source})");
     for server in &servers {
         println!(
             "  MCP:         {} at {} (token audience mcp-{})",

@@ -104,6 +104,37 @@ impl ModelClient {
         refused.is_none_or(|at| at.elapsed() >= STREAMING_RETRY_AFTER)
     }
 
+    /// The context window the provider runs the model with, where it says:
+    /// in `/models`, vLLM's `max_model_len`, LM Studio's
+    /// `loaded_context_length`, OpenRouter's `context_length`; else
+    /// llama.cpp's `n_ctx` in `/props` beside `/v1`. `None` when it says
+    /// nothing (OpenAI, Ollama, llama-cpp-python) or cannot be asked.
+    pub async fn context_window(&self) -> Option<usize> {
+        let base = self.config.base_url.trim_end_matches('/');
+        if let Some(models) = self.get_json(&format!("{base}/models")).await
+            && let Some(window) = window_in_models(&models, &self.config.model)
+        {
+            return Some(window);
+        }
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let props = self.get_json(&format!("{root}/props")).await?;
+        let n_ctx = props["default_generation_settings"]["n_ctx"].as_u64();
+        plausible_window(n_ctx.or(props["n_ctx"].as_u64())?)
+    }
+
+    async fn get_json(&self, url: &str) -> Option<Value> {
+        let mut request = self.http.get(url).timeout(Duration::from_secs(5));
+        if let Some(api_key) = &self.config.api_key {
+            request = request.bearer_auth(api_key.expose());
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let (body, complete) = read_bounded(response, ERROR_BODY_BYTES_MAX).await.ok()?;
+        complete.then(|| serde_json::from_slice(&body).ok()).flatten()
+    }
+
     /// Remembers that the provider could not stream a request with tools.
     fn stop_streaming_tool_calls(&self, detail: String) {
         tracing::info!(
@@ -423,6 +454,25 @@ fn mentions_streaming(message: &str) -> bool {
         .any(|word| ["stream", "streaming", "streamed"].contains(&word.to_lowercase().as_str()))
 }
 
+/// The window `/models` gives for `model` (or for its only entry).
+fn window_in_models(models: &Value, model: &str) -> Option<usize> {
+    let entries = models["data"].as_array()?;
+    let entry = match entries.iter().find(|entry| entry["id"].as_str() == Some(model)) {
+        Some(entry) => entry,
+        None if entries.len() == 1 => &entries[0],
+        None => return None,
+    };
+    ["max_model_len", "loaded_context_length", "context_length"]
+        .iter()
+        .find_map(|key| entry[*key].as_u64())
+        .and_then(plausible_window)
+}
+
+/// A window in tokens, if it is one a model could have.
+fn plausible_window(tokens: u64) -> Option<usize> {
+    (512..=100_000_000).contains(&tokens).then_some(tokens as usize)
+}
+
 /// Whether an error message says the request does not fit the model's
 /// context window: OpenAI and vLLM ("maximum context length"), llama.cpp
 /// ("exceeds the available context size", `exceed_context_size_error`),
@@ -500,6 +550,23 @@ mod tests {
         assert!(mentions_streaming("STREAM not supported"));
         assert!(!mentions_streaming("upstream connect error or disconnect/reset before headers"));
         assert!(!mentions_streaming("Internal Server Error"));
+    }
+
+    #[test]
+    fn the_window_is_read_where_each_provider_puts_it_in_its_model_list() {
+        let vllm = serde_json::json!({"object": "list", "data": [
+            {"id": "other", "max_model_len": 4096},
+            {"id": "m", "object": "model", "max_model_len": 32768}]});
+        assert_eq!(window_in_models(&vllm, "m"), Some(32768));
+        let lm_studio =
+            serde_json::json!({"data": [{"id": "local", "loaded_context_length": 8192}]});
+        assert_eq!(window_in_models(&lm_studio, "m"), Some(8192), "the only entry");
+        let openai = serde_json::json!({"data": [{"id": "m", "object": "model", "owned_by": "x"}]});
+        assert_eq!(window_in_models(&openai, "m"), None);
+        let absurd = serde_json::json!({"data": [{"id": "m", "context_length": 7}]});
+        assert_eq!(window_in_models(&absurd, "m"), None);
+        let two = serde_json::json!({"data": [{"id": "a", "max_model_len": 1024}, {"id": "b"}]});
+        assert_eq!(window_in_models(&two, "m"), None, "another model's window is not ours");
     }
 
     #[test]
