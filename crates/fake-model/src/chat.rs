@@ -208,7 +208,7 @@ fn error_fault(
 /// Says plainly that the script had nothing for this request.
 fn fallback_text(request: &ChatRequest) -> String {
     let last = request.last_message();
-    let excerpt: String = last.text().chars().take(80).collect();
+    let excerpt: String = last.question().chars().take(80).collect();
     format!(
         "[fake-model] No script rule matched this request (turn {}, last message from {}: «{excerpt}»). Add a rule to the script, or read GET /__fake/requests to see what was sent.",
         request.turn(),

@@ -244,7 +244,7 @@ pub enum Language {
 /// The demo's answer to a request.
 pub fn answer(request: &ChatRequest) -> Reply {
     let last = request.last_message();
-    let question = request.last_user().map(|message| message.text()).unwrap_or_default();
+    let question = request.last_user().map(|message| message.question()).unwrap_or_default();
     let language = Language::detect(&question);
     let grep_tool = request.tool_names.iter().find(|name| is_grep_tool(name));
     match last.role.as_str() {

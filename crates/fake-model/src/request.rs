@@ -84,7 +84,28 @@ struct RawStreamOptions {
     include_usage: Option<bool>,
 }
 
+/// `text` without the `<environment>` blocks the orchestrator puts before
+/// the latest question (the block and the blank line after it): what the
+/// user wrote, which is what a script's `last_user_*` and the demo match.
+pub fn without_environment(text: &str) -> String {
+    let mut rest = text;
+    let mut kept = String::new();
+    while let Some(start) = rest.find("<environment>\n") {
+        let Some(length) = rest[start..].find("\n</environment>") else { break };
+        kept.push_str(&rest[..start]);
+        let after = &rest[start + length + "\n</environment>".len()..];
+        rest = after.strip_prefix("\n\n").unwrap_or(after);
+    }
+    kept.push_str(rest);
+    kept
+}
+
 impl Message {
+    /// What the user wrote: [`Message::text`] without an environment block.
+    pub fn question(&self) -> String {
+        without_environment(&self.text())
+    }
+
     /// The text of the content; parts other than text are skipped.
     pub fn text(&self) -> String {
         match &self.content {
@@ -317,6 +338,21 @@ mod tests {
 
     fn call(id: &str) -> Value {
         json!({"id": id, "type": "function", "function": {"name": "files_grep", "arguments": "{}"}})
+    }
+
+    #[test]
+    fn the_environment_block_is_not_part_of_the_question() {
+        let block = "<environment>\nUser: Alice (uid alice)\n- mail: reachable\n</environment>\n\n";
+        assert_eq!(
+            without_environment(&format!("{block}Where is my calendar?")),
+            "Where is my calendar?"
+        );
+        assert_eq!(
+            without_environment(&format!("Please break\n\n{block}Are you there?")),
+            "Please break\n\nAre you there?"
+        );
+        assert_eq!(without_environment("no block here"), "no block here");
+        assert_eq!(without_environment("<environment>\nunclosed"), "<environment>\nunclosed");
     }
 
     #[test]

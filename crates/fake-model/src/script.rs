@@ -260,7 +260,7 @@ impl Rule {
         let contains = |haystack: Option<String>, needle: &str| {
             haystack.is_some_and(|text| text.to_lowercase().contains(&needle.to_lowercase()))
         };
-        let last_user = || request.last_user().map(|message| message.text());
+        let last_user = || request.last_user().map(|message| message.question());
         if let Some(needle) = &when.last_user_contains
             && !contains(last_user(), needle)
         {

@@ -1,9 +1,19 @@
-//! The system prompt: five sections, each its own file under `prompts/` so
-//! editing prose never touches code — `identity`, `environment`,
-//! `instructions`, `data_handling`, `examples`. What is deliberately not in
-//! it: the tool list, argument schemas and per-tool rules; those arrive
-//! through the protocol or live in a tool's description and error messages,
-//! paid for only when they matter.
+//! The prompt: the seeds' five sections, each its own file under `prompts/`
+//! so editing prose never touches code — `identity`, `instructions`,
+//! `data_handling`, `examples` in the system prompt, and `environment`. What
+//! is deliberately not in it: the tool list, argument schemas and per-tool
+//! rules; those arrive through the protocol or live in a tool's description
+//! and error messages, paid for only when they matter.
+//!
+//! Order is for the provider's prefix cache: what never changes comes
+//! first, what changes every turn last. The system prompt is the same for
+//! every turn and every user, and chat templates render the tools right
+//! after it (Qwen, Hermes) or near the end (Mistral); the environment —
+//! the time, the facts, what is reachable — opens the latest question
+//! instead ([`with_environment`]), so a turn re-reads only what follows the
+//! last question rather than the whole prompt and every tool schema. (In
+//! the system prompt it sat about 100 tokens in, before ~4.5k tokens of
+//! tool schemas: 30 s of prompt reading per turn on two CPU cores.)
 //!
 //! The environment block is the one section built per turn, and it keeps
 //! two facts apart that were once conflated, with the worst failure this
@@ -66,16 +76,31 @@ pub struct Environment {
     pub memory: Vec<(String, String)>,
 }
 
-/// The whole system prompt for a turn.
-pub fn system_prompt(environment: &Environment) -> String {
+/// The system prompt: the same for every turn and every user.
+pub fn system_prompt() -> String {
     [
         section("identity", IDENTITY),
-        section("environment", &render_environment(environment)),
         section("instructions", INSTRUCTIONS),
         section("data_handling", DATA_HANDLING),
         section("examples", EXAMPLES),
     ]
     .join("\n\n")
+}
+
+/// The latest question as the model reads it: the environment block, then
+/// the question. A question that already opens with one (the loop carries
+/// its messages from step to step) has it replaced, not repeated.
+pub fn with_environment(environment: &Environment, question: &str) -> String {
+    let block = section("environment", &render_environment(environment));
+    format!("{block}\n\n{}", without_environment(question))
+}
+
+/// The question without the environment block [`with_environment`] put
+/// before it.
+pub fn without_environment(text: &str) -> &str {
+    text.strip_prefix("<environment>\n")
+        .and_then(|rest| rest.split_once("\n</environment>\n\n"))
+        .map_or(text, |(_, question)| question)
 }
 
 fn section(name: &str, body: &str) -> String {
@@ -153,17 +178,30 @@ mod tests {
     }
 
     #[test]
-    fn five_sections_in_order_and_no_tool_schemas() {
-        let prompt = system_prompt(&environment(Reach::Reachable));
-        let order: Vec<usize> =
-            ["<identity>", "<environment>", "<instructions>", "<data_handling>", "<examples>"]
-                .iter()
-                .map(|tag| prompt.find(tag).unwrap_or_else(|| panic!("{tag} missing")))
-                .collect();
+    fn four_stable_sections_in_order_and_no_tool_schemas() {
+        let prompt = system_prompt();
+        let order: Vec<usize> = ["<identity>", "<instructions>", "<data_handling>", "<examples>"]
+            .iter()
+            .map(|tag| prompt.find(tag).unwrap_or_else(|| panic!("{tag} missing")))
+            .collect();
         assert!(order.windows(2).all(|pair| pair[0] < pair[1]));
         assert!(!prompt.contains("\"parameters\"") && !prompt.contains("inputSchema"));
-        assert!(prompt.contains("- files, calendar, contacts and Deck: reachable, 11 tools"));
-        assert_eq!(prompt.matches("(source: user)").count(), MEMORY_FACTS_SHOWN_MAX);
+        assert!(!prompt.contains("</environment>"), "nothing per turn in the cached prefix");
+    }
+
+    #[test]
+    fn the_environment_opens_the_question_once_however_often_it_is_rendered() {
+        let question = "Où est le rapport ?";
+        let once = with_environment(&environment(Reach::Reachable), question);
+        assert!(once.starts_with("<environment>\nUser: Alice Martin (uid alice)"), "{once}");
+        assert!(once.ends_with("</environment>\n\nOù est le rapport ?"), "{once}");
+        assert!(once.contains("- files, calendar, contacts and Deck: reachable, 11 tools"));
+        assert_eq!(once.matches("(source: user)").count(), MEMORY_FACTS_SHOWN_MAX);
+        let again = with_environment(&environment(Reach::FailingThisTurn), &once);
+        assert_eq!(again.matches("<environment>").count(), 1, "{again}");
+        assert!(again.contains("every call this turn failed") && again.ends_with(question));
+        assert_eq!(without_environment(&again), question);
+        assert_eq!(without_environment(question), question);
     }
 
     /// The seeds' environment: uid, name, language, date, time zone,

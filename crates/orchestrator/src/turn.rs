@@ -195,7 +195,7 @@ async fn converse(
     let uid = turn.identity.uid.clone();
     let conversation_id = turn.post.conversation_id.clone();
     let environment = environment(services, turn, tools).await?;
-    let system = prompt::system_prompt(&environment);
+    let system = prompt::system_prompt();
 
     let entries = load(&services.chat, &uid, &conversation_id).await?;
     frames.chunk(Chunk::Start { message_id: Some(answer_message_id(&entries)) }).await;
@@ -203,8 +203,10 @@ async fn converse(
         let conversation_id = conversation_id.clone();
         services.chat.run(move |c| chat::latest_summary(c, &conversation_id)).await?
     };
+    // What the model reads before the history, for the window's arithmetic.
+    let fixed = format!("{system}\n\n{}", prompt::render_environment(&environment));
     let summary =
-        summarise_if_due(services, tools, &conversation_id, &entries, stored, &system).await?;
+        summarise_if_due(services, tools, &conversation_id, &entries, stored, &fixed).await?;
     let mut messages = vec![Message::System(system)];
     messages.extend(summary::history(
         &entries,
@@ -388,10 +390,14 @@ impl Context for StepContext<'_> {
         let kinds = kinds(self.tools);
         let mut pruned =
             prune::prune(messages, |name| kinds.get(name).map(|kind| *kind == ToolKind::Action));
-        if let Some(Message::System(system)) = pruned.first_mut() {
-            let environment =
-                Environment { capabilities: self.tools.capabilities(), ..self.environment.clone() };
-            *system = prompt::system_prompt(&environment);
+        let environment =
+            Environment { capabilities: self.tools.capabilities(), ..self.environment.clone() };
+        let latest = pruned.iter_mut().rev().find_map(|message| match message {
+            Message::User(question) => Some(question),
+            _ => None,
+        });
+        if let Some(question) = latest {
+            *question = prompt::with_environment(&environment, question);
         }
         pruned
     }

@@ -807,8 +807,12 @@ fn check_model_shown(
         }
     }
     if let Some(wanted) = &shown.user_messages {
-        let got: Vec<String> =
-            messages.iter().filter(|m| m["role"] == "user").map(content).collect();
+        // What the user wrote: the orchestrator's environment block is left out.
+        let got: Vec<String> = messages
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| fake_model::request::without_environment(&content(m)))
+            .collect();
         if got != *wanted {
             problems.push(format!("user messages: expected {wanted:?}, got {got:?}"));
         }

@@ -62,10 +62,12 @@ async fn a_question_through_the_app_reaches_both_servers_as_the_user() {
     assert!(read.contains("Le budget de 40 000 € est validé par la direction"), "{read}");
     let files = alice.ask("c-mail", "And my notes?").await.unwrap();
     assert_eq!(of_type(&files, "tool-output-available").len(), 1, "{files:#?}");
-    let system =
-        stack.model().requests()[0].body["messages"][0]["content"].as_str().unwrap().to_string();
-    assert!(system.contains("files, calendar, contacts and Deck: reachable"), "{system}");
-    assert!(system.contains("- mail: reachable, 3 tools"), "{system}");
+    // The environment opens the latest question (the system prompt is the
+    // same for every turn).
+    let question =
+        stack.model().requests()[0].body["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(question.contains("files, calendar, contacts and Deck: reachable"), "{question}");
+    assert!(question.contains("- mail: reachable, 3 tools"), "{question}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

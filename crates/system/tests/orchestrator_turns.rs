@@ -196,8 +196,14 @@ fn frames(text: &str) -> Vec<Value> {
     scenario::sse::json_chunks(text).unwrap()
 }
 
-fn system_prompt(request: &Value) -> String {
-    request["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+/// The latest question as the model read it: it opens with the
+/// environment block.
+fn environment_shown(request: &Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    let latest = messages.iter().rev().find(|message| message["role"] == "user");
+    let text = latest.and_then(|message| message["content"].as_str()).unwrap_or_default();
+    assert!(text.starts_with("<environment>"), "the question opens with it: {text}");
+    text.to_string()
 }
 
 /// The names of the tools a request offered, in order.
@@ -214,13 +220,16 @@ fn texts(conversation: &Value) -> Vec<&str> {
 }
 
 /// The content of every message of a role in a request.
+/// The messages of `role`, as written: without the environment block that
+/// opens the latest question.
 fn contents(request: &Value, role: &str) -> Vec<String> {
     request["messages"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|m| m["role"] == role)
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .map(fake_model::request::without_environment)
         .collect()
 }
 
@@ -258,7 +267,7 @@ text = "The meeting was in room Écluse (Documents/notes-reunion.md)."
 
     let shown = stack.shown();
     assert_eq!(shown.len(), 3);
-    let system = system_prompt(&shown[0]);
+    let system = environment_shown(&shown[0]);
     assert!(system.contains("User: Alice Martin (uid alice)"), "{system}");
     assert!(system.contains("(Europe/Paris)"));
     assert!(system.contains("files, calendar, contacts and Deck: reachable, 11 tools"), "{system}");
@@ -374,7 +383,7 @@ text = "I cannot reach your workspace right now, so I have not looked at your fi
     let chunks = stack.ask("alice", "c-down", "What is the Apollo budget?").await;
     assert!(text_of(&chunks).contains("cannot reach your workspace"));
     let shown = stack.shown();
-    let system = system_prompt(&shown[0]);
+    let system = environment_shown(&shown[0]);
     assert!(system.contains("Workspace: NOT REACHABLE this turn"), "{system}");
     assert!(system.contains("NOT reachable (the service did not answer)"), "{system}");
     let offered = offered(&shown[0]);
@@ -402,8 +411,8 @@ text = "I could not reach your files, so I cannot tell."
     });
     stack.ask("alice", "c-failing", "What is the Apollo budget?").await;
     let shown = stack.shown();
-    assert!(system_prompt(&shown[0]).contains("reachable, 11 tools"), "listing worked");
-    let second = system_prompt(&shown[1]);
+    assert!(environment_shown(&shown[0]).contains("reachable, 11 tools"), "listing worked");
+    let second = environment_shown(&shown[1]);
     assert!(second.contains("Workspace: NOT REACHABLE this turn"), "{second}");
     assert!(second.contains("every call this turn failed"), "{second}");
     assert_eq!(
