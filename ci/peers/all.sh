@@ -8,7 +8,7 @@ cargo build --locked -p system --quiet
 passed=0
 failed=0
 failures=()
-for check in litmus caldav nc_py_api oidc mcp mcp_apps fake_model ai_stream browser; do
+for check in litmus caldav nc_py_api oidc mcp mcp_apps fake_model ai_stream browser real_model; do
     printf '\n--- peer check: %s\n' "$check"
     if bash "ci/peers/$check.sh"; then
         passed=$((passed + 1))

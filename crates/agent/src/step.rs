@@ -16,6 +16,10 @@ pub const STUCK_TEXT: &str = "I stopped because the same step failed twice in a 
 it a third time would not help. Ask me again, perhaps in other words, or later if something \
 was unavailable.";
 
+/// What the user reads when the model answered with nothing at all.
+pub const EMPTY_ANSWER_TEXT: &str = "The model gave an empty answer. Ask again, perhaps in \
+other words.";
+
 /// What the model reads instead of a result when it repeats the call it
 /// made in the step before, word for word, and that call succeeded.
 pub const ALREADY_HAVE_TEXT: &str = "You made this exact call in the previous step and its \
@@ -165,6 +169,12 @@ pub(super) async fn run(
             .to_string();
             out.send(AgentEvent::TextDelta(text.clone())).await;
         }
+    }
+    if calls.is_empty() && text.trim().is_empty() {
+        // An answer of nothing (small models do this) would leave the user
+        // looking at a blank reply.
+        text = EMPTY_ANSWER_TEXT.to_string();
+        out.send(AgentEvent::TextDelta(text.clone())).await;
     }
     // What is kept and replayed to the model on every later step: a call
     // whose arguments are not a JSON object is kept with `{}` (providers

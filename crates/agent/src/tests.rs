@@ -448,3 +448,14 @@ async fn an_answer_that_starts_like_json_is_shown_once_it_is_not_a_call() {
         assert_eq!(text, expected);
     }
 }
+
+#[tokio::test]
+async fn an_empty_answer_is_never_shown_as_a_blank_reply() {
+    for empty in ["", "  \n"] {
+        let model = Scripted::new(vec![text(empty)]);
+        let (ending, events) = run(&model, &Tools::new(), start(), vec![]).await;
+        assert_eq!(ending, Ending::Answered);
+        let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+        assert_eq!(text.trim(), step::EMPTY_ANSWER_TEXT, "{empty:?}");
+    }
+}

@@ -163,6 +163,13 @@ impl Stopped {
     /// capitalised, and what to do — "again in a moment" only where
     /// another try can pass.
     fn model(error: &ModelError) -> Stopped {
+        Stopped::model_in(error, false)
+    }
+
+    /// [`Stopped::model`], knowing whether the conversation had a question
+    /// before this one: a first question that does not fit is the window's
+    /// size, not the conversation's length.
+    fn model_in(error: &ModelError, first_question: bool) -> Stopped {
         let what = error.to_string();
         let mut letters = what.chars();
         let what: String = match letters.next() {
@@ -170,6 +177,9 @@ impl Stopped {
             None => what,
         };
         let next = match error {
+            ModelError::ContextExceeded { .. } if first_question => {
+                "Even a first question does not fit: ask your administrator to give the model a larger context window (and Tamebi's --model-window to match)."
+            }
             ModelError::ContextExceeded { .. } => {
                 "Start a new conversation, or ask a shorter question; this conversation is kept as it is."
             }
@@ -236,7 +246,9 @@ async fn converse(
         Ending::AwaitingApproval => frames.finish(FinishReason::ToolCalls).await,
         Ending::ModelFailed(error) => {
             tracing::warn!(request_id = %turn.identity.request_id, detail = error.detail(), "model failed");
-            return Err(Stopped::model(&error));
+            let questions =
+                entries.iter().filter(|(_, entry)| matches!(entry, Entry::User { .. })).count();
+            return Err(Stopped::model_in(&error, questions <= 1));
         }
         Ending::Abandoned => {}
     }

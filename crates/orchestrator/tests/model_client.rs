@@ -320,7 +320,7 @@ async fn a_streamed_tool_call_and_the_conversation_that_follows() {
     let (_, body) = stub.request(1);
     assert_eq!(
         body["messages"][2],
-        json!({"role": "assistant", "tool_calls": [{"id": "call_Ab1",
+        json!({"role": "assistant", "content": "", "tool_calls": [{"id": "call_Ab1",
             "type": "function", "function": {"name": "files_search", "arguments": "{\"name\":\"rapport\"}"}}]})
     );
     assert_eq!(

@@ -56,6 +56,11 @@ pub struct ModelClient {
     config: ModelConfig,
     endpoint: String,
     http: reqwest::Client,
+    /// The same client without a connection pool, for the request that
+    /// follows a broken stream: the server may close the connection the
+    /// stream came on just after (llama-cpp-python does), and a pooled
+    /// connection reused at that moment fails the request unsent.
+    unpooled: reqwest::Client,
     /// When the provider last failed to stream a request with tools: ask it
     /// without streaming until [`STREAMING_RETRY_AFTER`] has passed.
     stream_with_tools_refused: Mutex<Option<Instant>>,
@@ -88,12 +93,16 @@ impl ModelClient {
             return Err(InvalidModelConfig("at least one attempt is needed"));
         }
         let endpoint = format!("{base_url}/chat/completions");
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_millis(config.connect_timeout_ms))
-            .read_timeout(Duration::from_millis(config.read_timeout_ms))
-            .build()
-            .map_err(|_| InvalidModelConfig("the HTTP client could not be built"))?;
-        Ok(ModelClient { config, endpoint, http, stream_with_tools_refused: Mutex::new(None) })
+        let builder = || {
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_millis(config.connect_timeout_ms))
+                .read_timeout(Duration::from_millis(config.read_timeout_ms))
+        };
+        let unbuilt = |_| InvalidModelConfig("the HTTP client could not be built");
+        let http = builder().build().map_err(unbuilt)?;
+        let unpooled = builder().pool_max_idle_per_host(0).build().map_err(unbuilt)?;
+        let stream_with_tools_refused = Mutex::new(None);
+        Ok(ModelClient { config, endpoint, http, unpooled, stream_with_tools_refused })
     }
 
     /// Whether requests with tools are streamed now: false for
@@ -159,14 +168,15 @@ impl ModelClient {
         let wait_total_max = Duration::from_millis(retry.wait_total_max_ms);
         let mut waited = Duration::ZERO;
         let mut attempt: u32 = 0;
+        let mut after_broken_stream = false;
         loop {
             attempt += 1;
             assert!(attempt <= retry.attempts_max);
             let body =
                 wire::request_body(&self.config.model, self.config.max_tokens, request, stream);
             let accept = if stream { "text/event-stream" } else { "application/json" };
-            let mut builder =
-                self.http.post(&self.endpoint).header(header::ACCEPT, accept).json(&body);
+            let http = if after_broken_stream { &self.unpooled } else { &self.http };
+            let mut builder = http.post(&self.endpoint).header(header::ACCEPT, accept).json(&body);
             if let Some(api_key) = &self.config.api_key {
                 builder = builder.bearer_auth(api_key.expose());
             }
@@ -205,6 +215,7 @@ impl ModelClient {
                             let detail = format!("a broken stream after a 200: {}", error.detail());
                             self.stop_streaming_tool_calls(detail);
                             stream = false;
+                            after_broken_stream = true;
                             attempt -= 1;
                             continue;
                         }

@@ -5,10 +5,12 @@
 //! Choices made for the strictest providers: `tools` and `tool_choice` are
 //! left out when there are no tools (some refuse an empty list);
 //! `stream_options` is sent only with `stream: true` (OpenAI refuses it
-//! otherwise); an assistant message that only calls tools has no `content`
-//! at all — OpenAI, vLLM, Ollama and llama.cpp read it as empty, while
+//! otherwise); an assistant message that only calls tools has `content:
+//! ""` — OpenAI, vLLM, Ollama and llama.cpp read it as empty, while
 //! llama-cpp-python refuses `null` (500, "Input should be a valid string")
-//! and some templates render `""` as an empty turn; consecutive user
+//! and its chat templates read `message.content`, so a message without the
+//! key fails there too (500, "'dict object' has no attribute 'content'");
+//! consecutive user
 //! messages are joined into one (chat templates that insist roles alternate
 //! — Mistral's in vLLM, several in LM Studio — refuse two in a row, and a
 //! conversation can hold two: the summary before the kept turns, or a
@@ -92,18 +94,15 @@ fn message(message: &Message) -> Value {
             json!({"role": "assistant", "content": text})
         }
         Message::Assistant { text, tool_calls } => {
-            let mut message = json!({
+            json!({
                 "role": "assistant",
+                "content": text,
                 "tool_calls": tool_calls.iter().map(|call| json!({
                     "id": call.id,
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.arguments},
                 })).collect::<Vec<_>>(),
-            });
-            if !text.is_empty() {
-                message["content"] = json!(text);
-            }
-            message
+            })
         }
         Message::Tool { tool_call_id, content } => {
             json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
@@ -184,7 +183,7 @@ mod tests {
             "messages": [
                 {"role": "system", "content": "Tu es Tamebi."},
                 {"role": "user", "content": "Où est le rapport ?"},
-                {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
                     "function": {"name": "files_search", "arguments": "{\"name\":\"rapport\"}"}}]},
                 {"role": "tool", "tool_call_id": "call_1", "content": "/Rapport.odt"},
                 {"role": "assistant", "content": "Dans /Rapport.odt."},
