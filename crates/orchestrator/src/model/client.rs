@@ -580,33 +580,37 @@ mod tests {
         assert_eq!(window_in_models(&two, "m"), None, "another model's window is not ours");
     }
 
+    /// Each classifier against what providers were seen to say, and
+    /// against messages that only share a word.
     #[test]
-    fn context_window_overflows_are_recognised_in_each_providers_words() {
-        let overflows = [
-            "This model's maximum context length is 8192 tokens. However, your messages resulted in 10287 tokens.",
-            "the request exceeds the available context size, try increasing it",
-            "request (10287 tokens) exceeds the available context size (8192 tokens), try increasing it",
-            "Requested tokens (10287) exceed context window of 8192",
+    fn overflows_and_requests_blamed_are_recognised_in_each_providers_words() {
+        let cases: [(fn(&str) -> bool, &[&str], &[&str]); 2] = [
+            (
+                exceeds_context,
+                &[
+                    "This model's maximum context length is 8192 tokens. However, your messages resulted in 10287 tokens.",
+                    "the request exceeds the available context size, try increasing it",
+                    "request (10287 tokens) exceeds the available context size (8192 tokens), try increasing it",
+                    "Requested tokens (10287) exceed context window of 8192",
+                ],
+                &["Internal Server Error", "context canceled", "model not found"],
+            ),
+            (
+                blames_the_request,
+                &[
+                    "Failed to parse tool call arguments as JSON",
+                    "7 validation errors for CreateChatCompletionRequest",
+                ],
+                &["Internal Server Error", "upstream connect error", "model is loading"],
+            ),
         ];
-        for message in overflows {
-            assert!(exceeds_context(message), "{message}");
-        }
-        for message in ["Internal Server Error", "context canceled", "model not found"] {
-            assert!(!exceeds_context(message), "{message}");
-        }
-    }
-
-    #[test]
-    fn a_5xx_that_blames_the_request_is_told_apart_from_an_outage() {
-        let blamed = [
-            "Failed to parse tool call arguments as JSON",
-            "7 validation errors for CreateChatCompletionRequest",
-        ];
-        for message in blamed {
-            assert!(blames_the_request(message), "{message}");
-        }
-        for message in ["Internal Server Error", "upstream connect error", "model is loading"] {
-            assert!(!blames_the_request(message), "{message}");
+        for (recognises, said, not_said) in cases {
+            for message in said {
+                assert!(recognises(message), "{message}");
+            }
+            for message in not_said {
+                assert!(!recognises(message), "{message}");
+            }
         }
     }
 

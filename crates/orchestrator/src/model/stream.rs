@@ -105,11 +105,9 @@ impl Decoder {
         transport: &str,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<(), ModelError> {
-        if self.assembler.finished {
-            return self.assembler.on_end(out);
-        }
-        let detail = format!("{}; the connection failed: {transport}", self.assembler.cut_detail());
-        Err(ModelError::StreamCut { detail })
+        self.stopped(out, |cut| ModelError::StreamCut {
+            detail: format!("{cut}; the connection failed: {transport}"),
+        })
     }
 
     /// The provider went silent for longer than the read timeout: the
@@ -119,12 +117,22 @@ impl Decoder {
         transport: &str,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<(), ModelError> {
+        self.stopped(out, |cut| ModelError::TimedOut {
+            detail: format!("{cut}; nothing more came in time: {transport}"),
+        })
+    }
+
+    /// The body stopped coming: complete if the provider had finished, else
+    /// `error` of where it stood.
+    fn stopped(
+        &mut self,
+        out: &mut VecDeque<ModelEvent>,
+        error: impl FnOnce(String) -> ModelError,
+    ) -> Result<(), ModelError> {
         if self.assembler.finished {
             return self.assembler.on_end(out);
         }
-        let detail =
-            format!("{}; nothing more came in time: {transport}", self.assembler.cut_detail());
-        Err(ModelError::TimedOut { detail })
+        Err(error(self.assembler.cut_detail()))
     }
 
     /// The body ended.
