@@ -584,7 +584,8 @@ mod tests {
     /// against messages that only share a word.
     #[test]
     fn overflows_and_requests_blamed_are_recognised_in_each_providers_words() {
-        let cases: [(fn(&str) -> bool, &[&str], &[&str]); 2] = [
+        type Case = (fn(&str) -> bool, &'static [&'static str], &'static [&'static str]);
+        let cases: [Case; 2] = [
             (
                 exceeds_context,
                 &[
