@@ -234,6 +234,12 @@ impl DeckCall<'_> {
         }
     }
 
+    /// An integer the operation cannot go without, refused in Deck's words
+    /// when it is missing.
+    fn required_integer(&self, name: &str) -> Result<i64, DeckError> {
+        self.integer(name)?.ok_or_else(|| DeckError::BadRequest(format!("{name} must be provided")))
+    }
+
     fn flag(&self, name: &str) -> Option<bool> {
         match self.params.get(name)? {
             Value::Bool(flag) => Some(*flag),
