@@ -176,15 +176,10 @@ async fn webdav(State(shared): State<AppState>, request: Request) -> Response {
 /// same nodes as under `/remote.php/dav/`. (The answers' hrefs name the
 /// new endpoint, where the fake serves the same nodes: a known difference.)
 async fn legacy_caldav(State(shared): State<AppState>, request: Request) -> Response {
-    let shared = &shared;
-    served(shared, request, |request| async move {
-        let rest = legacy_rest(&request, "/remote.php/caldav");
-        let (tree, below) = match rest.split_once('/').unwrap_or((rest.as_str(), "")) {
-            ("calendars", below) => (Tree::Calendars, below.to_string()),
-            ("principals", below) => (Tree::Principals, below.to_string()),
-            _ => return DavError::not_found().into_response(),
-        };
-        tree.handle(shared, below, request).await
+    legacy(&shared, request, "/remote.php/caldav", |first, below| match first {
+        "calendars" => Some((Tree::Calendars, below.to_string())),
+        "principals" => Some((Tree::Principals, below.to_string())),
+        _ => None,
     })
     .await
 }
@@ -193,16 +188,31 @@ async fn legacy_caldav(State(shared): State<AppState>, request: Request) -> Resp
 /// (`appinfo/v1/carddav.php`): `addressbooks/{uid}/…` without the `users/`
 /// level of the new endpoint.
 async fn legacy_carddav(State(shared): State<AppState>, request: Request) -> Response {
-    let shared = &shared;
+    legacy(&shared, request, "/remote.php/carddav", |first, below| match (first, below) {
+        ("addressbooks", "") => Some((Tree::AddressBooks, String::new())),
+        ("addressbooks", below) => Some((Tree::AddressBooks, format!("users/{below}"))),
+        ("principals", below) => Some((Tree::Principals, below.to_string())),
+        _ => None,
+    })
+    .await
+}
+
+/// A request to a legacy endpoint below `root`: `route` maps its first
+/// segment and the rest onto a tree of the new endpoint and the path there;
+/// what it maps nowhere is a 404.
+async fn legacy(
+    shared: &crate::Shared,
+    request: Request,
+    root: &'static str,
+    route: fn(&str, &str) -> Option<(Tree, String)>,
+) -> Response {
     served(shared, request, |request| async move {
-        let rest = legacy_rest(&request, "/remote.php/carddav");
-        let (tree, below) = match rest.split_once('/').unwrap_or((rest.as_str(), "")) {
-            ("addressbooks", "") => (Tree::AddressBooks, String::new()),
-            ("addressbooks", below) => (Tree::AddressBooks, format!("users/{below}")),
-            ("principals", below) => (Tree::Principals, below.to_string()),
-            _ => return DavError::not_found().into_response(),
-        };
-        tree.handle(shared, below, request).await
+        let rest = legacy_rest(&request, root);
+        let (first, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
+        match route(first, below) {
+            Some((tree, path)) => tree.handle(shared, path, request).await,
+            None => DavError::not_found().into_response(),
+        }
     })
     .await
 }
