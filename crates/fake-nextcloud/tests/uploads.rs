@@ -227,7 +227,7 @@ async fn hrefs(running: &Running, uid: &str, path: &str, depth: &str) -> Vec<Str
 #[tokio::test]
 async fn the_upload_home_lists_the_callers_uploads_level_by_level() {
     let running = start(SHARED).await;
-    let folder = alices_upload_with_one_chunk(&running, "listed").await;
+    alices_upload_with_one_chunk(&running, "listed").await;
     let bobs = upload_folder("bob", "his");
     assert_eq!(running.as_user("MKCOL", "bob", &bobs).send().await.unwrap().status(), 201);
 
