@@ -276,6 +276,16 @@ pub fn options(allow: &str) -> Response {
         .into_response()
 }
 
+/// sabre's refusal on a node that is neither a file nor writable (the DAV
+/// root, a principal, a scheduling collection): GET and HEAD are not
+/// implemented there, anything else is a 405 saying `not_allowed`.
+pub(crate) fn refuse_on_read_only_node(method: &str, not_allowed: &str) -> DavError {
+    match method {
+        "GET" | "HEAD" => DavError::not_implemented("GET is only implemented on File objects"),
+        _ => DavError::method_not_allowed(not_allowed, "OPTIONS, PROPFIND, REPORT"),
+    }
+}
+
 pub fn principal_href(uid: &str) -> String {
     format!("{PRINCIPALS_USERS}{}/", crate::dav::encode_segment(uid))
 }
@@ -549,11 +559,7 @@ fn scheduling_collection(
         "POST" => Err(DavError::not_implemented(
             "Scheduling requests through the outbox are not implemented here",
         )),
-        "GET" | "HEAD" => Err(DavError::not_implemented("GET is only implemented on File objects")),
-        _ => Err(DavError::method_not_allowed(
-            "This method is not allowed here",
-            "OPTIONS, PROPFIND, REPORT",
-        )),
+        method => Err(refuse_on_read_only_node(method, "This method is not allowed here")),
     }
 }
 

@@ -111,56 +111,62 @@ async fn well_known() -> Response {
 async fn dav(State(shared): State<AppState>, request: Request) -> Response {
     let shared = &shared;
     served(shared, request, |request| async move {
-        let rest = request
-            .full_path
-            .strip_prefix(DAV_ROOT)
-            .unwrap_or("")
-            .trim_start_matches('/')
-            .to_string();
+        let rest = legacy_rest(&request, DAV_ROOT);
         let (collection, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
-        let below = below.to_string();
-        match collection {
-            "files" => crate::files::handle(shared, DavRequest { path: below, ..request }).await,
-            "uploads" => {
-                crate::files::uploads::handle(shared, DavRequest { path: below, ..request }).await
-            }
-            "trashbin" => {
-                crate::files::trashbin::handle(shared, DavRequest { path: below, ..request }).await
-            }
-            "versions" => {
-                crate::files::versions::handle(shared, DavRequest { path: below, ..request }).await
-            }
-            "calendars" => {
-                crate::caldav::handle(shared, DavRequest { path: below, ..request }).await
-            }
-            "addressbooks" => {
-                crate::carddav::handle(shared, DavRequest { path: below, ..request }).await
-            }
-            "principals" => {
-                crate::caldav::handle_principals(shared, DavRequest { path: below, ..request })
-                    .await
-            }
+        let tree = match collection {
+            "files" => Tree::Files,
+            "uploads" => Tree::Uploads,
+            "trashbin" => Tree::Trashbin,
+            "versions" => Tree::Versions,
+            "calendars" => Tree::Calendars,
+            "addressbooks" => Tree::AddressBooks,
+            "principals" => Tree::Principals,
             "" if request.method.as_str() == "SEARCH" => {
-                crate::search::handle(shared, request).await
+                return crate::search::handle(shared, request).await;
             }
-            "" => crate::caldav::handle_root(shared, request).await,
-            _ => DavError::not_found().into_response(),
-        }
+            "" => return crate::caldav::handle_root(shared, request).await,
+            _ => return DavError::not_found().into_response(),
+        };
+        tree.handle(shared, below.to_string(), request).await
     })
     .await
+}
+
+/// The trees below `/remote.php/dav/`, each handler answering paths below
+/// its own root, so the new endpoint and the legacy ones name the same
+/// nodes through the same handler.
+enum Tree {
+    Files,
+    Uploads,
+    Trashbin,
+    Versions,
+    Calendars,
+    AddressBooks,
+    Principals,
+}
+
+impl Tree {
+    /// `request`, addressed to `path` below this tree's root, answered.
+    async fn handle(self, shared: &crate::Shared, path: String, request: DavRequest) -> Response {
+        let request = DavRequest { path, ..request };
+        match self {
+            Tree::Files => crate::files::handle(shared, request).await,
+            Tree::Uploads => crate::files::uploads::handle(shared, request).await,
+            Tree::Trashbin => crate::files::trashbin::handle(shared, request).await,
+            Tree::Versions => crate::files::versions::handle(shared, request).await,
+            Tree::Calendars => crate::caldav::handle(shared, request).await,
+            Tree::AddressBooks => crate::carddav::handle(shared, request).await,
+            Tree::Principals => crate::caldav::handle_principals(shared, request).await,
+        }
+    }
 }
 
 /// `/remote.php/webdav/x` is `/remote.php/dav/files/{uid}/x`.
 async fn webdav(State(shared): State<AppState>, request: Request) -> Response {
     let shared = &shared;
     served(shared, request, |request| async move {
-        let rest = request
-            .full_path
-            .strip_prefix("/remote.php/webdav")
-            .unwrap_or("")
-            .trim_start_matches('/');
-        let path = format!("{}/{rest}", request.user.uid);
-        crate::files::handle(shared, DavRequest { path, ..request }).await
+        let path = format!("{}/{}", request.user.uid, legacy_rest(&request, "/remote.php/webdav"));
+        Tree::Files.handle(shared, path, request).await
     })
     .await
 }
@@ -170,20 +176,10 @@ async fn webdav(State(shared): State<AppState>, request: Request) -> Response {
 /// same nodes as under `/remote.php/dav/`. (The answers' hrefs name the
 /// new endpoint, where the fake serves the same nodes: a known difference.)
 async fn legacy_caldav(State(shared): State<AppState>, request: Request) -> Response {
-    let shared = &shared;
-    served(shared, request, |request| async move {
-        let rest = legacy_rest(&request, "/remote.php/caldav");
-        match rest.split_once('/').unwrap_or((rest.as_str(), "")) {
-            ("calendars", below) => {
-                let path = below.to_string();
-                crate::caldav::handle(shared, DavRequest { path, ..request }).await
-            }
-            ("principals", below) => {
-                let path = below.to_string();
-                crate::caldav::handle_principals(shared, DavRequest { path, ..request }).await
-            }
-            _ => DavError::not_found().into_response(),
-        }
+    legacy(&shared, request, "/remote.php/caldav", |first, below| match first {
+        "calendars" => Some((Tree::Calendars, below.to_string())),
+        "principals" => Some((Tree::Principals, below.to_string())),
+        _ => None,
     })
     .await
 }
@@ -192,23 +188,30 @@ async fn legacy_caldav(State(shared): State<AppState>, request: Request) -> Resp
 /// (`appinfo/v1/carddav.php`): `addressbooks/{uid}/…` without the `users/`
 /// level of the new endpoint.
 async fn legacy_carddav(State(shared): State<AppState>, request: Request) -> Response {
-    let shared = &shared;
+    legacy(&shared, request, "/remote.php/carddav", |first, below| match (first, below) {
+        ("addressbooks", "") => Some((Tree::AddressBooks, String::new())),
+        ("addressbooks", below) => Some((Tree::AddressBooks, format!("users/{below}"))),
+        ("principals", below) => Some((Tree::Principals, below.to_string())),
+        _ => None,
+    })
+    .await
+}
+
+/// A request to a legacy endpoint below `root`: `route` maps its first
+/// segment and the rest onto a tree of the new endpoint and the path there;
+/// what it maps nowhere is a 404.
+async fn legacy(
+    shared: &crate::Shared,
+    request: Request,
+    root: &'static str,
+    route: fn(&str, &str) -> Option<(Tree, String)>,
+) -> Response {
     served(shared, request, |request| async move {
-        let rest = legacy_rest(&request, "/remote.php/carddav");
-        match rest.split_once('/').unwrap_or((rest.as_str(), "")) {
-            ("addressbooks", "") => {
-                let path = String::new();
-                crate::carddav::handle(shared, DavRequest { path, ..request }).await
-            }
-            ("addressbooks", below) => {
-                let path = format!("users/{below}");
-                crate::carddav::handle(shared, DavRequest { path, ..request }).await
-            }
-            ("principals", below) => {
-                let path = below.to_string();
-                crate::caldav::handle_principals(shared, DavRequest { path, ..request }).await
-            }
-            _ => DavError::not_found().into_response(),
+        let rest = legacy_rest(&request, root);
+        let (first, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
+        match route(first, below) {
+            Some((tree, path)) => tree.handle(shared, path, request).await,
+            None => DavError::not_found().into_response(),
         }
     })
     .await

@@ -218,25 +218,20 @@ async fn xml_is_the_default_answer() {
     );
 }
 
+/// A GET to the converter's own listener.
+async fn converter_get(running: &Running, path: &str) -> reqwest::Response {
+    running.http.get(format!("{}{path}", running.fake.converter_url())).send().await.unwrap()
+}
+
 #[tokio::test]
 async fn the_converter_is_not_on_the_main_listener() {
     let running = start(&fixture()).await;
     let response =
         running.http.post(running.url("/converter")).json(&json!({})).send().await.unwrap();
     assert_eq!(response.status(), 404);
-    let response = running
-        .http
-        .get(format!("{}/__fake/state", running.fake.converter_url()))
-        .send()
-        .await
-        .unwrap();
+    let response = converter_get(&running, "/__fake/state").await;
     assert_eq!(response.status(), 404, "the admin endpoint lives only on the main listener");
-    let response = running
-        .http
-        .get(format!("{}/cache/nope/output.txt", running.fake.converter_url()))
-        .send()
-        .await
-        .unwrap();
+    let response = converter_get(&running, "/cache/nope/output.txt").await;
     assert_eq!(response.status(), 404);
 }
 

@@ -47,6 +47,16 @@ fn upload_folder(uid: &str, id: &str) -> String {
     format!("/remote.php/dav/uploads/{uid}/{id}")
 }
 
+/// Alice's upload folder `id`, made and holding one chunk, each step
+/// checked to be a 201.
+async fn alices_upload_with_one_chunk(running: &Running, id: &str) -> String {
+    let folder = upload_folder("alice", id);
+    assert_eq!(running.as_user("MKCOL", "alice", &folder).send().await.unwrap().status(), 201);
+    let put = running.as_user("PUT", "alice", &format!("{folder}/1")).body("x").send().await;
+    assert_eq!(put.unwrap().status(), 201);
+    folder
+}
+
 /// MKCOL, the chunks in the order given, and the MOVE of `.file` to
 /// `destination` (a path in `uid`'s files); the MOVE's answer.
 async fn chunked_upload(
@@ -102,10 +112,7 @@ async fn into_a_share_the_assembled_file_needs_the_shares_create_permission() {
 #[tokio::test]
 async fn the_destination_must_be_in_the_callers_own_files() {
     let running = start(SHARED).await;
-    let folder = upload_folder("alice", "where");
-    assert_eq!(running.as_user("MKCOL", "alice", &folder).send().await.unwrap().status(), 201);
-    let put = running.as_user("PUT", "alice", &format!("{folder}/1")).body("x").send().await;
-    assert_eq!(put.unwrap().status(), 201);
+    let folder = alices_upload_with_one_chunk(&running, "where").await;
     let move_to = |destination: String| {
         let request = running.as_user("MOVE", "alice", &format!("{folder}/.file"));
         request.header("Destination", destination).send()
@@ -220,10 +227,7 @@ async fn hrefs(running: &Running, uid: &str, path: &str, depth: &str) -> Vec<Str
 #[tokio::test]
 async fn the_upload_home_lists_the_callers_uploads_level_by_level() {
     let running = start(SHARED).await;
-    let folder = upload_folder("alice", "listed");
-    assert_eq!(running.as_user("MKCOL", "alice", &folder).send().await.unwrap().status(), 201);
-    let put = running.as_user("PUT", "alice", &format!("{folder}/1")).body("x").send().await;
-    assert_eq!(put.unwrap().status(), 201);
+    alices_upload_with_one_chunk(&running, "listed").await;
     let bobs = upload_folder("bob", "his");
     assert_eq!(running.as_user("MKCOL", "bob", &bobs).send().await.unwrap().status(), 201);
 

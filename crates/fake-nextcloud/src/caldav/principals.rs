@@ -240,11 +240,9 @@ fn principals_locked(
             }
             _ => Err(DavError::forbidden("Principal properties cannot be changed here")),
         },
-        "GET" | "HEAD" => Err(DavError::not_implemented("GET is only implemented on File objects")),
-        _ => Err(DavError::method_not_allowed(
-            "This method is not allowed on principals",
-            "OPTIONS, PROPFIND, REPORT",
-        )),
+        method => {
+            Err(super::refuse_on_read_only_node(method, "This method is not allowed on principals"))
+        }
     }
 }
 
@@ -521,10 +519,9 @@ fn root_locked(world: &World, request: &DavRequest, now: i64) -> Result<Response
                 _ => Ok(webdav::multistatus(&[], None)),
             }
         }
-        "GET" | "HEAD" => Err(DavError::not_implemented("GET is only implemented on File objects")),
-        _ => Err(DavError::method_not_allowed(
+        method => Err(super::refuse_on_read_only_node(
+            method,
             "This method is not allowed on the DAV root",
-            "OPTIONS, PROPFIND, REPORT",
         )),
     }
 }

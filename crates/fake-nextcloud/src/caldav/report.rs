@@ -29,7 +29,8 @@ pub(super) fn calendar_report(
         }
         (xml::CALDAV, "calendar-multiget") => calendar_multiget(world, caller, &root),
         (xml::DAV, "sync-collection") if object.is_none() => {
-            sync_collection(world, caller, calendar_uri, &root)
+            let calendar = world.calendars.get(&caller.user.uid, calendar_uri);
+            collection::sync_collection(caller, calendar.ok_or_else(DavError::not_found)?, &root)
         }
         (xml::CALDAV, "free-busy-query") if object.is_none() => {
             free_busy_query(world, caller, calendar_uri, &root)
@@ -163,17 +164,6 @@ fn calendar_multiget(
         object_response(caller, object, href, &properties, expand)
     });
     Ok(webdav::varying_multistatus(&responses))
-}
-
-fn sync_collection(
-    world: &World,
-    caller: &Caller<'_>,
-    calendar_uri: &str,
-    root: &Element,
-) -> Result<Response, DavError> {
-    let calendar =
-        world.calendars.get(&caller.user.uid, calendar_uri).ok_or_else(DavError::not_found)?;
-    collection::sync_collection(caller, calendar, root)
 }
 
 fn free_busy_query(

@@ -234,6 +234,18 @@ impl DeckCall<'_> {
         }
     }
 
+    /// The `color` a board or label must be given, without the `#` Deck
+    /// stores it without.
+    fn color(&self) -> Result<String, DeckError> {
+        Ok(self.required_text("color")?.trim_start_matches('#').to_string())
+    }
+
+    /// An integer the operation cannot go without, refused in Deck's words
+    /// when it is missing.
+    fn required_integer(&self, name: &str) -> Result<i64, DeckError> {
+        self.integer(name)?.ok_or_else(|| DeckError::BadRequest(format!("{name} must be provided")))
+    }
+
     fn flag(&self, name: &str) -> Option<bool> {
         match self.params.get(name)? {
             Value::Bool(flag) => Some(*flag),

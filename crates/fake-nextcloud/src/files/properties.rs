@@ -115,15 +115,18 @@ pub fn response(
             }
         }
     }
-    let mut out = String::new();
-    out.push_str("<d:response><d:href>");
-    out.push_str(&xml::escape(href));
-    out.push_str("</d:href>");
+    response_element(href, &found, &missing, minimal)
+}
+
+/// One `<d:response>`: the found properties in a 200 propstat, the missing
+/// ones in a 404 propstat unless the client asked for a minimal answer.
+pub fn response_element(href: &str, found: &[String], missing: &[String], minimal: bool) -> String {
+    let mut out = format!("<d:response><d:href>{}</d:href>", xml::escape(href));
     if !found.is_empty() {
-        push_propstat(&mut out, &found, "HTTP/1.1 200 OK");
+        push_propstat(&mut out, found, "HTTP/1.1 200 OK");
     }
     if !missing.is_empty() && !minimal {
-        push_propstat(&mut out, &missing, "HTTP/1.1 404 Not Found");
+        push_propstat(&mut out, missing, "HTTP/1.1 404 Not Found");
     }
     out.push_str("</d:response>");
     out

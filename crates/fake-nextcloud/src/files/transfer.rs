@@ -309,11 +309,18 @@ pub(super) fn put(
     insert(&mut headers, "etag", &etag);
     insert(&mut headers, "oc-etag", &etag);
     insert(&mut headers, "oc-fileid", &fileid);
-    if requested_mtime.is_some() {
+    Ok(file_written(headers, requested_mtime.is_some(), created))
+}
+
+/// The answer to a write that stored a file (a PUT, the MOVE that
+/// assembles a chunked upload): `headers`, `X-OC-MTime: accepted` when the
+/// client set the mtime, 201 for a new file and 204 for an overwrite.
+pub(super) fn file_written(mut headers: HeaderMap, mtime_set: bool, created: bool) -> Response {
+    if mtime_set {
         insert(&mut headers, "x-oc-mtime", "accepted");
     }
     let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
-    Ok((status, headers).into_response())
+    (status, headers).into_response()
 }
 
 /// `X-OC-MTime` as MtimeSanitizer reads it: a number (Unix seconds),

@@ -9,7 +9,7 @@
 //! refuses it (403 when the user exists, 404 when not); nothing of its
 //! content is answered either way.
 
-use super::properties::{Selection, push_propstat};
+use super::properties::{self, Selection};
 use super::{insert, storage_error};
 use crate::Shared;
 use crate::dav::{self, DavError, DavRequest, Depth};
@@ -77,15 +77,7 @@ pub(crate) fn response(
             }
         }
     }
-    let mut out = format!("<d:response><d:href>{}</d:href>", xml::escape(href));
-    if !found.is_empty() {
-        push_propstat(&mut out, &found, "HTTP/1.1 200 OK");
-    }
-    if !missing.is_empty() && !minimal {
-        push_propstat(&mut out, &missing, "HTTP/1.1 404 Not Found");
-    }
-    out.push_str("</d:response>");
-    out
+    properties::response_element(href, &found, &missing, minimal)
 }
 
 /// The properties of a plain collection (a home, `trash/`, `restore/`).

@@ -23,7 +23,9 @@
 //! bounded by [`PENDING_BYTES_MAX`] (507, as Nextcloud answers an upload
 //! past the quota).
 
-use super::transfer::{Current, FOLDER_GET_TEXT, check_preconditions, requested_mtime};
+use super::transfer::{
+    Current, FOLDER_GET_TEXT, check_preconditions, file_written, requested_mtime,
+};
 use super::tree::{Operation, check_destination_parent, destination_uri, overwrite};
 use super::{insert, not_found_path, padded_file_id, quoted, storage_error};
 use crate::Shared;
@@ -605,11 +607,7 @@ fn assemble(
         insert(&mut headers, "etag", &etag);
         insert(&mut headers, "oc-etag", &etag);
     }
-    if mtime.is_some() {
-        insert(&mut headers, "x-oc-mtime", "accepted");
-    }
-    let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
-    Ok((status, headers).into_response())
+    Ok(file_written(headers, mtime.is_some(), created))
 }
 
 #[cfg(test)]

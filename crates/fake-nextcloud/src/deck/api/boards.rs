@@ -20,8 +20,8 @@ pub(super) fn create(
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
     let title = call.title(BOARD_TITLE_LENGTH_MAX)?;
-    let color = call.required_text("color")?;
-    let board_id = deck.insert_board(uid, &title, color.trim_start_matches('#'), now);
+    let color = call.color()?;
+    let board_id = deck.insert_board(uid, &title, &color, now);
     for (label_title, label_color) in DEFAULT_LABELS {
         deck.insert_label(board_id, label_title, label_color, now);
     }
@@ -40,11 +40,11 @@ pub(super) fn update(
     let (uid, now) = (call.uid.as_str(), call.now);
     let board_id = path_id::<Board>(deck, call, manage)?;
     let title = call.title(BOARD_TITLE_LENGTH_MAX)?;
-    let color = call.required_text("color")?;
+    let color = call.color()?;
     let archived = call.flag("archived").unwrap_or(false);
     let board = deck.boards.get_mut(&board_id).expect("checked");
     board.title = title;
-    board.color = color.trim_start_matches('#').to_string();
+    board.color = color;
     board.archived = archived;
     deck.touch_board(board_id, now);
     Ok(Answer::tagged(deck.board_json(&deck.boards[&board_id], uid, users, true)))

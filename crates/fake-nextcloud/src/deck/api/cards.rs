@@ -88,12 +88,8 @@ pub(super) fn reorder(
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
     let card_id = path_id::<Card>(deck, call, edit)?;
-    let target = call
-        .integer("stackId")?
-        .ok_or_else(|| DeckError::BadRequest("stackId must be provided".into()))?;
-    let order = call
-        .integer("order")?
-        .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
+    let target = call.required_integer("stackId")?;
+    let order = call.required_integer("order")?;
     // Deck's CardService::reorder checks edit on the card and on the
     // target stack, nothing else: a card may change boards this way.
     let target_id = deck.stack_for(target as u64, uid, edit)?.id;
@@ -133,9 +129,7 @@ pub(super) fn set_label(
 ) -> Result<Answer, DeckError> {
     let (uid, now) = (call.uid.as_str(), call.now);
     let card_id = path_id::<Card>(deck, call, edit)?;
-    let label_id = call
-        .integer("labelId")?
-        .ok_or_else(|| DeckError::BadRequest("labelId must be provided".into()))?;
+    let label_id = call.required_integer("labelId")?;
     let board_id = board_of_card(deck, &deck.cards[&card_id]);
     let label_ok =
         deck.labels.get(&(label_id as u64)).is_some_and(|label| label.board_id == board_id);

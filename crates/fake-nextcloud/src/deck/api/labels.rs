@@ -16,8 +16,8 @@ pub(super) fn create(
     let now = call.now;
     let board_id = path_id::<Board>(deck, call, manage)?;
     let title = call.required_text("title")?;
-    let color = call.required_text("color")?;
-    let label_id = deck.insert_label(board_id, &title, color.trim_start_matches('#'), now);
+    let color = call.color()?;
+    let label_id = deck.insert_label(board_id, &title, &color, now);
     deck.touch_board(board_id, now);
     Ok(Answer::plain(crate::deck::label_json(&deck.labels[&label_id], false)))
 }
@@ -28,10 +28,10 @@ pub(super) fn update(
     let now = call.now;
     let label_id = path_id::<Label>(deck, call, manage)?;
     let title = call.required_text("title")?;
-    let color = call.required_text("color")?;
+    let color = call.color()?;
     let label = deck.labels.get_mut(&label_id).expect("checked");
     label.title = title;
-    label.color = color.trim_start_matches('#').to_string();
+    label.color = color;
     label.last_modified = now;
     let board_id = label.board_id;
     deck.touch_board(board_id, now);

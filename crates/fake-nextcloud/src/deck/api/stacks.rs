@@ -29,9 +29,7 @@ pub(super) fn create(
     let now = call.now;
     let board_id = path_id::<Board>(deck, call, manage)?;
     let title = call.title(STACK_TITLE_LENGTH_MAX)?;
-    let order = call
-        .integer("order")?
-        .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
+    let order = call.required_integer("order")?;
     let stack_id = deck.insert_stack(board_id, &title, order, now);
     deck.touch_board(board_id, now);
     Ok(Answer::tagged(deck.stack_json(&deck.stacks[&stack_id], users, CardsShown::None, now)))
@@ -53,9 +51,7 @@ pub(super) fn update(
     let now = call.now;
     let stack_id = path_id::<Stack>(deck, call, manage)?;
     let title = call.title(STACK_TITLE_LENGTH_MAX)?;
-    let order = call
-        .integer("order")?
-        .ok_or_else(|| DeckError::BadRequest("order must be provided".into()))?;
+    let order = call.required_integer("order")?;
     let stack = deck.stacks.get_mut(&stack_id).expect("checked");
     stack.title = title;
     stack.order = order;
