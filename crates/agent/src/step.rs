@@ -16,6 +16,11 @@ pub const STUCK_TEXT: &str = "I stopped because the same step failed twice in a 
 it a third time would not help. Ask me again, perhaps in other words, or later if something \
 was unavailable.";
 
+/// What the user reads when the model wrote a tool call as text that
+/// cannot be read as one.
+pub const UNREADABLE_CALL_TEXT: &str = "The model tried to use a tool but wrote the call in a \
+form that could not be read, so nothing was done. Ask again, perhaps in other words.";
+
 /// What the user reads when the model answered with nothing at all.
 pub const EMPTY_ANSWER_TEXT: &str = "The model gave an empty answer. Ask again, perhaps in \
 other words.";
@@ -144,6 +149,11 @@ pub(super) async fn run(
         let written = calls.is_empty().then(|| text_calls::parse(&pending, &offered, &prefix));
         match written.flatten() {
             Some(written) => calls = written,
+            // Call markup that cannot be read is still not an answer.
+            None if text_calls::is_call_markup(&pending) => {
+                text.push_str(UNREADABLE_CALL_TEXT);
+                out.send(AgentEvent::TextDelta(UNREADABLE_CALL_TEXT.to_string())).await;
+            }
             None => {
                 text.push_str(&pending);
                 out.send(AgentEvent::TextDelta(pending)).await;

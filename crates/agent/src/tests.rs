@@ -459,3 +459,18 @@ async fn an_empty_answer_is_never_shown_as_a_blank_reply() {
         assert_eq!(text.trim(), step::EMPTY_ANSWER_TEXT, "{empty:?}");
     }
 }
+
+#[tokio::test]
+async fn call_markup_that_cannot_be_read_is_not_shown_as_the_answer() {
+    let written = vec![
+        Ok(ModelEvent::TextDelta("<tool_call>\n{\"name\": \"read\", \"argu".into())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
+    ];
+    let model = Scripted::new(vec![written]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert!(tools.called().is_empty());
+    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    assert_eq!(text, step::UNREADABLE_CALL_TEXT);
+}

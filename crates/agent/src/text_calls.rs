@@ -27,6 +27,13 @@ pub(crate) fn may_be_calls(text: &str) -> bool {
         || OPENERS.iter().any(|opener| opener.starts_with(text) || text.starts_with(opener))
 }
 
+/// Whether `text` opens with markup that can only be a call (`<tool_call>`,
+/// `[TOOL_CALLS]`, `functions.`), read or not.
+pub(crate) fn is_call_markup(text: &str) -> bool {
+    let text = text.trim_start();
+    ["<tool_call>", "[TOOL_CALLS]", "functions."].iter().any(|opener| text.starts_with(opener))
+}
+
 /// The calls `text` is made of, if it is wholly calls; ids are `prefix`
 /// and a number. Markup that can only be a call (tags, `[TOOL_CALLS]`,
 /// `functions.`) is read whatever it names; plain JSON only when every
@@ -64,7 +71,9 @@ fn tagged(text: &str) -> Option<Found> {
     (!found.is_empty()).then_some(found)
 }
 
-/// `functions.NAME:` then its arguments (a JSON object, or nothing).
+/// `functions.NAME:` then its arguments (a JSON object, or nothing). The
+/// form can only be a call, so arguments that do not parse stay the call's
+/// (the tool set says what is wrong) rather than reach the user as text.
 fn functions_line(text: &str) -> Option<Found> {
     let rest = text.strip_prefix("functions.")?;
     let (name, arguments) = rest.split_once(':')?;
@@ -76,9 +85,10 @@ fn functions_line(text: &str) -> Option<Found> {
     }
     let arguments = match arguments.trim() {
         "" => "{}".to_string(),
-        written => match serde_json::from_str::<Value>(written).ok()? {
-            Value::Object(object) => Value::Object(object).to_string(),
-            _ => return None,
+        written => match parse_json(written) {
+            Some(Value::Object(object)) => Value::Object(object).to_string(),
+            Some(_) => return None,
+            None => decoded(written),
         },
     };
     Some(vec![(name.to_string(), arguments)])
@@ -91,9 +101,30 @@ fn unfenced(text: &str) -> &str {
     inner.strip_suffix("```").unwrap_or(inner).trim()
 }
 
+/// `text` as JSON, read again with HTML's character references decoded
+/// when it does not parse (small models write `{ &#34;id&#34;: 1 }`).
+fn parse_json(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok().or_else(|| serde_json::from_str(&decoded(text)).ok())
+}
+
+/// `text` with the character references a template escapes decoded.
+fn decoded(text: &str) -> String {
+    [
+        ("&#34;", "\""),
+        ("&quot;", "\""),
+        ("&#39;", "'"),
+        ("&apos;", "'"),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+    ]
+    .iter()
+    .fold(text.to_string(), |text, (reference, character)| text.replace(reference, character))
+    .replace("&amp;", "&")
+}
+
 /// A JSON call object, or a list of them.
 fn json_calls(text: &str) -> Option<Found> {
-    match serde_json::from_str::<Value>(text).ok()? {
+    match parse_json(text)? {
         Value::Array(items) => {
             let found: Option<Found> = items.iter().map(json_call).collect();
             found.filter(|found| !found.is_empty())
@@ -158,6 +189,11 @@ mod tests {
             ("functions.files_search:\n{\"name\": \"notes\"}", search.clone()),
             ("functions.contacts_search:\n{ }", one("contacts_search", "{}")),
             ("functions.contacts_search:", one("contacts_search", "{}")),
+            (
+                "functions.mail_search:\n{ &#34;id&#34; :2397180568 }",
+                one("mail_search", r#"{"id":2397180568}"#),
+            ),
+            ("functions.mail_read:\n{\"id\": 12", one("mail_read", r#"{"id": 12"#)),
             (r#"{"name": "contacts_search"}"#, one("contacts_search", "{}")),
             (
                 r#"{"name": "files_read", "arguments": "{\"path\": \"a\"}"}"#,
@@ -207,6 +243,16 @@ mod tests {
         assert_eq!(names_and_arguments("functions.weather:\n{}"), one("weather", "{}"));
         let tagged = "<tool_call>{\"name\": \"weather\", \"arguments\": {}}</tool_call>";
         assert_eq!(names_and_arguments(tagged), one("weather", "{}"));
+    }
+
+    #[test]
+    fn call_markup_is_told_apart_from_answers() {
+        for text in ["<tool_call>{broken", " [TOOL_CALLS] x", "functions.x: {"] {
+            assert!(is_call_markup(text), "{text}");
+        }
+        for text in ["{\"name\": 1}", "The functions. of", "```json"] {
+            assert!(!is_call_markup(text), "{text}");
+        }
     }
 
     #[test]
