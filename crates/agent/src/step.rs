@@ -78,14 +78,13 @@ pub(super) async fn run(
     recall: &mut Recall,
     out: &mut Out<'_>,
 ) -> Option<Ending> {
-    let last_kind = last;
-    let last = last != Last::No;
+    let answer_now = last != Last::No;
     out.send(AgentEvent::StepStart).await;
     let specs = agent.tools.specs();
     // `auto` is said, not left to the provider's default: with some chat
     // formats (llama-cpp-python's `chatml-function-calling`) an absent
     // `tool_choice` means the tools are never put in the prompt.
-    let tool_choice = match (specs.is_empty(), last) {
+    let tool_choice = match (specs.is_empty(), answer_now) {
         (true, _) => None,
         (false, true) => Some(ToolChoice::None),
         (false, false) => Some(ToolChoice::Auto),
@@ -104,17 +103,17 @@ pub(super) async fn run(
     };
     let mut text = String::new();
     // Text not shown yet because it may still be calls written as text.
-    let mut held = Some(String::new());
+    let mut withheld = Some(String::new());
     let mut calls = Vec::new();
     let mut finish = None;
     let mut completion_tokens = None;
     while let Some(event) = stream.next().await {
         match event {
-            Ok(ModelEvent::TextDelta(delta)) => match held.as_mut() {
+            Ok(ModelEvent::TextDelta(delta)) => match withheld.as_mut() {
                 Some(pending) => {
                     pending.push_str(&delta);
                     if !text_calls::may_be_calls(pending) {
-                        let shown = held.take().unwrap_or_default();
+                        let shown = withheld.take().unwrap_or_default();
                         text.push_str(&shown);
                         out.send(AgentEvent::TextDelta(shown)).await;
                     }
@@ -142,7 +141,7 @@ pub(super) async fn run(
             }
         }
     }
-    if let Some(pending) = held.take().filter(|pending| !pending.is_empty()) {
+    if let Some(pending) = withheld.take().filter(|pending| !pending.is_empty()) {
         let offered: Vec<&str> = specs.iter().map(|spec| spec.definition.name.as_str()).collect();
         // Ids as unique as the provider's: a conversation keeps every call.
         let prefix = format!("call_{}_", uuid::Uuid::new_v4().simple());
@@ -169,14 +168,10 @@ pub(super) async fn run(
         out.send(AgentEvent::TextDelta(note.clone())).await;
         text.push_str(&note);
     }
-    if last && !calls.is_empty() {
+    if answer_now && !calls.is_empty() {
         calls.clear();
         if text.is_empty() {
-            text = match last_kind {
-                Last::Stuck => STUCK_TEXT,
-                Last::StepCap | Last::No => STEP_LIMIT_TEXT,
-            }
-            .to_string();
+            text = if last == Last::Stuck { STUCK_TEXT } else { STEP_LIMIT_TEXT }.to_string();
             out.send(AgentEvent::TextDelta(text.clone())).await;
         }
     }
@@ -220,8 +215,9 @@ pub(super) async fn run(
             _ => runs.push(call),
         }
     }
-    let results = futures_util::future::join_all(runs.iter().map(|call| {
-        let repeated = recall.previous(&CallKey::of(call)).filter(|result| !result.is_error);
+    let keys: Vec<CallKey> = runs.iter().map(CallKey::of).collect();
+    let results = futures_util::future::join_all(runs.iter().zip(&keys).map(|(call, key)| {
+        let repeated = recall.previous(key).filter(|result| !result.is_error);
         let already = repeated.map(|result| ToolResult {
             text: ALREADY_HAVE_TEXT.to_string(),
             output: result.output.clone(),
@@ -236,7 +232,7 @@ pub(super) async fn run(
     }))
     .await;
     let this_step: Vec<(CallKey, ToolResult)> =
-        runs.iter().map(CallKey::of).zip(results.iter().cloned()).collect();
+        keys.into_iter().zip(results.iter().cloned()).collect();
     recall.stuck = this_step.iter().any(|(key, result)| {
         result.is_error && recall.previous(key).is_some_and(|before| before.is_error)
     });

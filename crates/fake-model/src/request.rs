@@ -219,8 +219,9 @@ impl ChatRequest {
     /// Whether an assistant message replays a tool call whose arguments
     /// are a text that is not JSON.
     pub fn replays_unparsable_arguments(&self) -> bool {
-        let calls = self.messages.iter().flat_map(|message| message.tool_calls.iter().flatten());
-        calls.into_iter().any(|call| match &call.function.arguments {
+        let mut calls =
+            self.messages.iter().flat_map(|message| message.tool_calls.iter().flatten());
+        calls.any(|call| match &call.function.arguments {
             Value::String(text) => serde_json::from_str::<Value>(text).is_err(),
             _ => false,
         })

@@ -162,14 +162,10 @@ impl Stopped {
     /// The sentence the user reads for a model failure: what happened,
     /// capitalised, and what to do — "again in a moment" only where
     /// another try can pass.
-    fn model(error: &ModelError) -> Stopped {
-        Stopped::model_in(error, false)
-    }
-
-    /// [`Stopped::model`], knowing whether the conversation had a question
-    /// before this one: a first question that does not fit is the window's
-    /// size, not the conversation's length.
-    fn model_in(error: &ModelError, first_question: bool) -> Stopped {
+    /// `first_question`: the conversation had no question before this one,
+    /// so one that does not fit is the window's size, not the
+    /// conversation's length.
+    fn model(error: &ModelError, first_question: bool) -> Stopped {
         let what = error.to_string();
         let mut letters = what.chars();
         let what: String = match letters.next() {
@@ -248,7 +244,7 @@ async fn converse(
             tracing::warn!(request_id = %turn.identity.request_id, detail = error.detail(), "model failed");
             let questions =
                 entries.iter().filter(|(_, entry)| matches!(entry, Entry::User { .. })).count();
-            return Err(Stopped::model_in(&error, questions <= 1));
+            return Err(Stopped::model(&error, questions <= 1));
         }
         Ending::Abandoned => {}
     }
@@ -372,10 +368,10 @@ async fn summarise_if_due(
 }
 
 async fn answer_text(model: &dyn Model, request: ChatRequest) -> Result<String, Stopped> {
-    let mut stream = model.answer(request).await.map_err(|e| Stopped::model(&e))?;
+    let mut stream = model.answer(request).await.map_err(|e| Stopped::model(&e, false))?;
     let mut text = String::new();
     while let Some(event) = stream.next().await {
-        if let ModelEvent::TextDelta(delta) = event.map_err(|e| Stopped::model(&e))? {
+        if let ModelEvent::TextDelta(delta) = event.map_err(|e| Stopped::model(&e, false))? {
             text.push_str(&delta);
         }
     }
