@@ -18,7 +18,10 @@ use crate::model::ToolCall;
 use serde_json::Value;
 
 /// How a text call may start, after leading white space.
-const OPENERS: &[&str] = &["{", "[", "<tool_call>", "[TOOL_CALLS]", "functions.", "```"];
+// Narrow on purpose: an answer that opens with a Markdown link (`[…](…)`)
+// or a code fence in another language streams as soon as it cannot be one.
+const OPENERS: &[&str] =
+    &["{", "[{", "<tool_call>", "[TOOL_CALLS]", "functions.", "```json", "```\n{"];
 
 /// Whether `text`, the start of an answer, may still turn out to be calls.
 pub(crate) fn may_be_calls(text: &str) -> bool {
@@ -262,7 +265,17 @@ mod tests {
         {
             assert!(may_be_calls(start), "{start:?}");
         }
-        for start in ["The", "Voici", "<p>", "fun fact", "1. first", "**Bold**"] {
+        for start in [
+            "The",
+            "Voici",
+            "<p>",
+            "fun fact",
+            "1. first",
+            "**Bold**",
+            "[Rapport",
+            "```python",
+            "[1",
+        ] {
             assert!(!may_be_calls(start), "{start:?}");
         }
     }
