@@ -18,6 +18,24 @@ where
     Ok(value)
 }
 
+/// An optional free-text argument (a `query`, a `description`): what the
+/// model wrote, trimmed, `""` when omitted; longer than `max` characters
+/// fails with `advice`, a sentence on what to send instead.
+pub fn text<'a>(
+    name: &str,
+    value: Option<&'a str>,
+    max: usize,
+    advice: &str,
+) -> Result<&'a str, ToolFailure> {
+    let value = value.unwrap_or("").trim();
+    if value.chars().count() > max {
+        return Err(ToolFailure::invalid_arguments(format!(
+            "{name} is longer than {max} characters. {advice}"
+        )));
+    }
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,5 +54,14 @@ mod tests {
             count("length", Some(0usize), 4, 8).unwrap_err().message,
             "length must be between 1 and 8."
         );
+    }
+
+    #[test]
+    fn a_text_is_trimmed_and_bounded_in_characters() {
+        assert_eq!(text("query", None, 5, "Shorten it.").unwrap(), "");
+        assert_eq!(text("query", Some("  éèêëà \n"), 5, "Shorten it.").unwrap(), "éèêëà");
+        let failure = text("query", Some("abcdef"), 5, "Search for a name.").unwrap_err();
+        assert_eq!(failure.kind, wire::FailureKind::InvalidArguments);
+        assert_eq!(failure.message, "query is longer than 5 characters. Search for a name.");
     }
 }

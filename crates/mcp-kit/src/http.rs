@@ -98,6 +98,17 @@ pub struct ListenError {
     pub source: std::io::Error,
 }
 
+/// The client a server's tools call upstream with (Nextcloud, the app):
+/// every request bounded by `timeout`, and no redirect followed, so the
+/// user's credential goes to the configured host and nowhere else.
+pub fn upstream_client(timeout: std::time::Duration) -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("HTTP client")
+}
+
 /// Binds `address`, saying which one failed.
 pub async fn bind(address: SocketAddr) -> Result<TcpListener, ListenError> {
     TcpListener::bind(address).await.map_err(|source| ListenError { address, source })

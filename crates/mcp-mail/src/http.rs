@@ -8,17 +8,8 @@ use crate::server::ToolServer;
 use axum::Router;
 use mcp_kit::CancellationToken;
 
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("cannot listen on {address}: {source}")]
-    Listen { address: std::net::SocketAddr, source: std::io::Error },
-}
-
-impl From<mcp_kit::ListenError> for StartError {
-    fn from(mcp_kit::ListenError { address, source }: mcp_kit::ListenError) -> StartError {
-        StartError::Listen { address, source }
-    }
-}
+/// Why mcp-mail did not start: its one listener could not be bound.
+pub type StartError = mcp_kit::ListenError;
 
 /// A running server; [`McpMail::shutdown`] stops it and waits.
 pub struct McpMail {
@@ -53,7 +44,7 @@ impl McpMail {
 
 /// The whole router, for tests that drive it without a socket too.
 pub fn router(config: Config, stop: CancellationToken) -> Router {
-    let http = http_client();
+    let http = mcp_kit::http::upstream_client(crate::app::REQUEST_TIMEOUT);
     let handler = ToolServer::new(&config.server.nextcloud_url, http.clone()).handler();
     mcp_kit::http::router(
         &config.server.endpoint(crate::config::RESOURCE_NAME),
@@ -61,12 +52,4 @@ pub fn router(config: Config, stop: CancellationToken) -> Router {
         CallerCheck::new(&config, http),
         stop,
     )
-}
-
-fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(crate::app::REQUEST_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("HTTP client")
 }

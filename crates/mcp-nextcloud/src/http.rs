@@ -20,16 +20,10 @@ use mcp_kit::{CancellationToken, ListenError, Running};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("cannot listen on {address}: {source}")]
-    Listen { address: std::net::SocketAddr, source: std::io::Error },
+    #[error(transparent)]
+    Listen(#[from] ListenError),
     #[error("cannot open the passage index: {0}")]
     Index(#[from] crate::index::store::StoreError),
-}
-
-impl From<ListenError> for StartError {
-    fn from(ListenError { address, source }: ListenError) -> StartError {
-        StartError::Listen { address, source }
-    }
 }
 
 /// A running server; [`McpNextcloud::shutdown`] stops it and waits.
@@ -54,15 +48,12 @@ impl McpNextcloud {
             Some(converter_config) => Some(
                 Converter::start_serving(
                     converter_config.clone(),
-                    http_client(),
+                    mcp_kit::http::upstream_client(crate::nextcloud::REQUEST_TIMEOUT),
                     crate::convert::ConverterLimits::default(),
                     limits,
                 )
                 .await
-                .map_err(|source| StartError::Listen {
-                    address: converter_config.lend_listen,
-                    source,
-                })?,
+                .map_err(|source| ListenError { address: converter_config.lend_listen, source })?,
             ),
             None => None,
         };
@@ -92,7 +83,7 @@ impl McpNextcloud {
 
 /// The whole router, for tests that drive it without a socket too.
 pub fn router(config: Config, index: Index, stop: CancellationToken) -> Router {
-    let http = http_client();
+    let http = mcp_kit::http::upstream_client(crate::nextcloud::REQUEST_TIMEOUT);
     let handler =
         ToolServer::new(&config.server.nextcloud_url, http.clone(), index.clone()).handler();
     let mcp = mcp_kit::http::router(
@@ -109,12 +100,4 @@ pub fn router(config: Config, index: Index, stop: CancellationToken) -> Router {
         None => Router::new(),
     };
     mcp.merge(webhooks)
-}
-
-fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(crate::nextcloud::REQUEST_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("HTTP client")
 }

@@ -691,7 +691,8 @@ pub fn discover(directory: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
-fn load_fixture(path: &Path, add: toml::Table) -> Result<fake_nextcloud::Fixture, String> {
+/// The fixture at `path` with `add` laid over it (see [`merge`]).
+pub fn load_fixture(path: &Path, add: toml::Table) -> Result<fake_nextcloud::Fixture, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|error| format!("cannot read the fixture {}: {error}", path.display()))?;
     let mut table: toml::Table = toml::from_str(&text)

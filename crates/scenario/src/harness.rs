@@ -94,6 +94,7 @@ pub struct Builder {
     temp_dir: Option<String>,
     edit_mcp_nextcloud: Option<Edit<mcp_nextcloud::Config>>,
     edit_mail: Option<Edit<mcp_mail::Config>>,
+    model_endpoint: Option<orchestrator::model::ModelConfig>,
 }
 
 impl Builder {
@@ -217,10 +218,18 @@ impl Builder {
     }
 
     /// Starts the services, in the order they depend on each other.
+    /// The orchestrator talks to this model (a real one, or a fake behind
+    /// a proxy) instead of the stack's own fake model, which does not run.
+    pub fn model_endpoint(mut self, model: orchestrator::model::ModelConfig) -> Self {
+        self.services.retain(|service| *service != Service::Model);
+        self.model_endpoint = Some(model);
+        self
+    }
+
     pub async fn start(self) -> Result<Stack, String> {
         let wants = |service| self.services.contains(&service);
-        if wants(Service::Orchestrator) && !wants(Service::Model) {
-            return Err("the orchestrator needs the fake model".into());
+        if wants(Service::Orchestrator) && !wants(Service::Model) && self.model_endpoint.is_none() {
+            return Err("the orchestrator needs the fake model or a model endpoint".into());
         }
         let mut app = self.app.clone();
         if app.shared_secret.is_none() {
@@ -332,8 +341,16 @@ impl Builder {
             .iter()
             .map(|user| (user.uid.clone(), user.password.clone()))
             .collect();
+        let model_config = self.model_endpoint.clone().or_else(|| {
+            model.as_ref().map(|model| {
+                let mut config =
+                    orchestrator::model::ModelConfig::new(model.api_base(), "fake-model");
+                config.retry.backoff_first_ms = 10;
+                config
+            })
+        });
         let orchestrator_config =
-            model.as_ref().filter(|_| wants(Service::Orchestrator)).map(|model| {
+            model_config.filter(|_| wants(Service::Orchestrator)).map(|model| {
                 Stack::orchestrator_config(
                     model,
                     secret,
@@ -406,6 +423,7 @@ impl Stack {
             temp_dir: None,
             edit_mcp_nextcloud: None,
             edit_mail: None,
+            model_endpoint: None,
         }
     }
 
@@ -476,14 +494,12 @@ impl Stack {
     /// after 10 ms rather than a real model's back-off, so a test waits no
     /// longer than it must.
     pub fn orchestrator_config(
-        model: &FakeModel,
+        model: orchestrator::model::ModelConfig,
         secret: Vec<u8>,
         window_tokens: usize,
         servers: Vec<ServerConfig>,
         data_dir: Option<PathBuf>,
     ) -> service::Config {
-        let mut model = orchestrator::model::ModelConfig::new(model.api_base(), "fake-model");
-        model.retry.backoff_first_ms = 10;
         service::Config {
             listen: "127.0.0.1:0".parse().expect("address"),
             secret,

@@ -705,7 +705,7 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
     };
     let server = match mcp_nextcloud::McpNextcloud::start(config.clone()).await {
         Ok(server) => server,
-        Err(mcp_nextcloud::StartError::Listen { address, source })
+        Err(mcp_nextcloud::StartError::Listen(mcp_kit::ListenError { address, source }))
             if source.kind() == std::io::ErrorKind::AddrInUse =>
         {
             let flag = match &config.converter {
@@ -774,7 +774,7 @@ async fn mcp_mail_command(args: McpMailArgs) -> anyhow::Result<()> {
     };
     let server = match mcp_mail::McpMail::start(config.clone()).await {
         Ok(server) => server,
-        Err(mcp_mail::StartError::Listen { address, source })
+        Err(mcp_kit::ListenError { address, source })
             if source.kind() == std::io::ErrorKind::AddrInUse =>
         {
             anyhow::bail!("{address} is already in use: choose another address with --listen");

@@ -86,6 +86,11 @@ impl Previews {
         self.by_id.is_empty()
     }
 
+    /// Every user's previews, by id.
+    pub fn iter(&self) -> impl Iterator<Item = &Preview> {
+        self.by_id.values()
+    }
+
     /// A preview of this user; another user's is as absent as a missing one.
     pub fn get(&self, uid: &str, id: &str) -> Option<&Preview> {
         self.by_id.get(id).filter(|preview| preview.uid == uid)

@@ -91,12 +91,12 @@ fn summary_schema() -> serde_json::Value {
 
 async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let limit = mcp_kit::arguments::count("limit", input.limit, LIMIT_DEFAULT, LIMIT_MAX)?;
-    let query = input.query.as_deref().unwrap_or("").trim();
-    if query.chars().count() > QUERY_LENGTH_MAX {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "query is longer than {QUERY_LENGTH_MAX} characters. Search for a few words: a name, an address or words of the subject."
-        )));
-    }
+    let query = mcp_kit::arguments::text(
+        "query",
+        input.query.as_deref(),
+        QUERY_LENGTH_MAX,
+        "Search for a few words: a name, an address or words of the subject.",
+    )?;
     let mailbox = input.mailbox.as_deref().map(str::trim).filter(|mailbox| !mailbox.is_empty());
     if let Some(mailbox) = mailbox
         && (mailbox.chars().count() > MAILBOX_LENGTH_MAX || mailbox.chars().any(char::is_control))

@@ -7,7 +7,6 @@ use crate::nextcloud::carddav::{self, Contact};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use wire::ToolFailure;
 
 pub const NAME: &str = "contacts_search";
 /// The most contacts one call returns.
@@ -85,12 +84,12 @@ fn contact_schema() -> serde_json::Value {
 
 async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     let limit = mcp_kit::arguments::count("limit", input.limit, LIMIT_DEFAULT, LIMIT_MAX)?;
-    let query = input.query.as_deref().unwrap_or("").trim().to_string();
-    if query.chars().count() > QUERY_LENGTH_MAX {
-        return Err(ToolFailure::invalid_arguments(format!(
-            "query is longer than {QUERY_LENGTH_MAX} characters. Search for a name, an email or part of one."
-        )));
-    }
+    let query = mcp_kit::arguments::text(
+        "query",
+        input.query.as_deref(),
+        QUERY_LENGTH_MAX,
+        "Search for a name, an email or part of one.",
+    )?;
     let nextcloud = &call.nextcloud;
     let books = carddav::list_address_books(nextcloud).await?;
     let mut truncated = books.len() > ADDRESS_BOOK_COUNT_MAX;
@@ -98,7 +97,7 @@ async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     // One more than the limit tells us whether a book holds more matches.
     let nresults = limit as usize + 1;
     for book in books.iter().take(ADDRESS_BOOK_COUNT_MAX) {
-        let found = carddav::search(nextcloud, book, &query, nresults).await?;
+        let found = carddav::search(nextcloud, book, query, nresults).await?;
         truncated |= found.len() >= nresults;
         contacts.extend(found);
     }
@@ -111,7 +110,7 @@ async fn run(call: ToolCall, input: Input) -> ToolOutcome {
     });
     truncated |= contacts.len() > limit as usize;
     contacts.truncate(limit as usize);
-    let text = describe(&contacts, &query, truncated, limit);
+    let text = describe(&contacts, query, truncated, limit);
     Ok(ToolOutput { text, structured: json!({ "contacts": contacts, "truncated": truncated }) })
 }
 
