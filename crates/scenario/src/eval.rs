@@ -38,17 +38,19 @@ pub fn default_path(relative: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(relative)
 }
 
-/// Runs `tasks` one after the other on fresh stacks; `progress` hears of
-/// each result as it comes.
+/// Runs `tasks` one after the other on fresh stacks, the orchestrator
+/// told the model's context window is `window_tokens`; `progress` hears
+/// of each result as it comes.
 pub async fn run_suite(
     tasks: &[Task],
     world: &fake_nextcloud::Fixture,
     model: &Model,
+    window_tokens: usize,
     mut progress: impl FnMut(usize, &TaskResult),
 ) -> Vec<TaskResult> {
     let mut results = Vec::with_capacity(tasks.len());
     for (index, task) in tasks.iter().enumerate() {
-        let result = run_task(task, world, model).await;
+        let result = run_task(task, world, model, window_tokens).await;
         progress(index, &result);
         results.push(result);
     }

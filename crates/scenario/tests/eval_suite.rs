@@ -9,7 +9,7 @@ async fn suite(wrong: bool) -> Vec<TaskResult> {
     let tasks = eval::task::load(&eval::default_path(eval::TASKS)).expect("the task file");
     assert!(tasks.len() >= 40, "the suite has at least 40 tasks, it has {}", tasks.len());
     let world = eval::world::fixture(&eval::default_path(eval::WORLD)).expect("the eval world");
-    eval::run_suite(&tasks, &world, &Model::Scripted { wrong }, |_, _| {}).await
+    eval::run_suite(&tasks, &world, &Model::Scripted { wrong }, 32_768, |_, _| {}).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,6 +5,7 @@
 mod ask;
 mod doctor;
 mod erase;
+mod eval_command;
 mod index_commands;
 mod scenario_command;
 mod up;
@@ -91,6 +92,9 @@ enum Command {
         #[command(subcommand)]
         command: scenario_command::ScenarioCommand,
     },
+    /// Measure how well a model does the job: the task suite (eval/tasks.toml)
+    /// on fresh in-process stacks, checked on what each turn left behind.
+    Eval(Box<eval_command::EvalArgs>),
     /// Check a configuration against Nextcloud and the services: one finding
     /// per check, with the exact fix; exit 1 on any ERROR.
     Doctor(Box<doctor::DoctorArgs>),
@@ -435,6 +439,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Up(args) => up::up(args).await,
         Command::Ask(args) => ask::ask(args).await,
         Command::Scenario { command } => scenario_command::run(command).await,
+        Command::Eval(args) => eval_command::run(*args).await,
     }
 }
 

@@ -95,14 +95,24 @@ impl TaskResult {
 
 /// Runs `task` on a fresh stack over `fixture`; a stack that does not
 /// start is a failed task with its reason, not an abort of the suite.
-pub async fn run_task(task: &Task, fixture: &Fixture, model: &Model) -> TaskResult {
-    match try_run(task, fixture, model).await {
+pub async fn run_task(
+    task: &Task,
+    fixture: &Fixture,
+    model: &Model,
+    window_tokens: usize,
+) -> TaskResult {
+    match try_run(task, fixture, model, window_tokens).await {
         Ok(result) => result,
         Err(problem) => TaskResult::broken(task, problem),
     }
 }
 
-async fn try_run(task: &Task, fixture: &Fixture, model: &Model) -> Result<TaskResult, String> {
+async fn try_run(
+    task: &Task,
+    fixture: &Fixture,
+    model: &Model,
+    window_tokens: usize,
+) -> Result<TaskResult, String> {
     let (fake_model, config) = match model {
         Model::Scripted { wrong } => {
             let script = super::task::script_of(if *wrong { &task.wrong } else { &task.model })?;
@@ -124,8 +134,12 @@ async fn try_run(task: &Task, fixture: &Fixture, model: &Model) -> Result<TaskRe
     let mut proxied = config.clone();
     proxied.base_url = format!("{}{path}", proxy.url());
     let outcome = async {
-        let mut stack =
-            Stack::builder().fixture(fixture.clone()).model_endpoint(proxied).start().await?;
+        let mut stack = Stack::builder()
+            .fixture(fixture.clone())
+            .model_endpoint(proxied)
+            .window_tokens(window_tokens)
+            .start()
+            .await?;
         let outcome = drive(task, &mut stack, &proxy).await;
         stack.shutdown().await;
         outcome
