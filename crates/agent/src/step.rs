@@ -2,6 +2,7 @@
 //! calls it made and hold its action calls for the user.
 
 use super::{Agent, AgentEvent, Ending, Out, ToolKind, ToolResult, ToolSpec};
+use crate::holdback::{Held, Holdback};
 use crate::model::{ChatRequest, FinishReason, Message, ModelEvent, ToolCall, ToolChoice};
 use crate::text_calls;
 use futures_util::StreamExt as _;
@@ -102,27 +103,20 @@ pub(super) async fn run(
         }
     };
     let mut text = String::new();
-    // Text not shown yet because it may still be calls written as text.
-    let mut withheld = Some(String::new());
+    // Text not shown yet: it may still be calls written as text, or markup.
+    let mut holdback = Holdback::new();
     let mut calls = Vec::new();
     let mut finish = None;
     let mut completion_tokens = None;
     while let Some(event) = stream.next().await {
         match event {
-            Ok(ModelEvent::TextDelta(delta)) => match withheld.as_mut() {
-                Some(pending) => {
-                    pending.push_str(&delta);
-                    if !text_calls::may_be_calls(pending) {
-                        let shown = withheld.take().unwrap_or_default();
-                        text.push_str(&shown);
-                        out.send(AgentEvent::TextDelta(shown)).await;
-                    }
+            Ok(ModelEvent::TextDelta(delta)) => {
+                let shown = holdback.push(&delta);
+                if !shown.is_empty() {
+                    text.push_str(&shown);
+                    out.send(AgentEvent::TextDelta(shown)).await;
                 }
-                None => {
-                    text.push_str(&delta);
-                    out.send(AgentEvent::TextDelta(delta)).await;
-                }
-            },
+            }
             Ok(ModelEvent::ToolCall(call)) => calls.push(call),
             Ok(ModelEvent::Finish { reason }) => finish = Some(reason),
             Ok(ModelEvent::Usage { completion_tokens: tokens, .. }) => {
@@ -141,23 +135,34 @@ pub(super) async fn run(
             }
         }
     }
-    if let Some(pending) = withheld.take().filter(|pending| !pending.is_empty()) {
-        let offered: Vec<&str> = specs.iter().map(|spec| spec.definition.name.as_str()).collect();
-        // Ids as unique as the provider's: a conversation keeps every call.
-        let prefix = format!("call_{}_", uuid::Uuid::new_v4().simple());
-        let written = calls.is_empty().then(|| text_calls::parse(&pending, &offered, &prefix));
-        match written.flatten() {
-            Some(written) => calls = written,
-            // Call markup that cannot be read is still not an answer.
-            None if text_calls::is_call_markup(&pending) => {
-                text.push_str(UNREADABLE_CALL_TEXT);
-                out.send(AgentEvent::TextDelta(UNREADABLE_CALL_TEXT.to_string())).await;
-            }
-            None => {
-                text.push_str(&pending);
-                out.send(AgentEvent::TextDelta(pending)).await;
+    let offered: Vec<&str> = specs.iter().map(|spec| spec.definition.name.as_str()).collect();
+    // Ids as unique as the provider's: a conversation keeps every call.
+    let prefix = format!("call_{}_", uuid::Uuid::new_v4().simple());
+    let shown_at_end = match holdback.finish() {
+        // After prose, call markup beside the provider's own calls only
+        // repeats them.
+        Held::Calls(_) if !calls.is_empty() => None,
+        Held::Opening(pending) | Held::Calls(pending) => {
+            let written = calls.is_empty().then(|| text_calls::parse(&pending, &offered, &prefix));
+            match written.flatten() {
+                Some(written) => {
+                    calls = written;
+                    None
+                }
+                // Call markup that cannot be read is still not an answer.
+                None if text_calls::is_call_markup(&pending) => {
+                    Some(UNREADABLE_CALL_TEXT.to_string())
+                }
+                None => Some(pending),
             }
         }
+        Held::Prose(pending) => Some(pending),
+        // A template's tokens, and the echo or next turn after them.
+        Held::Template(_) => None,
+    };
+    if let Some(shown) = shown_at_end.filter(|shown| !shown.is_empty()) {
+        text.push_str(&shown);
+        out.send(AgentEvent::TextDelta(shown)).await;
     }
     if finish == Some(FinishReason::Length) {
         // A provider may close the JSON of a call it cut (llama.cpp heals

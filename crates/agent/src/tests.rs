@@ -474,3 +474,51 @@ async fn call_markup_that_cannot_be_read_is_not_shown_as_the_answer() {
     let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
     assert_eq!(text, step::UNREADABLE_CALL_TEXT);
 }
+
+#[tokio::test]
+async fn a_call_written_after_prose_runs_and_only_the_prose_is_shown() {
+    let written = vec![
+        Ok(ModelEvent::TextDelta("Let me read it.\n<tool".into())),
+        Ok(ModelEvent::TextDelta(
+            "_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}".into(),
+        )),
+        Ok(ModelEvent::TextDelta("</tool_call>".into())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
+    ];
+    let model = Scripted::new(vec![written, text("Read.")]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    let called = tools.called();
+    assert_eq!(called.len(), 1);
+    assert_eq!(
+        (called[0].name.as_str(), called[0].arguments.as_str()),
+        ("read", r#"{"path":"a"}"#)
+    );
+    let shown: String = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::TextDelta(delta) => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, "Let me read it.\nRead.", "no markup reached the user");
+    let Message::Assistant { text, tool_calls } = &kept(&events)[0] else { panic!() };
+    assert_eq!((text.as_str(), tool_calls.len()), ("Let me read it.\n", 1));
+}
+
+#[tokio::test]
+async fn template_tokens_after_an_answer_are_dropped_with_what_follows() {
+    let answer = vec![
+        Ok(ModelEvent::TextDelta("The budget is 40 000 €.".into())),
+        Ok(ModelEvent::TextDelta("<|im_end|>\n<|im_start|>user\nThanks".into())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
+    ];
+    let model = Scripted::new(vec![answer]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert!(tools.called().is_empty());
+    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    assert_eq!(text, "The budget is 40 000 €.");
+}

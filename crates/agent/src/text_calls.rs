@@ -12,7 +12,8 @@
 //! starts like one), so markup never reaches the user as if it were an
 //! answer; at the end a text that is wholly calls becomes those calls, and
 //! the tool set answers a name it does not offer like any unknown tool.
-//! Markup after some prose is shown as written: it is already on its way.
+//! After some prose, tags and `functions.` lines are held from their first
+//! character ([`crate::holdback`]) and read the same way.
 
 use crate::model::ToolCall;
 use serde_json::Value;

@@ -140,7 +140,8 @@ async fn try_run(
             .window_tokens(window_tokens)
             .start()
             .await?;
-        let outcome = drive(task, &mut stack, &proxy).await;
+        let silence = Duration::from_millis(config.read_timeout_ms);
+        let outcome = drive(task, &mut stack, &proxy, silence).await;
         stack.shutdown().await;
         outcome
     }
@@ -161,7 +162,12 @@ fn split_origin(base_url: &str) -> (&str, &str) {
     }
 }
 
-async fn drive(task: &Task, stack: &mut Stack, proxy: &TimingProxy) -> Result<TaskResult, String> {
+async fn drive(
+    task: &Task,
+    stack: &mut Stack,
+    proxy: &TimingProxy,
+    silence: Duration,
+) -> Result<TaskResult, String> {
     let users = [task.user.as_str()];
     // A deployed index has read the drive long before the question: the
     // user's first search starts the pass, and the task waits for it.
@@ -172,7 +178,19 @@ async fn drive(task: &Task, stack: &mut Stack, proxy: &TimingProxy) -> Result<Ta
         mcp.index().idle().await;
     }
     let before = world::digest(stack, &users).await?;
-    let browser = stack.browser(&task.user).await?;
+    // The harness's browser gives a whole request a minute; a real model
+    // may think longer than that, so this one only bounds silence, by
+    // more than the orchestrator waits for the model (it speaks first).
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .read_timeout(silence + Duration::from_secs(30))
+        .build()
+        .map_err(|error| error.to_string())?;
+    let password = stack.password(&task.user);
+    let browser =
+        crate::browser::Browser::login(&http, stack.fake.base_url(), &task.user, &password)
+            .await
+            .map_err(|error| format!("login of {}: {error}", task.user))?;
     let conversation = format!("eval-{}", task.id);
     let started = Instant::now();
     let mut turn = Turn::default();

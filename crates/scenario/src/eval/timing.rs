@@ -4,7 +4,8 @@
 //! server or a hosted API. It also reads the `usage` the provider reports
 //! (OpenAI's last stream chunk with `include_usage`, or the body of an
 //! unstreamed answer). Nothing is changed on the way: the bytes, the
-//! status and the content type pass as they are.
+//! status and the content type pass as they are; only a model that does
+//! not answer at all reads as a 502 rather than a refused connection.
 
 use axum::Router;
 use axum::body::Body;
@@ -53,7 +54,12 @@ impl TimingProxy {
             .map_err(|error| format!("the timing proxy cannot listen: {error}"))?;
         let address = listener.local_addr().map_err(|error| error.to_string())?;
         let calls = Arc::new(Mutex::new(Vec::new()));
+        // A fresh connection for every request: a provider that breaks a
+        // stream (llama-cpp-python does, refusing to stream with tools)
+        // leaves its connection unusable, and the orchestrator, which
+        // knows that, opens a new one; a pooled proxy would not.
         let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
             .read_timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -113,7 +119,7 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
                 seconds: started.elapsed().as_secs_f64(),
                 ..ModelCall::default()
             });
-            tracing::warn!(%error, "the model did not answer the timing proxy");
+            tracing::warn!(error = ?error, "the model did not answer the timing proxy");
             return (StatusCode::BAD_GATEWAY, "the model did not answer").into_response();
         }
     };
