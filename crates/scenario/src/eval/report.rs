@@ -34,7 +34,7 @@ fn row(name: &str, results: &[&TaskResult]) -> String {
     let total =
         |value: fn(&TaskResult) -> f64| results.iter().map(|result| value(result)).sum::<f64>();
     let tokens = |value: fn(&TaskResult) -> Option<u64>| {
-        results.iter().map(|result| value(result)).sum::<Option<u64>>()
+        results.iter().filter_map(|result| value(result)).reduce(|all, one| all + one)
     };
     let tokens = match (tokens(|r| r.prompt_tokens), tokens(|r| r.completion_tokens)) {
         (Some(prompt), Some(completion)) => format!("{prompt} / {completion}"),

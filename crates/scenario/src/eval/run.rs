@@ -226,8 +226,9 @@ async fn drive(
     let total_seconds = started.elapsed().as_secs_f64();
     let after = world::digest(stack, &users).await?;
     let calls = proxy.take();
+    // Requests that failed report no usage; the rest still count.
     let sum = |tokens: fn(&super::timing::ModelCall) -> Option<u64>| {
-        calls.iter().map(tokens).sum::<Option<u64>>().filter(|_| !calls.is_empty())
+        calls.iter().filter_map(tokens).reduce(|all, one| all + one)
     };
     let verdict = check::judge(task, &turn, &before, &after);
     Ok(TaskResult {
