@@ -131,6 +131,17 @@ fn start() -> Vec<Message> {
     vec![Message::System("system".into()), Message::User("question".into())]
 }
 
+/// The text the user was shown, every delta together.
+fn shown(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::TextDelta(delta) => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn kept(events: &[AgentEvent]) -> Vec<Message> {
     events
         .iter()
@@ -412,13 +423,7 @@ async fn a_call_written_as_text_runs_as_a_call_and_its_markup_is_never_shown() {
         ("read", r#"{"path":"a"}"#)
     );
     assert!(called[0].id.starts_with("call_"), "{}", called[0].id);
-    let shown: String = events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::TextDelta(delta) => Some(delta.as_str()),
-            _ => None,
-        })
-        .collect();
+    let shown = shown(&events);
     assert_eq!(shown, "Read.", "no markup reached the user");
     let Message::Assistant { text, tool_calls } = &kept(&events)[0] else { panic!() };
     assert!(text.is_empty() && tool_calls.len() == 1, "kept as a call: {text:?}");
@@ -495,13 +500,7 @@ async fn a_call_written_after_prose_runs_and_only_the_prose_is_shown() {
         (called[0].name.as_str(), called[0].arguments.as_str()),
         ("read", r#"{"path":"a"}"#)
     );
-    let shown: String = events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::TextDelta(delta) => Some(delta.as_str()),
-            _ => None,
-        })
-        .collect();
+    let shown = shown(&events);
     assert_eq!(shown, "Let me read it.\nRead.", "no markup reached the user");
     let Message::Assistant { text, tool_calls } = &kept(&events)[0] else { panic!() };
     assert_eq!((text.as_str(), tool_calls.len()), ("Let me read it.\n", 1));

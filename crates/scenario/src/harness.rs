@@ -303,14 +303,7 @@ impl Builder {
             true => {
                 let script = Script::from_toml(&self.script)
                     .map_err(|error| format!("the model script: {error}"))?;
-                let model = FakeModel::start(fake_model::Config {
-                    listen: "127.0.0.1:0".parse().expect("address"),
-                    script,
-                    ..fake_model::Config::default()
-                })
-                .await
-                .map_err(|error| format!("fake model: {error}"))?;
-                Some(model)
+                Some(start_fake_model(script).await?)
             }
         };
         let servers = [
@@ -341,14 +334,8 @@ impl Builder {
             .iter()
             .map(|user| (user.uid.clone(), user.password.clone()))
             .collect();
-        let model_config = self.model_endpoint.clone().or_else(|| {
-            model.as_ref().map(|model| {
-                let mut config =
-                    orchestrator::model::ModelConfig::new(model.api_base(), "fake-model");
-                config.retry.backoff_first_ms = 10;
-                config
-            })
-        });
+        let model_config =
+            self.model_endpoint.clone().or_else(|| model.as_ref().map(fake_model_config));
         let orchestrator_config =
             model_config.filter(|_| wants(Service::Orchestrator)).map(|model| {
                 Stack::orchestrator_config(
@@ -790,6 +777,25 @@ impl Stack {
         };
         Ok((status, body))
     }
+}
+
+/// The fake model on a free port, answering by `script`.
+pub async fn start_fake_model(script: Script) -> Result<FakeModel, String> {
+    FakeModel::start(fake_model::Config {
+        listen: "127.0.0.1:0".parse().expect("address"),
+        script,
+        ..fake_model::Config::default()
+    })
+    .await
+    .map_err(|error| format!("fake model: {error}"))
+}
+
+/// The orchestrator's model configuration for a fake model: its retries
+/// wait milliseconds, not seconds.
+pub fn fake_model_config(model: &FakeModel) -> orchestrator::model::ModelConfig {
+    let mut config = orchestrator::model::ModelConfig::new(model.api_base(), "fake-model");
+    config.retry.backoff_first_ms = 10;
+    config
 }
 
 /// Sends an admin request; unless it succeeds, what `refused` makes of

@@ -8,7 +8,6 @@ use super::timing::TimingProxy;
 use super::world;
 use crate::harness::Stack;
 use crate::sse::of_type;
-use fake_model::FakeModel;
 use fake_nextcloud::Fixture;
 use orchestrator::model::ModelConfig;
 use serde::Serialize;
@@ -116,15 +115,8 @@ async fn try_run(
     let (fake_model, config) = match model {
         Model::Scripted { wrong } => {
             let script = super::task::script_of(if *wrong { &task.wrong } else { &task.model })?;
-            let fake = FakeModel::start(fake_model::Config {
-                listen: "127.0.0.1:0".parse().expect("address"),
-                script,
-                ..fake_model::Config::default()
-            })
-            .await
-            .map_err(|error| format!("fake model: {error}"))?;
-            let mut config = ModelConfig::new(fake.api_base(), "fake-model");
-            config.retry.backoff_first_ms = 10;
+            let fake = crate::harness::start_fake_model(script).await?;
+            let config = crate::harness::fake_model_config(&fake);
             (Some(fake), config)
         }
         Model::Endpoint(config) => (None, config.clone()),
