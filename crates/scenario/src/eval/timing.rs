@@ -111,14 +111,14 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             outgoing = outgoing.header(name, value);
         }
     }
-    let started = Instant::now();
+    // Made before the request, so a call the orchestrator gives up on
+    // (this handler dropped while the model is still silent) is recorded
+    // as the model's time too.
+    let mut recorder =
+        Recorder { started: Instant::now(), tail: Vec::new(), calls: shared.calls.clone() };
     let upstream = match outgoing.body(body).send().await {
         Ok(upstream) => upstream,
         Err(error) => {
-            shared.calls.lock().expect("timing lock").push(ModelCall {
-                seconds: started.elapsed().as_secs_f64(),
-                ..ModelCall::default()
-            });
             tracing::warn!(error = ?error, "the model did not answer the timing proxy");
             return (StatusCode::BAD_GATEWAY, "the model did not answer").into_response();
         }
@@ -129,7 +129,6 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             response = response.header(name, value);
         }
     }
-    let mut recorder = Recorder { started, tail: Vec::new(), calls: shared.calls.clone() };
     let stream = upstream.bytes_stream().map(move |chunk| {
         if let Ok(bytes) = &chunk {
             recorder.keep(bytes);
