@@ -131,6 +131,22 @@ fn start() -> Vec<Message> {
     vec![Message::System("system".into()), Message::User("question".into())]
 }
 
+/// Runs a step answered by `written`, then "Read."; checks that exactly
+/// `read {"path": "a"}` ran, and returns the events and the call's id.
+async fn reads_a(written: Vec<Result<ModelEvent, ModelError>>) -> (Vec<AgentEvent>, String) {
+    let model = Scripted::new(vec![written, text("Read.")]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    let called = tools.called();
+    assert_eq!(called.len(), 1);
+    assert_eq!(
+        (called[0].name.as_str(), called[0].arguments.as_str()),
+        ("read", r#"{"path":"a"}"#)
+    );
+    (events, called[0].id.clone())
+}
+
 /// The text the user was shown, every delta together.
 fn shown(events: &[AgentEvent]) -> String {
     events
@@ -412,17 +428,8 @@ async fn a_call_written_as_text_runs_as_a_call_and_its_markup_is_never_shown() {
         Ok(ModelEvent::TextDelta("ad:\n{\"path\": \"a\"}".into())),
         Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
     ];
-    let model = Scripted::new(vec![written, text("Read.")]);
-    let tools = Tools::new();
-    let (ending, events) = run(&model, &tools, start(), vec![]).await;
-    assert_eq!(ending, Ending::Answered);
-    let called = tools.called();
-    assert_eq!(called.len(), 1);
-    assert_eq!(
-        (called[0].name.as_str(), called[0].arguments.as_str()),
-        ("read", r#"{"path":"a"}"#)
-    );
-    assert!(called[0].id.starts_with("call_"), "{}", called[0].id);
+    let (events, id) = reads_a(written).await;
+    assert!(id.starts_with("call_"), "{id}");
     let shown = shown(&events);
     assert_eq!(shown, "Read.", "no markup reached the user");
     let Message::Assistant { text, tool_calls } = &kept(&events)[0] else { panic!() };
@@ -490,16 +497,7 @@ async fn a_call_written_after_prose_runs_and_only_the_prose_is_shown() {
         Ok(ModelEvent::TextDelta("</tool_call>".into())),
         Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
     ];
-    let model = Scripted::new(vec![written, text("Read.")]);
-    let tools = Tools::new();
-    let (ending, events) = run(&model, &tools, start(), vec![]).await;
-    assert_eq!(ending, Ending::Answered);
-    let called = tools.called();
-    assert_eq!(called.len(), 1);
-    assert_eq!(
-        (called[0].name.as_str(), called[0].arguments.as_str()),
-        ("read", r#"{"path":"a"}"#)
-    );
+    let (events, _) = reads_a(written).await;
     let shown = shown(&events);
     assert_eq!(shown, "Let me read it.\nRead.", "no markup reached the user");
     let Message::Assistant { text, tool_calls } = &kept(&events)[0] else { panic!() };
