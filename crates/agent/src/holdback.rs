@@ -5,9 +5,10 @@
 //! says "Let me look." and then writes `<tool_call>…`, echoes a
 //! `<tool_response>` it was shown, or runs on into the next turn's
 //! `<|im_start|>`. Prose streams at once, but for the few characters that
-//! may be the start of such markup.
+//! may be the start of such markup. Tags of a prompt's structure echoed in
+//! the prose are dropped as it streams (see [`crate::prompt_tags`]).
 
-use crate::text_calls;
+use crate::{prompt_tags, text_calls};
 
 /// Markup that can only be a call's, after prose: read as calls at the end.
 const CALL_MARKERS: &[&str] = &["<tool_call>", "[TOOL_CALLS]", "\nfunctions."];
@@ -37,6 +38,8 @@ enum Phase {
 pub(crate) struct Holdback {
     phase: Phase,
     held: String,
+    /// Whether the prose shown so far ends inside a code span or fence.
+    in_code: bool,
 }
 
 /// What was still held when the answer ended.
@@ -54,7 +57,7 @@ pub(crate) enum Held {
 
 impl Holdback {
     pub(crate) fn new() -> Holdback {
-        Holdback { phase: Phase::Opening, held: String::new() }
+        Holdback { phase: Phase::Opening, held: String::new(), in_code: false }
     }
 
     /// Takes the next piece of the answer; what may be shown now.
@@ -77,10 +80,7 @@ impl Holdback {
             .filter_map(|marker| self.held.find(marker))
             .min();
         let cut = match first {
-            Some(at) => {
-                self.phase = Phase::Markup;
-                at
-            }
+            Some(at) => at,
             // Keep back the longest end that may begin a marker.
             None => self
                 .held
@@ -95,15 +95,24 @@ impl Holdback {
                 })
                 .unwrap_or(self.held.len()),
         };
-        let rest = self.held.split_off(cut);
-        std::mem::replace(&mut self.held, rest)
+        // Before markup nothing more comes: a tag cut there is prose.
+        let markup = first.is_some();
+        if markup {
+            self.phase = Phase::Markup;
+        }
+        let (shown, used) = prompt_tags::strip(&self.held[..cut], &mut self.in_code, markup);
+        self.held.drain(..used);
+        shown
     }
 
     /// The answer ended: what is still held, and what it is.
     pub(crate) fn finish(self) -> Held {
         match self.phase {
             Phase::Opening => Held::Opening(self.held),
-            Phase::Prose => Held::Prose(self.held),
+            Phase::Prose => {
+                let mut in_code = self.in_code;
+                Held::Prose(prompt_tags::strip(&self.held, &mut in_code, true).0)
+            }
             Phase::Markup if CALL_MARKERS.iter().any(|marker| self.held.starts_with(marker)) => {
                 Held::Calls(self.held)
             }
@@ -160,6 +169,27 @@ mod tests {
         assert_eq!((shown.as_str(), held), ("Use the <table> tag.", Held::Prose(String::new())));
         let (shown, _) = stream(&["Two functions. Both work."]);
         assert_eq!(shown, "Two functions. Both work.");
+    }
+
+    #[test]
+    fn an_echoed_structure_tag_is_dropped_even_when_it_comes_in_pieces() {
+        let (shown, held) = stream(&[
+            "The review is on Tuesday.",
+            "&lt;/calendar",
+            "_example &",
+            "gt;",
+            " See you.",
+        ]);
+        assert_eq!(
+            (shown.as_str(), held),
+            ("The review is on Tuesday. See you.", Held::Prose("".into()))
+        );
+        let (shown, held) = stream(&["Done.&lt;/a_b"]);
+        assert_eq!(shown, "Done.");
+        assert_eq!(held, Held::Prose("&lt;/a_b".into()), "cut by the end: it was prose");
+        let (shown, held) = stream(&["Done &lt;/a_b", "<|im_end|>user"]);
+        assert_eq!(shown, "Done &lt;/a_b");
+        assert_eq!(held, Held::Template("<|im_end|>user".into()));
     }
 
     #[test]

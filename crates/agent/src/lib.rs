@@ -32,6 +32,7 @@
 
 mod holdback;
 pub mod model;
+mod prompt_tags;
 mod step;
 #[cfg(test)]
 mod tests;

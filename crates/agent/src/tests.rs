@@ -519,3 +519,19 @@ async fn template_tokens_after_an_answer_are_dropped_with_what_follows() {
     let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
     assert_eq!(text, "The budget is 40 000 €.");
 }
+
+#[tokio::test]
+async fn an_echoed_prompt_tag_is_neither_shown_nor_kept() {
+    let answer = vec![
+        Ok(ModelEvent::TextDelta("The review is on Tuesday at 10:00.&lt;/calen".into())),
+        Ok(ModelEvent::TextDelta("dar_example &gt;".into())),
+        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
+    ];
+    let model = Scripted::new(vec![answer]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert_eq!(shown(&events), "The review is on Tuesday at 10:00.");
+    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    assert_eq!(text, "The review is on Tuesday at 10:00.");
+}

@@ -125,10 +125,11 @@ fn changes(expected: &[String], lines: &[&String], what: &str, problems: &mut Ve
     }
 }
 
-/// Call markup a model may write as text; none of it is an answer.
+/// Call and template markup a model may write as text, and the tags of a
+/// prompt's structure echoed (escaped, or closing); none of it is an answer.
 static MARKUP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)</?tool_call>|</?tool_response>|\[TOOL_CALLS\]|<\|im_(start|end)\|>|<\|(eot_id|start_header_id|end_header_id)\|>|\bfunctions\.[a-z_]+\s*:|"name"\s*:\s*"[a-z]+_[a-z_]+"\s*,\s*"(arguments|parameters)""#,
+        r#"(?i)</?tool_call>|</?tool_response>|\[TOOL_CALLS\]|<\|im_(start|end)\|>|<\|(eot_id|start_header_id|end_header_id)\|>|\bfunctions\.[a-z_]+\s*:|"name"\s*:\s*"[a-z]+_[a-z_]+"\s*,\s*"(arguments|parameters)"|&lt;/?[a-z]+(_[a-z0-9]+)+\s*/?&gt;|</[a-z]+(_[a-z0-9]+)+\s*>"#,
     )
     .expect("regex")
 });
@@ -147,7 +148,7 @@ fn hygiene(turn: &Turn, added: &[&String], removed: &[&String], hygiene: &mut Ve
         hygiene.push("the turn ended with no message to read".to_string());
     }
     if let Some(found) = MARKUP.find(&turn.answer()) {
-        hygiene.push(format!("call markup reached the user: {:?}", found.as_str()));
+        hygiene.push(format!("markup reached the user: {:?}", found.as_str()));
     }
     let approved = turn.decisions.iter().any(|(_, _, approved)| *approved);
     if !approved && (!added.is_empty() || !removed.is_empty()) {
@@ -255,9 +256,15 @@ mod tests {
         assert_eq!(verdict.hygiene.len(), 2, "{verdict:?}");
         assert!(verdict.hygiene[0].contains("markup"));
         assert!(verdict.hygiene[1].contains("nothing approved"));
-        for text in ["functions.files_grep: {}", r#"{"name": "files_grep", "arguments": {}}"#] {
+        for text in [
+            "functions.files_grep: {}",
+            r#"{"name": "files_grep", "arguments": {}}"#,
+            "Tuesday.&lt;/calendar_example &gt;",
+        ] {
             assert!(MARKUP.is_match(text), "{text}");
         }
-        assert!(!MARKUP.is_match("The functions of the team: budget."));
+        for text in ["The functions of the team: budget.", "Write <your_name> here."] {
+            assert!(!MARKUP.is_match(text), "{text}");
+        }
     }
 }
