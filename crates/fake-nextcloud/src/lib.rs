@@ -32,6 +32,7 @@ pub mod ocs;
 pub mod oidc;
 pub mod search;
 pub mod security_headers;
+pub mod share_accept;
 pub mod storage;
 pub mod webhooks;
 pub mod world;
@@ -286,6 +287,7 @@ pub fn router(shared: AppState) -> Router {
         .merge(dav::routes())
         .merge(ocs::routes())
         .merge(deck::routes())
+        .merge(share_accept::routes())
         .merge(admin::routes().route_layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             admin::require_token,

@@ -513,6 +513,52 @@ async fn forced_acceptance_keeps_shares_pending_until_accepted() {
 }
 
 /// Alice shares `path` with bob through v2.
+/// The notification's accept link on a server that makes shares wait:
+/// the confirmation page changes nothing, the POST with the session's
+/// request token mounts the share and leads to the file.
+#[tokio::test]
+async fn the_accept_link_mounts_a_pending_share() {
+    let fixture = SMALL.replace("[server]\n", "[server]\nforce_share_accept = true\n");
+    let running = start(&fixture).await;
+    let (status, created) = share_to_bob(&running, "/Documents/notes.md").await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["ocs"]["data"]["id"].as_str().unwrap().to_string();
+    let url = running.url(&format!("/index.php/apps/files_sharing/accept/ocinternal:{id}"));
+    let anonymous = running.http.get(&url).send().await.unwrap();
+    let login = anonymous.headers()["location"].to_str().unwrap();
+    assert!(login.starts_with("/index.php/login?redirect_url="), "{login}");
+    let cookies = common::cookies(&running.login("bob", "bob-pw", None).await);
+    let page = running.http.get(&url).header("Cookie", &cookies).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("notes.md"), "the page names the file: {html}");
+    assert!(!sees(&running, "bob", "notes.md"), "showing the page accepts nothing");
+
+    let token = running.http.get(running.url("/index.php/csrftoken")).header("Cookie", &cookies);
+    let token: Value = token.send().await.unwrap().json().await.unwrap();
+    let token = token["token"].as_str().unwrap().to_string();
+    let basic = running.as_user("POST", "bob", &url.replace(&running.url(""), "")).send().await;
+    assert_eq!(basic.unwrap().status(), 412, "an app route's CSRF check holds for Basic too");
+    assert!(!sees(&running, "bob", "notes.md"));
+    let accepted = running
+        .http
+        .post(&url)
+        .header("Cookie", &cookies)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[("requesttoken", &token)]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 303);
+    assert!(sees(&running, "bob", "notes.md"), "an accepted share is mounted");
+    let location = accepted.headers()["location"].to_str().unwrap().to_string();
+    let file = running.http.get(&location).header("Cookie", &cookies).send().await.unwrap();
+    assert_eq!(file.status(), 303);
+    let files_page = file.headers()["location"].to_str().unwrap();
+    assert!(files_page.contains("/index.php/apps/files/files/"), "{files_page}");
+    assert!(files_page.ends_with("?dir=%2F&openfile=true"), "{files_page}");
+}
+
 async fn share_to_bob(running: &Running, path: &str) -> (u16, Value) {
     let pairs = [("path", path), ("shareType", "0"), ("shareWith", "bob")];
     let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json";

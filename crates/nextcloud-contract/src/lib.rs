@@ -645,7 +645,7 @@ pub fn form_encode(pairs: &[(&str, String)]) -> String {
         .finish()
 }
 
-fn attribute_after(html: &str, marker: &str) -> Option<String> {
+pub fn attribute_after(html: &str, marker: &str) -> Option<String> {
     let start = html.find(marker)? + marker.len();
     let end = html[start..].find('"')?;
     Some(
