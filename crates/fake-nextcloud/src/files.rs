@@ -12,6 +12,7 @@
 
 pub(crate) mod properties;
 mod propfind;
+mod quota;
 pub(crate) mod transfer;
 pub mod trashbin;
 mod tree;

@@ -17,6 +17,7 @@ mod contract {
     mod ocs;
     mod oidc;
     mod provisioning;
+    mod quota;
     mod share_accept;
     mod sharing;
     mod tools;

@@ -52,9 +52,6 @@ const ALLPROP: [(&str, &str); 7] = [
     (DAV, "getcontenttype"),
 ];
 
-/// Nextcloud's `quota-available-bytes` for "no quota" (FileInfo::SPACE_UNLIMITED).
-const SPACE_UNLIMITED: i64 = -3;
-
 /// Everything needed to compute properties: the world, read-only, and who
 /// is looking.
 pub struct Context<'w> {
@@ -187,7 +184,7 @@ fn live(
             text(context.world.storage.size(node).to_string())
         }
         (DAV, "quota-available-bytes") if is_folder => {
-            text(quota_available(context, entry).to_string())
+            text(super::quota::free_space(context.world, &entry.node.owner).to_string())
         }
         (OC, "id") => {
             text(crate::files::padded_file_id(node.id, &context.world.server.instance_id))
@@ -260,20 +257,6 @@ fn share_permissions(entry: &Entry<'_>) -> u8 {
         permissions &= !(permission::CREATE | permission::DELETE);
     }
     permissions
-}
-
-fn quota_available(context: &Context<'_>, entry: &Entry<'_>) -> i64 {
-    let owner = &entry.node.owner;
-    let Some(quota) = context.world.user(owner).and_then(|user| user.quota_bytes) else {
-        return SPACE_UNLIMITED;
-    };
-    let used = context
-        .world
-        .storage
-        .node_at(owner, "")
-        .map(|root| context.world.storage.size(root))
-        .unwrap_or(0);
-    (quota - used as i64).max(0)
 }
 
 /// `DateTimeInterface::ATOM`, which FilesPlugin uses for `creationdate`.

@@ -288,6 +288,7 @@ pub(super) fn put(
     if let Some((true, _)) = existing {
         return Err(DavError::conflict("PUT is not allowed on non-files."));
     }
+    super::quota::check(world, viewer, &target.path, request.body.len() as u64)?;
     let (fileid, created) = world
         .storage
         .put(viewer, &target.path, request.body.to_vec(), now)

@@ -126,6 +126,7 @@ pub(super) fn move_or_copy(
     if target.path.starts_with(&format!("{destination}/")) || destination.is_empty() {
         return Err(storage_error(StorageError::OntoItsParent, &destination));
     }
+    check_quota(world, viewer, &target.path, &destination, operation)?;
     let result = match operation {
         Operation::Move => world.storage.rename(viewer, &target.path, &destination, overwrite, now),
         Operation::Copy => {
@@ -151,6 +152,25 @@ pub(super) fn move_or_copy(
     drop(guard);
     let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
     Ok((status, headers).into_response())
+}
+
+/// A copy adds its size to the destination owner's files, and so does a
+/// move between two owners' files (into or out of a share); a move inside
+/// one owner's files changes nothing.
+fn check_quota(
+    world: &crate::world::World,
+    viewer: crate::storage::Viewer<'_>,
+    source: &str,
+    destination: &str,
+    operation: Operation,
+) -> Result<(), DavError> {
+    let Ok(entry) = world.storage.resolve(viewer, source) else { return Ok(()) };
+    let (parent, _) = crate::storage::parent_and_name(destination);
+    let lands_with = world.storage.resolve(viewer, parent).map(|parent| parent.node.owner.clone());
+    if operation == Operation::Move && lands_with.as_deref() == Ok(entry.node.owner.as_str()) {
+        return Ok(());
+    }
+    super::quota::check(world, viewer, destination, world.storage.size(entry.node))
 }
 
 /// The `Overwrite` header: T (also when absent) or F, anything else 400.

@@ -578,6 +578,7 @@ fn assemble(
     if existing == Some(true) {
         return Err(storage_error(StorageError::NotAFile, &destination));
     }
+    super::quota::check(world, viewer, &destination, size)?;
     let content = folder.assembled();
     let (fileid, created) = world
         .storage

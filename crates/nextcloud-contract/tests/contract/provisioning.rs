@@ -11,12 +11,12 @@ use serde_json::Value;
 const V1: &str = "/ocs/v1.php/cloud";
 const V2: &str = "/ocs/v2.php/cloud";
 
-fn statuscode(answer: &Value) -> Value {
+pub(super) fn statuscode(answer: &Value) -> Value {
     answer["ocs"]["meta"]["statuscode"].clone()
 }
 
 /// An OCS request as `account` with form fields; its status and answer.
-async fn send(
+pub(super) async fn send(
     target: &Target,
     account: &Account,
     method: &str,
@@ -34,7 +34,7 @@ async fn send(
 }
 
 /// A fresh account made by the administrator through v1; its account.
-async fn create_account(target: &Target, extra: &[(&str, String)]) -> Account {
+pub(super) async fn create_account(target: &Target, extra: &[(&str, String)]) -> Account {
     let uid = target.unique("user");
     // Long and random enough for the password_policy app of a real server.
     let password = format!("Pw-{}-{}", rand_part(), rand_part());
@@ -51,7 +51,7 @@ fn rand_part() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
-async fn delete_account(target: &Target, uid: &str) {
+pub(super) async fn delete_account(target: &Target, uid: &str) {
     let _ =
         target.ocs_call(target.admin(), "DELETE", &format!("{V1}/users/{uid}?format=json")).await;
 }
