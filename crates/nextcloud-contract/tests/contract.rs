@@ -20,6 +20,7 @@ mod contract {
     mod quota;
     mod share_accept;
     mod sharing;
+    mod sharing_accounts;
     mod tools;
     mod trashbin;
     mod versions;

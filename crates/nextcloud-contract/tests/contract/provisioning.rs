@@ -196,7 +196,7 @@ async fn the_admin_edits_an_account() {
 /// request with a disabled user" (provisioning-v1), and "A disabled user
 /// cannot use webdav" (webdav-related): a disabled account's right
 /// password is 997 on OCS, even on the public capabilities, and 503 on
-/// DAV; enabled again, it works.
+/// DAV, and it cannot share; enabled again, it works.
 #[tokio::test]
 async fn a_disabled_account_is_refused_until_enabled() {
     let target = Target::get().await;
@@ -219,6 +219,15 @@ async fn a_disabled_account_is_refused_until_enabled() {
     let (status, capabilities) =
         target.ocs_call(&account, "GET", &format!("{V1}/capabilities?format=json")).await;
     assert_eq!((status, statuscode(&capabilities)), (401, 997.into()), "{capabilities}");
+    // "Creating a new share with a disabled user" (sharing-v1-part3).
+    let fields = [
+        ("path", "/welcome.txt".to_string()),
+        ("shareWith", admin.uid.clone()),
+        ("shareType", "0".to_string()),
+    ];
+    let shares = "/ocs/v1.php/apps/files_sharing/api/v1/shares";
+    let (status, shared) = send(&target, &account, "POST", shares, &fields).await;
+    assert_eq!((status, statuscode(&shared)), (401, 997.into()), "{shared}");
     let response = target
         .as_account(&account, "GET", &target.files_path(&account, "welcome.txt"))
         .send()
@@ -329,4 +338,24 @@ async fn a_created_account_receives_shares_and_has_a_calendar() {
     assert_eq!(status, 207);
     delete_account(&target, &account.uid).await;
     target.cleanup(&alice, &name).await;
+}
+
+/// "Should create default calendar on first login" (caldav) and "Should
+/// create default addressbook on first login" (carddav): an account the
+/// administrator just made has its personal calendar and its contacts
+/// address book at their default names, at its first request.
+#[tokio::test]
+async fn a_new_account_finds_its_default_calendar_and_address_book() {
+    let target = Target::get().await;
+    let account = create_account(&target, &[]).await;
+    for collection in [
+        format!("/remote.php/dav/calendars/{}/personal/", account.uid),
+        format!("/remote.php/dav/addressbooks/users/{}/contacts/", account.uid),
+    ] {
+        let (status, _) = target.propfind(&account, &collection, "0", "").await;
+        assert_eq!(status, 207, "{collection}");
+    }
+    let missing = format!("/remote.php/dav/addressbooks/users/{}/not-made/", account.uid);
+    assert_eq!(target.propfind(&account, &missing, "0", "").await.0, 404);
+    delete_account(&target, &account.uid).await;
 }

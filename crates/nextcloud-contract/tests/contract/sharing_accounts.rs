@@ -1,0 +1,147 @@
+//! Sharing scenarios that need more people than the suite's three
+//! accounts, or groups made for them (`sharing_features/sharing-v1*`):
+//! the administrator makes the accounts and groups through the
+//! provisioning API and deletes them afterwards.
+
+use super::provisioning::{create_account, delete_account, send, statuscode};
+use super::sharing::share_with;
+use nextcloud_contract::{Account, Target, form_encode, ocs_json};
+use serde_json::Value;
+
+const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+const GROUPS: &str = "/ocs/v1.php/cloud/groups";
+
+/// A group made for the test, with `members`.
+async fn create_group(target: &Target, members: &[&Account]) -> String {
+    let gid = target.unique("group");
+    let (status, answer) =
+        send(target, target.admin(), "POST", GROUPS, &[("groupid", gid.clone())]).await;
+    assert_eq!((status, statuscode(&answer)), (200, 100.into()), "{answer}");
+    for member in members {
+        let path = format!("/ocs/v1.php/cloud/users/{}/groups", member.uid);
+        let (status, answer) =
+            send(target, target.admin(), "POST", &path, &[("groupid", gid.clone())]).await;
+        assert_eq!((status, statuscode(&answer)), (200, 100.into()), "{answer}");
+    }
+    gid
+}
+
+async fn delete_group(target: &Target, gid: &str) -> Value {
+    let path = format!("{GROUPS}/{gid}?format=json");
+    target.ocs_call(target.admin(), "DELETE", &path).await.1
+}
+
+async fn share_with_group(target: &Target, owner: &Account, path: &str, gid: &str) -> String {
+    let fields = [
+        ("path", format!("/{path}")),
+        ("shareType", "1".to_string()),
+        ("shareWith", gid.to_string()),
+    ];
+    let response = target
+        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = ocs_json(response).await;
+    assert_eq!(status, 200, "{answer}");
+    answer["ocs"]["data"]["id"].to_string().trim_matches('"').to_string()
+}
+
+/// Whether `account` can list the folder or read the file at `path`.
+async fn sees(target: &Target, account: &Account, path: &str) -> bool {
+    let (status, _) = target.propfind(account, &target.files_path(account, path), "0", "").await;
+    status == 207
+}
+
+async fn share_status(target: &Target, account: &Account, id: &str) -> u16 {
+    target.ocs_call(account, "GET", &format!("{SHARES}/{id}?format=json")).await.0
+}
+
+/// "Group shares are deleted when the group is deleted" (sharing-v1-part2a):
+/// once the administrator deletes the group, its share is gone for the
+/// owner and its former members no longer have the folder.
+#[tokio::test]
+async fn deleting_a_group_deletes_its_shares() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let member = create_account(&target, &[]).await;
+    let gid = create_group(&target, &[&member]).await;
+    let folder = target.unique("group-shared");
+    assert_eq!(target.mkcol(&owner, &folder).await, 201);
+    let id = share_with_group(&target, &owner, &folder, &gid).await;
+    assert!(sees(&target, &member, &folder).await, "a member has the folder");
+
+    let deleted = delete_group(&target, &gid).await;
+    assert_eq!(statuscode(&deleted), 100, "{deleted}");
+    assert_eq!(share_status(&target, &owner, &id).await, 404, "the share is gone");
+    assert!(!sees(&target, &member, &folder).await, "the former member lost the folder");
+    assert!(sees(&target, &owner, &folder).await, "the owner keeps it");
+
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &member.uid).await;
+}
+
+/// "Keep usergroup shares (#22143)" (sharing-v1-part2b): a member moves
+/// the group share into a folder of their own; deleting another member's
+/// account leaves it there.
+#[tokio::test]
+async fn deleting_one_member_keeps_the_group_share_for_the_others() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let (one, other) = (create_account(&target, &[]).await, create_account(&target, &[]).await);
+    let gid = create_group(&target, &[&one, &other]).await;
+    let tmp = target.unique("TMP");
+    assert_eq!(target.mkcol(&owner, &tmp).await, 201);
+    share_with_group(&target, &owner, &tmp, &gid).await;
+    assert!(sees(&target, &other, &tmp).await);
+
+    assert_eq!(target.mkcol(&one, "myFOLDER").await, 201);
+    let moved = target
+        .as_account(&one, "MOVE", &target.files_path(&one, &tmp))
+        .header("Destination", target.url(&target.files_path(&one, "myFOLDER/myTMP")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(moved.status(), 201);
+    delete_account(&target, &other.uid).await;
+    assert!(sees(&target, &one, "myFOLDER/myTMP").await, "the moved share stays");
+
+    delete_group(&target, &gid).await;
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &one.uid).await;
+}
+
+/// "Reshared files can be still accessed if a user in the middle removes
+/// it." (sharing-v1-part2): a file passed on from one account to the next
+/// stays readable at the end of the chain when someone in the middle
+/// deletes their mount of it.
+#[tokio::test]
+async fn a_reshare_outlives_the_resharer_leaving_the_share() {
+    let target = Target::get().await;
+    let mut chain = Vec::new();
+    for _ in 0..4 {
+        chain.push(create_account(&target, &[]).await);
+    }
+    let name = format!("{}.txt", target.unique("textfile0"));
+    let put = target.put_file(&chain[0], &name, "Nextcloud test text file").await;
+    assert!(put.status().is_success());
+    for pair in chain.windows(2) {
+        let (status, answer) = share_with(&target, &pair[0], &name, &pair[1], Some("31")).await;
+        assert_eq!(status, 200, "{} to {}: {answer}", pair[0].uid, pair[1].uid);
+    }
+    assert_eq!(target.delete_file(&chain[1], &name).await, 204, "the middle leaves the share");
+    let range = target
+        .as_account(&chain[3], "GET", &target.files_path(&chain[3], &name))
+        .header("Range", "bytes=1-8")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(range.status(), 206);
+    assert_eq!(range.text().await.unwrap(), "extcloud");
+
+    for account in &chain {
+        delete_account(&target, &account.uid).await;
+    }
+}
