@@ -271,6 +271,19 @@ pub async fn update(
         if !is_folder {
             permissions &= !(permission::DELETE | permission::CREATE);
         }
+        // As at creation (`Manager::generalCreateChecks`): no more than the
+        // updater holds on the node, what a resharer received.
+        let user = caller(&call, &world)?;
+        let held = world
+            .storage
+            .path_of(user.viewer(), share.node)
+            .and_then(|path| world.storage.resolve(user.viewer(), &path).ok())
+            .map(|entry| (entry.permissions, entry.node.name().to_string()));
+        if let Some((held, name)) = held
+            && permissions & !held != 0
+        {
+            return Err(call.ocs.fail(404, format!("Cannot increase permissions of {name}")));
+        }
         if world.storage.update_share_permissions(call.uid(), share.id, permissions).is_err() {
             return Err(call.ocs.fail(404, WRONG_SHARE_ID));
         }

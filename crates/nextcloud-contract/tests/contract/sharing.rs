@@ -601,10 +601,10 @@ async fn share_types_name_the_kinds_of_shares_made() {
 /// "… with more permissions", `sharing-v1-part2b.feature` "User is not
 /// allowed to reshare file with additional delete permissions" (a folder:
 /// refused) "… for files" (a file: accepted, without delete), "Allow
-/// modification of reshare": a recipient reshares at most what they
-/// received; without the share permission not at all (404 for all of
-/// these). Raising a reshare past that by an update is not checked yet: the
-/// fake accepts it (a gap in coverage.toml).
+/// modification of reshare", "Do not allow reshare to exceed permissions"
+/// and "Do not allow sub reshare to exceed permissions": a recipient
+/// reshares at most what they received, and cannot raise a reshare past it
+/// later; without the share permission not at all (404 for all of these).
 #[tokio::test]
 async fn a_reshare_cannot_exceed_what_was_received() {
     let target = Target::get().await;
@@ -638,12 +638,15 @@ async fn a_reshare_cannot_exceed_what_was_received() {
     let (status, answer) = share_with(&target, &bob, &folder, &admin, Some("21")).await;
     assert_eq!(status, 200, "{answer}");
     let reshare = id_of(&answer);
+    assert_eq!(set_permissions(&target, &bob, &reshare, "31").await, 404, "raised past 21");
     assert_eq!(set_permissions(&target, &bob, &reshare, "1").await, 200, "lowered");
     let sub = format!("{folder}/SUB");
     let (status, answer) = share_with(&target, &bob, &sub, &admin, Some("21")).await;
     assert_eq!(status, 200, "{answer}");
     let sub_reshare = id_of(&answer);
-    let _ = &sub_reshare;
+    assert_eq!(set_permissions(&target, &bob, &sub_reshare, "31").await, 404, "the sub-folder too");
+    let (_, sub_share) = info(&target, &bob, &sub_reshare).await;
+    assert_eq!(sub_share["permissions"], 21, "the refused update changed nothing: {sub_share}");
 
     for id in [reshare_of_file, reshare, sub_reshare] {
         unshare(&target, &bob, &id).await;

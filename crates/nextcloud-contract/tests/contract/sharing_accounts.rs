@@ -145,3 +145,53 @@ async fn a_reshare_outlives_the_resharer_leaving_the_share() {
         delete_account(&target, &account.uid).await;
     }
 }
+
+/// "… not allowed to reshare file with more permissions even if shares of
+/// same file to other users have them", "… of other files from same user
+/// …" and "… of other files from other users …" (sharing-v1-part2a, as a
+/// new reshare) and their "Do not allow reshare to exceed permissions even
+/// if …" twins (part2b, as an update): what limits a reshare is the share
+/// the resharer received of that node, whatever else anyone holds.
+#[tokio::test]
+async fn a_reshare_is_limited_by_its_own_share_whatever_else_is_shared() {
+    let target = Target::get().await;
+    let mut users = Vec::new();
+    for _ in 0..4 {
+        users.push(create_account(&target, &[]).await);
+    }
+    let [owner, resharer, recipient, other] = [&users[0], &users[1], &users[2], &users[3]];
+    let tmp = target.unique("TMP");
+    let folder = target.unique("FOLDER");
+    let others_folder = target.unique("FOLDER3");
+    assert_eq!(target.mkcol(owner, &tmp).await, 201);
+    assert_eq!(target.mkcol(owner, &folder).await, 201);
+    assert_eq!(target.mkcol(other, &others_folder).await, 201);
+    for (from, path, to, permissions) in [
+        (owner, &tmp, other, "15"),
+        (owner, &folder, resharer, "15"),
+        (other, &others_folder, resharer, "15"),
+        (owner, &tmp, resharer, "21"),
+    ] {
+        let (status, answer) = share_with(&target, from, path, to, Some(permissions)).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+
+    let (status, answer) = share_with(&target, resharer, &tmp, recipient, Some("31")).await;
+    assert_eq!(status, 404, "a new reshare past 21: {answer}");
+    let (status, answer) = share_with(&target, resharer, &tmp, recipient, Some("21")).await;
+    assert_eq!(status, 200, "{answer}");
+    let id = answer["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let response = target
+        .ocs(resharer, "PUT", &format!("{SHARES}/{id}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&[("permissions", "31".to_string())]))
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = ocs_json(response).await;
+    assert_eq!(status, 404, "an update past 21: {answer}");
+
+    for account in &users {
+        delete_account(&target, &account.uid).await;
+    }
+}
