@@ -39,6 +39,14 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc3339(text).ok().map(|time| time.timestamp())
 }
 
+/// The UTC day of a moment as `Y-m-d` (share expiry days).
+pub fn day(unix_seconds: i64) -> String {
+    chrono::DateTime::from_timestamp(unix_seconds, 0)
+        .unwrap_or_default()
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
 /// RFC 1123 date as `getlastmodified` and HTTP headers carry it.
 pub fn http_date(unix_seconds: i64) -> String {
     httpdate::fmt_http_date(

@@ -238,7 +238,7 @@ where
     response
 }
 
-fn after(shared: &crate::Shared) {
+pub(crate) fn after(shared: &crate::Shared) {
     let mut world = shared.world();
     world.flush_file_events();
     if world.webhooks.has_pending() {

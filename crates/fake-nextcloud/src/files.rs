@@ -12,6 +12,7 @@
 
 pub(crate) mod properties;
 mod propfind;
+pub mod public;
 mod quota;
 pub(crate) mod transfer;
 pub mod trashbin;
@@ -45,6 +46,9 @@ pub(crate) struct Target {
     /// `/remote.php/dav/files/alice/` or `/remote.php/webdav/`, with the
     /// trailing slash.
     pub href_base: String,
+    /// Through a public link: the shared node's path in its owner's files,
+    /// which hrefs leave out (they start at the link's root), and the link.
+    pub link: Option<(String, storage::ShareId)>,
 }
 
 impl Target {
@@ -69,7 +73,14 @@ impl Target {
 
     /// The href of a path in the caller's files (folders end with a slash).
     pub fn href(&self, path: &str, is_folder: bool) -> String {
-        href(&self.href_base, path, is_folder)
+        let relative = match &self.link {
+            None => path,
+            Some((root, _)) if path == root => "",
+            Some((root, _)) => path
+                .strip_prefix(root.as_str())
+                .map_or(path, |rest| rest.strip_prefix('/').unwrap_or(rest)),
+        };
+        href(&self.href_base, relative, is_folder)
     }
 }
 
@@ -123,7 +134,7 @@ fn parse_target(request: &DavRequest) -> Result<Target, DavError> {
         return Err(not_found_path(&clean));
     }
     let href_base = if legacy { "/remote.php/webdav/".to_string() } else { files_href_base(uid) };
-    Ok(Target { uid: uid.to_string(), path: path.to_string(), href_base })
+    Ok(Target { uid: uid.to_string(), path: path.to_string(), href_base, link: None })
 }
 
 fn options(shared: &Shared, request: &DavRequest, target: &Target) -> Result<Response, DavError> {

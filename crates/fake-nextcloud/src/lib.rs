@@ -288,6 +288,7 @@ pub fn router(shared: AppState) -> Router {
         .merge(ocs::routes())
         .merge(deck::routes())
         .merge(share_accept::routes())
+        .merge(files::public::routes())
         .merge(admin::routes().route_layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             admin::require_token,

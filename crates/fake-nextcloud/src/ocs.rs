@@ -19,6 +19,7 @@
 //! session's request token — else the bare `{"message":"CSRF check failed"}`
 //! with HTTP 412 that real clients get when they forget the header.
 
+mod links;
 mod provisioning;
 mod shares;
 mod webhook_listeners;
@@ -710,7 +711,18 @@ fn capability_set(logged_in: bool) -> Value {
         "dav": { "chunking": "1.0", "search_supports_creation_time": true, "search_supports_upload_time": true },
         "files_sharing": {
             "api_enabled": true,
-            "public": { "enabled": false, "multiple_links": false, "upload": false, "upload_files_drop": false },
+            "public": {
+                "enabled": true,
+                "password": { "enforced": false, "askForOptionalPassword": false },
+                "multiple_links": true,
+                "expire_date": { "enabled": false },
+                "expire_date_internal": { "enabled": false },
+                "expire_date_remote": { "enabled": false },
+                "send_mail": false,
+                "upload": true,
+                "upload_files_drop": true,
+                "custom_tokens": false,
+            },
             "resharing": true,
             "user": { "send_mail": false, "expire_date": { "enabled": true } },
             "group_sharing": true,

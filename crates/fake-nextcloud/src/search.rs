@@ -94,7 +94,7 @@ fn search(shared: &Shared, request: &DavRequest) -> Result<Response, DavError> {
         kept.sort_by_key(|(_, candidate)| candidate.fileid);
         kept.sort_by(|a, b| compare_by_orders(&a.1, &b.1, &query.order));
         let count_max = query.result_count_max.unwrap_or(query::RESULT_COUNT_DEFAULT);
-        let context = Context { world: &world, viewer };
+        let context = Context { world: &world, viewer, link: None };
         let base = files_href_base(&request.user.uid);
         let mut responses = String::new();
         for (entry, _) in kept.into_iter().skip(query.first_result).take(count_max) {

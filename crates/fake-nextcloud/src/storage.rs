@@ -88,6 +88,9 @@ impl Node {
 pub enum ShareType {
     User = 0,
     Group = 1,
+    /// A public link: nobody's mount; whoever has the token reaches the
+    /// node ([`Share::link`]).
+    Link = 3,
 }
 
 #[derive(Debug, Clone)]
@@ -116,6 +119,40 @@ pub struct Share {
     pub needs_accept: bool,
     /// Recipients who accepted a share that [`Share::needs_accept`].
     pub accepted_by: BTreeSet<String>,
+    /// What a public link has besides: its token and password.
+    pub link: Option<Link>,
+    /// The day the share ends (`Y-m-d`), if it does.
+    pub expiration: Option<String>,
+    /// The note to the recipient, the label (links), "hide download".
+    pub note: String,
+    pub label: String,
+    pub hide_download: bool,
+}
+
+/// A public link's own fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// 15 letters and digits, as Nextcloud's tokens.
+    pub token: String,
+    /// The password's digest ([`Link::password_digest`]); `None`: open.
+    pub password: Option<String>,
+    /// `{base}/index.php/s/{token}`, for the base it was made through.
+    pub url: String,
+}
+
+impl Link {
+    /// What is stored and shown for a password: Nextcloud shows its hash
+    /// (`share_with` and `password` of a link share) and never the password.
+    pub fn password_digest(password: &str) -> String {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(password.as_bytes());
+        let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+        format!("$fake-sha256${hex}")
+    }
+
+    pub fn accepts(&self, password: &str) -> bool {
+        self.password.as_deref().is_none_or(|digest| digest == Self::password_digest(password))
+    }
 }
 
 impl Share {
@@ -440,6 +477,22 @@ impl Storage {
         self.shares.values()
     }
 
+    /// Forgets a share at once (a create that failed half way).
+    pub fn remove_share(&mut self, id: ShareId) {
+        self.shares.remove(&id);
+    }
+
+    pub fn share_mut(&mut self, id: ShareId) -> Option<&mut Share> {
+        self.shares.get_mut(&id)
+    }
+
+    /// The public link with this token.
+    pub fn link_share(&self, token: &str) -> Option<&Share> {
+        self.shares
+            .values()
+            .find(|share| share.link.as_ref().is_some_and(|link| link.token == token))
+    }
+
     pub fn share(&self, id: ShareId) -> Option<&Share> {
         self.shares.get(&id)
     }
@@ -463,6 +516,7 @@ impl Storage {
             ShareType::Group => {
                 viewer.groups.contains(&share.share_with) && !share.declined.contains(viewer.uid)
             }
+            ShareType::Link => false,
         }
     }
 
@@ -751,7 +805,7 @@ impl Storage {
             let share_id = entry.share.expect("mount root has a share").id;
             let share = self.shares.get_mut(&share_id).expect("share");
             match share.share_type {
-                ShareType::User => {
+                ShareType::User | ShareType::Link => {
                     self.shares.remove(&share_id);
                 }
                 ShareType::Group => {
@@ -994,6 +1048,11 @@ impl Storage {
                 declined: BTreeSet::new(),
                 needs_accept: false,
                 accepted_by: BTreeSet::new(),
+                link: None,
+                expiration: None,
+                note: String::new(),
+                label: String::new(),
+                hide_download: false,
             },
         );
         Ok(id)
@@ -1059,7 +1118,7 @@ impl Storage {
         }
         let target = match share.share_type {
             ShareType::User => Some(self.free_target(viewer, &share.target.clone())),
-            ShareType::Group => None,
+            ShareType::Group | ShareType::Link => None,
         };
         let share = self.shares.get_mut(&id).expect("share looked up above");
         share.accepted_by.insert(viewer.uid.to_string());
@@ -1077,7 +1136,7 @@ impl Storage {
             return Err(StorageError::NotFound);
         }
         match share.share_type {
-            ShareType::User => {
+            ShareType::User | ShareType::Link => {
                 self.shares.remove(&id);
             }
             ShareType::Group => {

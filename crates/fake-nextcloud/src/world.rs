@@ -195,7 +195,7 @@ impl World {
                     let recipient = &users[&share_with];
                     storage.free_target(recipient.viewer(), &wanted)
                 }
-                storage::ShareType::Group => wanted,
+                storage::ShareType::Group | storage::ShareType::Link => wanted,
             };
             if let Err(error) = storage.create_share(
                 owner.viewer(),

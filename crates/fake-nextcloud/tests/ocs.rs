@@ -72,7 +72,8 @@ async fn capabilities_satisfy_nc_py_api() {
     let capabilities = &body["ocs"]["data"]["capabilities"];
     assert_eq!(capabilities["core"]["webdav-root"], "remote.php/webdav");
     assert_eq!(capabilities["dav"]["chunking"], "1.0");
-    assert_eq!(capabilities["files_sharing"]["public"]["enabled"], false);
+    // Public links are served (files/public.rs, ocs/links.rs).
+    assert_eq!(capabilities["files_sharing"]["public"]["enabled"], true);
     assert_eq!(capabilities["webhook_listeners"]["enabled"], true);
     // files_trashbin and files_versions are served (files/trashbin.rs, files/versions.rs).
     assert_eq!(capabilities["files"]["undelete"], true);
@@ -378,9 +379,15 @@ async fn share_creation_errors_match_nextcloud() {
         ),
         (
             "alice",
-            vec![("path", "/Documents"), ("shareType", "3")],
+            vec![("path", "/Documents/notes.md"), ("shareType", "3"), ("publicUpload", "true")],
             404,
-            "Public link sharing is disabled by the administrator",
+            "Public upload is only possible for publicly shared folders",
+        ),
+        (
+            "alice",
+            vec![("path", "/"), ("shareType", "0"), ("shareWith", "bob")],
+            403,
+            "You cannot share your root folder",
         ),
         ("alice", vec![("path", "/Documents"), ("shareType", "42")], 400, "Unknown share type"),
         (
@@ -420,7 +427,7 @@ async fn share_creation_errors_match_nextcloud() {
 async fn v1_share_errors_are_http_200_with_the_code_in_meta() {
     let running = start(SMALL).await;
     let path = "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json";
-    let form = [("path", "/Documents"), ("shareType", "3")];
+    let form = [("path", "/Documents"), ("shareType", "0"), ("shareWith", "nobody")];
     let (status, body) = call_with_form(&running, "POST", "alice", path, &form).await;
     assert_eq!(status, 200);
     assert_eq!(body["ocs"]["meta"]["statuscode"], 404);

@@ -17,6 +17,7 @@ mod contract {
     mod ocs;
     mod oidc;
     mod provisioning;
+    mod public_links;
     mod quota;
     mod share_accept;
     mod sharing;

@@ -57,6 +57,8 @@ const ALLPROP: [(&str, &str); 7] = [
 pub struct Context<'w> {
     pub world: &'w World,
     pub viewer: Viewer<'w>,
+    /// The public link the request came through, if it did.
+    pub link: Option<&'w crate::storage::Share>,
 }
 
 /// Writes one `<d:response>` for an entry. `minimal` (`Prefer:
@@ -223,7 +225,12 @@ fn live(
         (NC, "is-federated") | (NC, "hidden") => Some("false".to_string()),
         (NC, "creation_time") => text(node.ctime.to_string()),
         (NC, "upload_time") => Some("0".to_string()),
-        (NC, "note") if entry.share.is_some() => Some(String::new()),
+        // The note of the share the entry came through: a recipient's
+        // mount, or the public link's own root.
+        (NC, "note") if entry.share.is_some() => entry.share.map(|share| share.note.clone()),
+        (NC, "note") if context.link.is_some_and(|link| link.node == node.id) => {
+            context.link.map(|link| link.note.clone())
+        }
         (NC, "contained-folder-count") | (NC, "contained-file-count") if is_folder => {
             let children =
                 context.world.storage.children(context.viewer, &entry.path).unwrap_or_default();

@@ -47,7 +47,8 @@ pub(super) fn propfind(
             }
             Depth::Infinity => world.storage.walk(viewer, &target.path).unwrap_or_default(),
         };
-        let context = Context { world: &world, viewer };
+        let link = target.link.as_ref().and_then(|(_, id)| world.storage.share(*id));
+        let context = Context { world: &world, viewer, link };
         let mut responses = String::new();
         for entry in &entries {
             let href = target.href(&entry.path, entry.node.is_folder());

@@ -9,9 +9,10 @@
 //! the administrator turned links off.
 
 use super::guard;
+use super::links;
 use super::{Guarded, OcsCall, OcsError, OcsResult, USER_MISSING};
 use crate::AppState;
-use crate::storage::{self, Share, ShareId, ShareType, StorageError, permission};
+use crate::storage::{self, Link, Share, ShareId, ShareType, StorageError, permission};
 use crate::world::{User, World};
 use axum::extract::State;
 use serde_json::{Value, json};
@@ -110,14 +111,52 @@ pub async fn create(
         return Err(call.ocs.fail(404, WRONG_PATH));
     };
     let (node, node_name, is_folder, held) = match world.storage.resolve(user.viewer(), &path) {
-        Ok(entry) if !path.is_empty() => (
+        // `Manager::generalCreateChecks`, for every kind of share.
+        Ok(_) if path.is_empty() => {
+            return Err(call.ocs.fail(403, "You cannot share your root folder"));
+        }
+        Ok(entry) => (
             entry.node.id,
             entry.node.name().to_string(),
             entry.node.is_folder(),
             entry.permissions,
         ),
-        _ => return Err(call.ocs.fail(404, WRONG_PATH)),
+        Err(_) => return Err(call.ocs.fail(404, WRONG_PATH)),
     };
+    if share_type == 3 {
+        let link_permissions = links::permissions(&call, permissions, is_folder)?;
+        if held & permission::SHARE == 0 {
+            return Err(call.ocs.fail(404, format!("You are not allowed to share {node_name}")));
+        }
+        if link_permissions & !held != 0 {
+            return Err(call.ocs.fail(404, format!("Cannot increase permissions of {node_name}")));
+        }
+        let base = crate::oidc::request_base(&shared, &world, &call.headers);
+        let today = crate::clock::day(now);
+        let created = world.storage.create_share(
+            user.viewer(),
+            &path,
+            ShareType::Link,
+            "",
+            link_permissions,
+            None,
+            now,
+        );
+        let Ok(id) = created else {
+            return Err(call.ocs.fail(404, format!("You are not allowed to share {node_name}")));
+        };
+        let share = world.storage.share_mut(id).expect("share just created");
+        let token = links::token();
+        share.link =
+            Some(Link { url: format!("{base}/index.php/s/{token}"), token, password: None });
+        share.permissions = link_permissions;
+        if let Err(refused) = links::apply_fields(&call, share, &today) {
+            world.storage.remove_share(id);
+            return Err(refused);
+        }
+        let share = world.storage.share(id).expect("share just created");
+        return Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?));
+    }
     let permissions = permissions.unwrap_or(permission::ALL as i64);
     if !(0..=permission::ALL as i64).contains(&permissions) {
         return Err(call.ocs.fail(404, "Invalid permissions"));
@@ -159,9 +198,6 @@ pub async fn create(
                 return Err(call.ocs.fail(404, "Please specify a valid group"));
             }
             (ShareType::Group, node_name.clone())
-        }
-        3 => {
-            return Err(call.ocs.fail(404, "Public link sharing is disabled by the administrator"));
         }
         4 | 6 | 7 | 10 => {
             return Err(call.ocs.fail(
@@ -262,13 +298,27 @@ pub async fn update(
     if !updatable.iter().any(|name| call.params.contains_key(*name)) {
         return Err(call.ocs.fail(400, "Wrong or no update parameter given"));
     }
-    if let Ok(Some(permissions)) = call.integer("permissions") {
+    let is_folder = world.storage.node(share.node).is_some_and(storage::Node::is_folder);
+    let given = call.integer("permissions");
+    let link_permissions = match (&share.share_type, given) {
+        (ShareType::Link, Ok(given))
+            if given.is_some() || call.params.contains_key("publicUpload") =>
+        {
+            Some(links::permissions(&call, given, is_folder)?)
+        }
+        _ => None,
+    };
+    let new_permissions = match (link_permissions, given) {
+        (Some(permissions), _) => Some(permissions as i64),
+        (None, Ok(permissions)) if share.share_type != ShareType::Link => permissions,
+        _ => None,
+    };
+    if let Some(permissions) = new_permissions {
         if !(0..=permission::ALL as i64).contains(&permissions) {
             return Err(call.ocs.fail(400, "Invalid permissions"));
         }
-        let is_folder = world.storage.node(share.node).is_some_and(storage::Node::is_folder);
         let mut permissions = permissions as u8;
-        if !is_folder {
+        if !is_folder && share.share_type != ShareType::Link {
             permissions &= !(permission::DELETE | permission::CREATE);
         }
         // As at creation (`Manager::generalCreateChecks`): no more than the
@@ -287,9 +337,12 @@ pub async fn update(
         if world.storage.update_share_permissions(call.uid(), share.id, permissions).is_err() {
             return Err(call.ocs.fail(404, WRONG_SHARE_ID));
         }
-    } else if call.params.contains_key("permissions") {
+    } else if given.is_err() {
         return Err(call.ocs.fail(400, "Invalid permissions"));
     }
+    let today = crate::clock::day(shared.now());
+    let stored = world.storage.share_mut(share.id).expect("share still exists");
+    links::apply_fields(&call, stored, &today)?;
     let share = world.storage.share(share.id).expect("share still exists");
     Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_SHARE_ID)?))
 }
@@ -376,6 +429,7 @@ fn can_access(world: &World, uid: &str, share: &Share, check_groups: bool) -> bo
                 && world.user(uid).is_some_and(|user| user.groups.contains(&share.share_with))
                 && !share.declined.contains(uid)
         }
+        ShareType::Link => false,
     }
 }
 
@@ -416,11 +470,11 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "can_delete": true,
         "stime": share.stime,
         "parent": null,
-        "expiration": null,
+        "expiration": share.expiration.as_ref().map(|day| format!("{day} 00:00:00")),
         "token": null,
         "uid_file_owner": share.owner,
-        "note": "",
-        "label": "",
+        "note": share.note,
+        "label": share.label,
         "displayname_file_owner": display_name(&share.owner),
         "path": format!("/{path}"),
         "item_type": if node.is_folder() { "folder" } else { "file" },
@@ -448,7 +502,7 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "item_mtime": node.mtime,
         "share_with": share.share_with,
         "mail_send": 0,
-        "hide_download": 0,
+        "hide_download": u8::from(share.hide_download),
         "attributes": null,
     });
     match share.share_type {
@@ -464,6 +518,15 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
             formatted["share_with_displayname"] = json!(
                 world.groups.get(&share.share_with).cloned().unwrap_or(share.share_with.clone())
             );
+        }
+        ShareType::Link => {
+            let link = share.link.as_ref()?;
+            formatted["share_with"] = json!(link.password);
+            formatted["password"] = json!(link.password);
+            formatted["share_with_displayname"] = json!("(Shared link)");
+            formatted["token"] = json!(link.token);
+            formatted["url"] = json!(link.url);
+            formatted["send_password_by_talk"] = json!(false);
         }
     }
     Some(formatted)

@@ -1,0 +1,102 @@
+//! Public link shares (share type 3) in files_sharing's OCS API, as
+//! `ShareAPIController` makes and edits them: permissions from
+//! `permissions` and the legacy `publicUpload` flag (with the share
+//! permission added whenever read is given, as Nextcloud does while
+//! outgoing federated shares are allowed), a password kept as a digest, an
+//! expiry day, a note and a label. Who reaches a link is in
+//! [`crate::public_links`].
+
+use super::{OcsCall, OcsError};
+use crate::storage::{Link, Share, permission};
+
+/// `getLinkSharePermissions` and `validateLinkSharePermissions`: what a
+/// link grants, from `permissions` (default read) or the legacy
+/// `publicUpload`, which wins.
+pub(super) fn permissions(
+    call: &OcsCall,
+    given: Option<i64>,
+    is_folder: bool,
+) -> Result<u8, OcsError> {
+    let mut permissions = match given {
+        Some(given) if (0..=permission::ALL as i64).contains(&given) => given as u8,
+        Some(_) => return Err(call.ocs.fail(400, "Invalid permissions")),
+        None => permission::READ,
+    };
+    match call.text("publicUpload").as_deref() {
+        Some("true") => permissions = UPLOAD,
+        Some("false") => permissions = permission::READ,
+        _ => {}
+    }
+    if permissions & permission::READ != 0 {
+        permissions |= permission::SHARE;
+    }
+    if permissions & (permission::READ | permission::CREATE) == 0 {
+        return Err(call.ocs.fail(400, "Share must at least have READ or CREATE permissions"));
+    }
+    if permissions & permission::READ == 0
+        && permissions & (permission::UPDATE | permission::DELETE) != 0
+    {
+        return Err(call
+            .ocs
+            .fail(400, "Share must have READ permission if UPDATE or DELETE permission is set"));
+    }
+    if permissions & (permission::CREATE | permission::UPDATE | permission::DELETE) != 0
+        && !is_folder
+    {
+        return Err(call
+            .ocs
+            .fail(404, "Public upload is only possible for publicly shared folders"));
+    }
+    Ok(permissions)
+}
+
+/// Read, create, update and delete: what `publicUpload=true` means.
+const UPLOAD: u8 = permission::READ | permission::CREATE | permission::UPDATE | permission::DELETE;
+
+/// A fresh token: 15 letters and digits, as `Manager::generateToken`.
+pub(super) fn token() -> String {
+    use rand::Rng as _;
+    let mut rng = rand::thread_rng();
+    (0..15).map(|_| rng.sample(rand::distributions::Alphanumeric) as char).collect()
+}
+
+/// The optional fields of a create or an update, applied to `share`:
+/// `password` ("" removes it, links only), `expireDate` ("" removes it;
+/// a past day is refused), `note`, `label`, `hideDownload`.
+pub(super) fn apply_fields(call: &OcsCall, share: &mut Share, today: &str) -> Result<(), OcsError> {
+    if let Some(password) = call.text("password")
+        && let Some(link) = share.link.as_mut()
+    {
+        link.password = (!password.is_empty()).then(|| Link::password_digest(&password));
+    }
+    if let Some(date) = call.text("expireDate") {
+        share.expiration = match date.trim() {
+            "" => None,
+            date => Some(expiry_day(call, date, today)?),
+        };
+    }
+    if let Some(note) = call.text("note") {
+        share.note = note;
+    }
+    if let Some(label) = call.text("label") {
+        share.label = label;
+    }
+    if let Some(hide) = call.text("hideDownload") {
+        share.hide_download = hide == "true" || hide == "1";
+    }
+    Ok(())
+}
+
+/// `parseDate`: a day, `Y-m-d` (a time after it is ignored), not before
+/// today.
+fn expiry_day(call: &OcsCall, text: &str, today: &str) -> Result<String, OcsError> {
+    let day = text.get(..10).unwrap_or(text);
+    let Ok(parsed) = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d") else {
+        return Err(call.ocs.fail(404, "Invalid date. Format must be YYYY-MM-DD"));
+    };
+    let day = parsed.format("%Y-%m-%d").to_string();
+    if day.as_str() < today {
+        return Err(call.ocs.fail(404, "Expiration date is in the past"));
+    }
+    Ok(day)
+}

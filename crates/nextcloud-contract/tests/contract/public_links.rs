@@ -1,0 +1,408 @@
+//! Public link shares (share type 3) as Nextcloud's suite checks them
+//! (`sharing-v1.feature`, `sharing-v1-part2b/part4.feature`,
+//! `webdav-related.feature`, `dav-v2-public.feature`): what the OCS API
+//! answers when a link is made and edited, and what whoever holds the link
+//! reaches through `/index.php/s/{token}/download`, `/public.php/dav/files/`
+//! and the legacy `/public.php/webdav/`.
+
+use super::provisioning::{create_account, delete_account};
+use super::sharing::share_with;
+use nextcloud_contract::{Account, Target, form_encode, ocs_json};
+use serde_json::Value;
+use xml_tree::{DAV, NC, OC};
+
+const SHARES_V1: &str = "/ocs/v1.php/apps/files_sharing/api/v1/shares";
+const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+
+/// A link share of `path` with `fields` (v2): the status and the share.
+async fn create_link(
+    target: &Target,
+    owner: &Account,
+    path: &str,
+    fields: &[(&str, &str)],
+) -> (u16, Value) {
+    let mut all = vec![("path", format!("/{path}")), ("shareType", "3".to_string())];
+    all.extend(fields.iter().map(|(name, value)| (*name, value.to_string())));
+    let response = target
+        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&all))
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = ocs_json(response).await;
+    (status, answer["ocs"]["data"].clone())
+}
+
+async fn update(
+    target: &Target,
+    owner: &Account,
+    id: &str,
+    fields: &[(&str, &str)],
+) -> (u16, Value) {
+    let fields: Vec<(&str, String)> =
+        fields.iter().map(|(name, value)| (*name, value.to_string())).collect();
+    let response = target
+        .ocs(owner, "PUT", &format!("{SHARES}/{id}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = ocs_json(response).await;
+    (status, answer["ocs"]["data"].clone())
+}
+
+async fn info(target: &Target, owner: &Account, id: &str) -> Value {
+    let (status, answer) =
+        target.ocs_call(owner, "GET", &format!("{SHARES}/{id}?format=json")).await;
+    assert_eq!(status, 200, "{answer}");
+    answer["ocs"]["data"][0].clone()
+}
+
+fn text(share: &Value, field: &str) -> String {
+    share[field].to_string().trim_matches('"').to_string()
+}
+
+/// A GET through the public DAV endpoint, with a password when given.
+async fn public_get(
+    target: &Target,
+    token: &str,
+    below: &str,
+    password: Option<&str>,
+    range: Option<&str>,
+) -> (u16, String) {
+    let mut request = target.anonymous("GET", &format!("/public.php/dav/files/{token}{below}"));
+    if let Some(password) = password {
+        request = request.basic_auth("anonymous", Some(password));
+    }
+    if let Some(range) = range {
+        request = request.header("Range", range);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+/// "Creating a new public share" (v1: 100) and "download a public shared
+/// file with range": a file's link has a 15-character token, a URL on
+/// `/index.php/s/`, read and share permissions and no password; the file
+/// downloads from the link's page and, by range, over public DAV.
+#[tokio::test]
+async fn a_files_link_downloads_by_its_token() {
+    let target = Target::get().await;
+    let (_, capabilities) =
+        target.ocs_call(target.alice(), "GET", "/ocs/v2.php/cloud/capabilities?format=json").await;
+    let public = &capabilities["ocs"]["data"]["capabilities"]["files_sharing"]["public"];
+    assert_eq!((public["enabled"].clone(), public["upload"].clone()), (true.into(), true.into()));
+    let owner = create_account(&target, &[]).await;
+    let content = "Welcome to your Nextcloud account! This is an example file for developers.";
+    assert!(target.put_file(&owner, "welcome.txt", content).await.status().is_success());
+    let fields = [("path", "/welcome.txt".to_string()), ("shareType", "3".to_string())];
+    let response = target
+        .ocs(&owner, "POST", &format!("{SHARES_V1}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = ocs_json(response).await;
+    assert_eq!(
+        (status, answer["ocs"]["meta"]["statuscode"].clone()),
+        (200, 100.into()),
+        "{answer}"
+    );
+    let share = &answer["ocs"]["data"];
+    let token = text(share, "token");
+    assert_eq!(token.len(), 15, "{share}");
+    assert!(token.chars().all(|ch| ch.is_ascii_alphanumeric()), "{token}");
+    assert!(text(share, "url").ends_with(&format!("/index.php/s/{token}")), "{share}");
+    assert_eq!((share["share_type"].clone(), share["permissions"].clone()), (3.into(), 17.into()));
+    assert_eq!(share["share_with"], Value::Null, "no password: {share}");
+
+    let download = target.anonymous("GET", &format!("/index.php/s/{token}/download")).send().await;
+    let download = download.unwrap();
+    assert_eq!(download.status(), 200);
+    assert!(download.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+    assert_eq!(download.text().await.unwrap(), content);
+    let start = content.find("example").unwrap();
+    let range = format!("bytes={start}-{}", start + 26);
+    let (status, part) = public_get(&target, &token, "", None, Some(&range)).await;
+    assert_eq!((status, part.as_str()), (206, "example file for developers"));
+    delete_account(&target, &owner.uid).await;
+}
+
+/// "Creating a new public share with password", "… and adding an
+/// expiration date" and "… updating its password and getting its info": a
+/// password-protected link is 401 without it and opens with it, on both
+/// public DAV endpoints (the legacy one takes the token as user name); the
+/// OCS answer shows a digest, never the password; a new password replaces
+/// the old one; an expiry day reads back as `Y-m-d 00:00:00`.
+#[tokio::test]
+async fn a_password_guards_a_link() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    assert!(target.put_file(&owner, "welcome.txt", "guarded").await.status().is_success());
+    let (status, share) =
+        create_link(&target, &owner, "welcome.txt", &[("password", "publicpw")]).await;
+    assert_eq!(status, 200, "{share}");
+    let (id, token) = (text(&share, "id"), text(&share, "token"));
+    let digest = text(&share, "share_with");
+    assert!(!digest.is_empty() && !digest.contains("publicpw"), "a digest: {share}");
+
+    assert_eq!(public_get(&target, &token, "", None, None).await.0, 401);
+    assert_eq!(public_get(&target, &token, "", Some("wrong"), None).await.0, 401);
+    assert_eq!(
+        public_get(&target, &token, "", Some("publicpw"), None).await,
+        (200, "guarded".into())
+    );
+    let legacy =
+        target.anonymous("GET", "/public.php/webdav/").basic_auth(&token, Some("publicpw"));
+    let legacy = legacy.send().await.unwrap();
+    assert_eq!(legacy.status(), 200);
+    assert_eq!(legacy.text().await.unwrap(), "guarded");
+
+    let in_three_days =
+        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
+    let (status, updated) = update(&target, &owner, &id, &[("expireDate", &in_three_days)]).await;
+    assert_eq!(status, 200, "{updated}");
+    assert_eq!(
+        text(&info(&target, &owner, &id).await, "expiration"),
+        format!("{in_three_days} 00:00:00")
+    );
+    assert_eq!(public_get(&target, &token, "", Some("publicpw"), None).await.0, 200);
+
+    let (status, updated) = update(&target, &owner, &id, &[("password", "another publicpw")]).await;
+    assert_eq!(status, 200, "{updated}");
+    assert_eq!(public_get(&target, &token, "", Some("publicpw"), None).await.0, 401);
+    assert_eq!(public_get(&target, &token, "", Some("another publicpw"), None).await.0, 200);
+    delete_account(&target, &owner.uid).await;
+}
+
+/// "Creating a new public share of a folder" and "download a public shared
+/// file inside a folder with range", "See note to recipient in public
+/// shares" and "Downloading a file from public share with Ajax header": a
+/// folder link with `publicUpload` has every permission (31), lists the
+/// folder, serves its files by range, shows its note on its root and takes
+/// uploads into the owner's folder; a read-only link refuses them.
+#[tokio::test]
+async fn a_folder_link_serves_the_folder_and_takes_uploads_if_allowed() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    assert_eq!(target.mkcol(&owner, "PARENT").await, 201);
+    let parent = "PARENT/parent.txt";
+    assert!(
+        target
+            .put_file(&owner, parent, "Nextcloud test text file parent")
+            .await
+            .status()
+            .is_success()
+    );
+    let in_three_days =
+        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
+    let (status, share) = create_link(
+        &target,
+        &owner,
+        "PARENT",
+        &[
+            ("password", "publicpw"),
+            ("expireDate", &in_three_days),
+            ("publicUpload", "true"),
+            ("permissions", "7"),
+            ("note", "Hello"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{share}");
+    assert_eq!(share["permissions"], 31, "{share}");
+    assert_eq!(share["mimetype"], "httpd/unix-directory");
+    assert_eq!(text(&share, "expiration"), format!("{in_three_days} 00:00:00"));
+    let token = text(&share, "token");
+
+    let (status, part) =
+        public_get(&target, &token, "/parent.txt", Some("publicpw"), Some("bytes=1-8")).await;
+    assert_eq!((status, part.as_str()), (206, "extcloud"));
+    let ajax = target
+        .anonymous("GET", &format!("/public.php/dav/files/{token}/parent.txt"))
+        .basic_auth("anonymous", Some("publicpw"))
+        .header("X-Requested-With", "XMLHttpRequest")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ajax.text().await.unwrap(), "Nextcloud test text file parent");
+
+    let body = r#"<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop><nc:note/><d:resourcetype/></d:prop></d:propfind>"#;
+    let listing = target
+        .anonymous("PROPFIND", &format!("/public.php/dav/files/{token}/"))
+        .basic_auth("anonymous", Some("publicpw"))
+        .header("Depth", "1")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listing.status(), 207);
+    let multistatus = nextcloud_contract::Multistatus::parse(&listing.bytes().await.unwrap());
+    let root =
+        multistatus.find(&format!("/public.php/dav/files/{token}/")).expect("the link's root");
+    assert_eq!(root.text(NC, "note").as_deref(), Some("Hello"));
+    assert!(root.prop(DAV, "resourcetype").is_some());
+    assert!(multistatus.find("/parent.txt").is_some(), "the folder is listed");
+
+    let upload = target
+        .anonymous("PUT", &format!("/public.php/dav/files/{token}/test.txt"))
+        .basic_auth("anonymous", Some("publicpw"))
+        .body("test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status(), 201);
+    let (status, uploaded) =
+        target.get_text(&owner, &target.files_path(&owner, "PARENT/test.txt")).await;
+    assert_eq!((status, uploaded.as_str()), (200, "test"), "the upload is the owner's");
+
+    let (status, read_only) = create_link(&target, &owner, "PARENT", &[]).await;
+    assert_eq!((status, read_only["permissions"].clone()), (200, 17.into()), "{read_only}");
+    let refused = target
+        .anonymous("PUT", &format!("/public.php/dav/files/{}/nope.txt", text(&read_only, "token")))
+        .body("nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    delete_account(&target, &owner.uid).await;
+}
+
+/// "Creating a new public share, updating its expiration date and getting
+/// its info", "… updating its permissions …", "… for \"hide file list\""
+/// and "… updating publicUpload option …": a folder's link starts at 17,
+/// takes an expiry day (not one in the past);
+/// `publicUpload` (with or without `permissions`) makes it 31; create alone
+/// (4) stays 4; the info names the link as upstream does.
+#[tokio::test]
+async fn a_links_permissions_and_info_follow_its_updates() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    assert_eq!(target.mkcol(&owner, "FOLDER").await, 201);
+    let (status, share) = create_link(&target, &owner, "FOLDER", &[]).await;
+    assert_eq!(status, 200, "{share}");
+    let id = text(&share, "id");
+    let shown = info(&target, &owner, &id).await;
+    for (field, value) in [
+        ("item_type", Value::from("folder")),
+        ("share_type", 3.into()),
+        ("file_target", "/FOLDER".into()),
+        ("permissions", 17.into()),
+        ("mail_send", 0.into()),
+        ("uid_owner", owner.uid.as_str().into()),
+        ("storage_id", format!("home::{}", owner.uid).into()),
+        ("mimetype", "httpd/unix-directory".into()),
+    ] {
+        assert_eq!(shown[field], value, "{field}: {shown}");
+    }
+    let in_three_days =
+        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
+    let (status, updated) = update(&target, &owner, &id, &[("expireDate", &in_three_days)]).await;
+    assert_eq!(status, 200, "{updated}");
+    let shown = info(&target, &owner, &id).await;
+    assert_eq!(text(&shown, "expiration"), format!("{in_three_days} 00:00:00"));
+    assert_eq!((shown["permissions"].clone(), shown["token"].is_string()), (17.into(), true));
+    let (status, refused) = update(&target, &owner, &id, &[("expireDate", "2000-01-01")]).await;
+    assert_eq!(status, 404, "a day in the past: {refused}");
+    for (fields, expected) in [
+        (vec![("permissions", "7"), ("publicUpload", "true")], 31),
+        (vec![("permissions", "4")], 4),
+        (vec![("publicUpload", "true")], 31),
+        (vec![("publicUpload", "false")], 17),
+    ] {
+        let (status, updated) = update(&target, &owner, &id, &fields).await;
+        assert_eq!(status, 200, "{fields:?}: {updated}");
+        assert_eq!(info(&target, &owner, &id).await["permissions"], expected, "{fields:?}");
+    }
+    assert!(!text(&info(&target, &owner, &id).await, "url").is_empty());
+    let file_upload = target.put_file(&owner, "file.txt", "x").await;
+    assert!(file_upload.status().is_success());
+    let (status, refused) =
+        create_link(&target, &owner, "file.txt", &[("publicUpload", "true")]).await;
+    assert_eq!(status, 404, "no public upload to a file: {refused}");
+    delete_account(&target, &owner.uid).await;
+}
+
+/// "A file that is shared by link has a share-types property", "… by
+/// user,group and link …" (webdav-related) and "Don't allow sharing of the
+/// root" (part2b): `oc:share-types` lists 3 for a link; the root cannot be
+/// shared at all (403).
+#[tokio::test]
+async fn share_types_name_links_and_the_root_is_never_shared() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let other = create_account(&target, &[]).await;
+    assert_eq!(target.mkcol(&owner, "test").await, 201);
+    let (status, _) = create_link(&target, &owner, "test", &[("permissions", "31")]).await;
+    assert_eq!(status, 200);
+    let types = || async {
+        let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:share-types/></d:prop></d:propfind>"#;
+        let (_, multistatus) =
+            target.propfind(&owner, &target.files_path(&owner, "test"), "0", body).await;
+        let response = multistatus.unwrap().responses.remove(0);
+        let mut types: Vec<String> = response
+            .prop(OC, "share-types")
+            .map(|property| {
+                property.children().map(|child| child.text().trim().to_string()).collect()
+            })
+            .unwrap_or_default();
+        types.sort();
+        types
+    };
+    assert_eq!(types().await, vec!["3"]);
+    let (status, _) = share_with(&target, &owner, "test", &other, Some("31")).await;
+    assert_eq!(status, 200);
+    assert_eq!(types().await, vec!["0", "3"]);
+    // The administrators' group is there on every Nextcloud.
+    let group = [
+        ("path", "/test".to_string()),
+        ("shareType", "1".to_string()),
+        ("shareWith", "admin".to_string()),
+    ];
+    let response = target
+        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&group))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(types().await, vec!["0", "1", "3"]);
+
+    let (status, root) = create_link(&target, &owner, "", &[]).await;
+    assert_eq!(status, 403, "{root}");
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &other.uid).await;
+}
+
+/// "do not allow to increase link share permissions on reshare" and "… on
+/// sub reshare" (part4), and "Accepting a share that is not a user share"
+/// (sharing-accept): a recipient who may reshare read-only makes a link,
+/// but cannot open it to uploads (404); a link has no accept page.
+#[tokio::test]
+async fn a_reshared_link_cannot_exceed_the_received_share() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let resharer = create_account(&target, &[]).await;
+    assert_eq!(target.mkcol(&owner, "TMP").await, 201);
+    assert_eq!(target.mkcol(&owner, "TMP/SUB").await, 201);
+    let (status, answer) = share_with(&target, &owner, "TMP", &resharer, Some("17")).await;
+    assert_eq!(status, 200, "{answer}");
+    for path in ["TMP", "TMP/SUB"] {
+        let (status, link) = create_link(&target, &resharer, path, &[]).await;
+        assert_eq!(status, 200, "{path}: {link}");
+        let (status, refused) =
+            update(&target, &resharer, &text(&link, "id"), &[("publicUpload", "true")]).await;
+        assert_eq!(status, 404, "{path}: {refused}");
+        let accept =
+            format!("/index.php/apps/files_sharing/accept/ocinternal:{}", text(&link, "id"));
+        let page = target.as_account(&resharer, "GET", &accept).send().await.unwrap();
+        assert_eq!(page.status(), 404, "a link has no accept page");
+    }
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &resharer.uid).await;
+}
