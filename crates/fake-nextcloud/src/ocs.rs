@@ -19,6 +19,7 @@
 //! session's request token — else the bare `{"message":"CSRF check failed"}`
 //! with HTTP 412 that real clients get when they forget the header.
 
+pub(crate) mod app_config;
 mod links;
 mod provisioning;
 mod shares;
@@ -53,6 +54,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ocs/{version}/cloud/config", get(config))
         .route("/ocs/{version}/cloud/user", get(current_user))
         .merge(provisioning::routes())
+        .merge(app_config::routes())
         .route(
             "/ocs/{version}/apps/files_sharing/api/v1/shares",
             get(shares::list).post(shares::create),
@@ -624,7 +626,7 @@ async fn capabilities(
     let world = shared.world();
     let data = json!({
         "version": version_object(&world.server.version),
-        "capabilities": capability_set(call.user.is_some()),
+        "capabilities": capability_set(call.user.is_some(), &app_config::Settings::of(&world)),
     });
     // `setETag(md5(json_encode($result)))`: the same set, the same tag.
     let digest = <md5::Md5 as md5::Digest>::digest(data.to_string().as_bytes());
@@ -677,7 +679,7 @@ pub fn version_object(version: &str) -> Value {
 /// A Nextcloud 31 capability set for the apps the fake speaks, claiming
 /// only what it serves: `tests/ocs.rs` probes every claimed feature (and
 /// every feature the fake has) and fails when the two disagree.
-fn capability_set(logged_in: bool) -> Value {
+fn capability_set(logged_in: bool, settings: &app_config::Settings<'_>) -> Value {
     let mut capabilities = json!({
         "core": {
             "pollinterval": 60,
@@ -712,15 +714,15 @@ fn capability_set(logged_in: bool) -> Value {
         "files_sharing": {
             "api_enabled": true,
             "public": {
-                "enabled": true,
+                "enabled": settings.links_allowed(),
                 "password": { "enforced": false, "askForOptionalPassword": false },
                 "multiple_links": true,
                 "expire_date": { "enabled": false },
                 "expire_date_internal": { "enabled": false },
                 "expire_date_remote": { "enabled": false },
                 "send_mail": false,
-                "upload": true,
-                "upload_files_drop": true,
+                "upload": settings.public_upload_allowed(),
+                "upload_files_drop": settings.public_upload_allowed(),
                 "custom_tokens": false,
             },
             "resharing": true,

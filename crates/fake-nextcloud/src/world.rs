@@ -49,6 +49,9 @@ pub struct World {
     /// `schedule-default-calendar-URL` chose (Nextcloud keeps it as the
     /// user's `defaultCalendar` setting).
     pub schedule_defaults: BTreeMap<String, String>,
+    /// app → key → value: apps' configuration as provisioning_api's
+    /// `config/apps` sets it (the share API's settings).
+    pub app_config: BTreeMap<String, BTreeMap<String, String>>,
     pub address_books: crate::carddav::AddressBooks,
     pub deck: crate::deck::Deck,
     pub mail: crate::mail::Mail,
@@ -228,6 +231,7 @@ impl World {
             uploads: Default::default(),
             calendars,
             schedule_defaults: BTreeMap::new(),
+            app_config: BTreeMap::new(),
             address_books,
             deck,
             mail,

@@ -20,6 +20,7 @@ mod contract {
     mod public_links;
     mod quota;
     mod share_accept;
+    mod share_settings;
     mod sharing;
     mod sharing_accounts;
     mod tools;

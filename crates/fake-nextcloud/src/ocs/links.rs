@@ -2,10 +2,12 @@
 //! `ShareAPIController` makes and edits them: permissions from
 //! `permissions` and the legacy `publicUpload` flag (with the share
 //! permission added whenever read is given, as Nextcloud does while
-//! outgoing federated shares are allowed), a password kept as a digest, an
+//! outgoing federated shares are allowed, its default), a password kept as
+//! a digest, an
 //! expiry day, a note and a label. Who reaches a link is in
-//! [`crate::public_links`].
+//! [`crate::files::public`].
 
+use super::app_config::Settings;
 use super::{OcsCall, OcsError};
 use crate::storage::{Link, Share, permission};
 
@@ -14,6 +16,7 @@ use crate::storage::{Link, Share, permission};
 /// `publicUpload`, which wins.
 pub(super) fn permissions(
     call: &OcsCall,
+    settings: &Settings<'_>,
     given: Option<i64>,
     is_folder: bool,
 ) -> Result<u8, OcsError> {
@@ -27,7 +30,7 @@ pub(super) fn permissions(
         Some("false") => permissions = permission::READ,
         _ => {}
     }
-    if permissions & permission::READ != 0 {
+    if permissions & permission::READ != 0 && settings.outgoing_federation() {
         permissions |= permission::SHARE;
     }
     if permissions & (permission::READ | permission::CREATE) == 0 {
@@ -40,9 +43,11 @@ pub(super) fn permissions(
             .ocs
             .fail(400, "Share must have READ permission if UPDATE or DELETE permission is set"));
     }
-    if permissions & (permission::CREATE | permission::UPDATE | permission::DELETE) != 0
-        && !is_folder
-    {
+    let uploads = permissions & (permission::CREATE | permission::UPDATE | permission::DELETE) != 0;
+    if uploads && !settings.public_upload_allowed() {
+        return Err(call.ocs.fail(403, "Public upload disabled by the administrator"));
+    }
+    if uploads && !is_folder {
         return Err(call
             .ocs
             .fail(404, "Public upload is only possible for publicly shared folders"));
@@ -99,4 +104,19 @@ fn expiry_day(call: &OcsCall, text: &str, today: &str) -> Result<String, OcsErro
         return Err(call.ocs.fail(404, "Expiration date is in the past"));
     }
     Ok(day)
+}
+
+/// The day a share made `now` expires by the server's default, when the
+/// creator named none (`expireDate` absent, not empty).
+pub(super) fn default_expiration(
+    call: &OcsCall,
+    settings: &Settings<'_>,
+    link: bool,
+    now: i64,
+) -> Option<String> {
+    if call.params.contains_key("expireDate") {
+        return None;
+    }
+    let days = settings.default_expiry_days(link)?;
+    Some(crate::clock::day(now + days * 86_400))
 }

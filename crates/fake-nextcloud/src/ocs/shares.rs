@@ -1,16 +1,15 @@
 //! files_sharing's OCS shares API (`ShareAPIController`): list, show,
-//! create, update and delete user and group shares.
+//! create, update and delete user, group and link shares (a link's own
+//! fields in [`super::links`]).
 //!
 //! Shares live in [`crate::storage::Storage`], so a share created or deleted
 //! here changes what WebDAV, SEARCH and the converter see at once: deleting a
-//! share is how tests revoke access. Public links do not exist in Tamebi's
-//! world: creating one answers "Public link sharing is disabled by the
-//! administrator" with `OCSNotFoundException`'s 404, as Nextcloud does when
-//! the administrator turned links off.
+//! share is how tests revoke access. Tamebi offers no tool that makes links;
+//! users have them, and clients list them.
 
 use super::guard;
-use super::links;
 use super::{Guarded, OcsCall, OcsError, OcsResult, USER_MISSING};
+use super::{app_config, links};
 use crate::AppState;
 use crate::storage::{self, Link, Share, ShareId, ShareType, StorageError, permission};
 use crate::world::{User, World};
@@ -124,7 +123,12 @@ pub async fn create(
         Err(_) => return Err(call.ocs.fail(404, WRONG_PATH)),
     };
     if share_type == 3 {
-        let link_permissions = links::permissions(&call, permissions, is_folder)?;
+        let settings = app_config::Settings::of(&world);
+        if !settings.links_allowed() {
+            return Err(call.ocs.fail(404, "Public link sharing is disabled by the administrator"));
+        }
+        let link_permissions = links::permissions(&call, &settings, permissions, is_folder)?;
+        let default_expiration = links::default_expiration(&call, &settings, true, now);
         if held & permission::SHARE == 0 {
             return Err(call.ocs.fail(404, format!("You are not allowed to share {node_name}")));
         }
@@ -150,6 +154,7 @@ pub async fn create(
         share.link =
             Some(Link { url: format!("{base}/index.php/s/{token}"), token, password: None });
         share.permissions = link_permissions;
+        share.expiration = default_expiration;
         if let Err(refused) = links::apply_fields(&call, share, &today) {
             world.storage.remove_share(id);
             return Err(refused);
@@ -157,7 +162,9 @@ pub async fn create(
         let share = world.storage.share(id).expect("share just created");
         return Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?));
     }
-    let permissions = permissions.unwrap_or(permission::ALL as i64);
+    let settings = app_config::Settings::of(&world);
+    let default_expiration = links::default_expiration(&call, &settings, false, now);
+    let permissions = permissions.unwrap_or(settings.default_permissions());
     if !(0..=permission::ALL as i64).contains(&permissions) {
         return Err(call.ocs.fail(404, "Invalid permissions"));
     }
@@ -232,6 +239,13 @@ pub async fn create(
     if world.server.force_share_accept {
         world.storage.require_acceptance(id);
     }
+    let today = crate::clock::day(now);
+    let share = world.storage.share_mut(id).expect("share just created");
+    share.expiration = default_expiration;
+    if let Err(refused) = links::apply_fields(&call, share, &today) {
+        world.storage.remove_share(id);
+        return Err(refused);
+    }
     let share = world.storage.share(id).expect("share just created");
     Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?))
 }
@@ -304,7 +318,7 @@ pub async fn update(
         (ShareType::Link, Ok(given))
             if given.is_some() || call.params.contains_key("publicUpload") =>
         {
-            Some(links::permissions(&call, given, is_folder)?)
+            Some(links::permissions(&call, &app_config::Settings::of(&world), given, is_folder)?)
         }
         _ => None,
     };

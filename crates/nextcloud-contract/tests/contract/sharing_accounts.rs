@@ -195,3 +195,27 @@ async fn a_reshare_is_limited_by_its_own_share_whatever_else_is_shared() {
         delete_account(&target, &account.uid).await;
     }
 }
+
+/// "Empting trashbin" and "orphaned shares" (sharing-v1-part3): a shared
+/// folder deleted with its parent is gone for its recipient, in the trash
+/// and after the trash is emptied (204).
+#[tokio::test]
+async fn a_share_deleted_with_its_parent_is_gone_for_the_recipient() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let recipient = create_account(&target, &[]).await;
+    assert_eq!(target.mkcol(&owner, "common").await, 201);
+    assert_eq!(target.mkcol(&owner, "common/sub").await, 201);
+    let (status, answer) = share_with(&target, &owner, "common/sub", &recipient, Some("31")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(sees(&target, &recipient, "sub").await);
+
+    assert_eq!(target.delete_file(&owner, "common").await, 204);
+    assert!(!sees(&target, &recipient, "sub").await, "gone while in the trash");
+    let trash = format!("/remote.php/dav/trashbin/{}/trash/", owner.uid);
+    assert_eq!(target.send(&owner, "DELETE", &trash).await.status(), 204, "the trash emptied");
+    assert!(!sees(&target, &recipient, "sub").await, "and after");
+
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &recipient.uid).await;
+}
