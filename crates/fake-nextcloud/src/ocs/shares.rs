@@ -376,6 +376,9 @@ pub async fn delete(
     } else if share.is_pending_for(&user.uid) {
         // Declining a share never accepted: nothing is mounted to leave.
         world.storage.decline(user.viewer(), share.id)
+    } else if !is_recipient(&world, &user.uid, &share, true) {
+        // Seen through resharing rights: not theirs to end.
+        return Err(call.ocs.fail(403, COULD_NOT_DELETE));
     } else {
         // A recipient "deletes" by leaving: the mount goes away for them only
         // (group shares) or the share ends (user shares), as in Nextcloud.
@@ -433,9 +436,17 @@ fn can_access(world: &World, uid: &str, share: &Share, check_groups: bool) -> bo
     if share.permissions == 0 {
         return false;
     }
-    if share.owner == uid || share.initiator == uid {
+    if share.owner == uid || share.initiator == uid || is_recipient(world, uid, share, check_groups)
+    {
         return true;
     }
+    // Resharing rights on the node: its other shares are visible too.
+    holds(world, uid, share.node).is_some_and(|held| held & permission::SHARE != 0)
+}
+
+/// Whether `uid` is who the share was made for (a group share only when
+/// groups are checked).
+fn is_recipient(world: &World, uid: &str, share: &Share, check_groups: bool) -> bool {
     match share.share_type {
         ShareType::User => share.share_with == uid,
         ShareType::Group => {
@@ -445,6 +456,13 @@ fn can_access(world: &World, uid: &str, share: &Share, check_groups: bool) -> bo
         }
         ShareType::Link => false,
     }
+}
+
+/// The permissions `uid` holds on a node, if they see it at all.
+fn holds(world: &World, uid: &str, node: storage::FileId) -> Option<u8> {
+    let viewer = world.user(uid)?.viewer();
+    let path = world.storage.path_of(viewer, node)?;
+    world.storage.resolve(viewer, &path).ok().map(|entry| entry.permissions)
 }
 
 /// `ShareAPIController::formatShare`, as seen by `uid`; `None` when the

@@ -219,3 +219,58 @@ async fn a_share_deleted_with_its_parent_is_gone_for_the_recipient() {
     delete_account(&target, &owner.uid).await;
     delete_account(&target, &recipient.uid).await;
 }
+
+/// "Get a share with a user with resharing rights", "delete a share with a
+/// user with resharing rights that didn't receive the share" (part2b) and
+/// "Get a share with a user which didn't received the share": a recipient
+/// who may reshare a file sees its other shares, but can neither delete
+/// (403) nor edit (403) them; someone with no access gets 404.
+#[tokio::test]
+async fn resharing_rights_show_sibling_shares_but_do_not_own_them() {
+    let target = Target::get().await;
+    let mut users = Vec::new();
+    for _ in 0..4 {
+        users.push(create_account(&target, &[]).await);
+    }
+    let [owner, resharer, sibling, outsider] = [&users[0], &users[1], &users[2], &users[3]];
+    let name = format!("{}.txt", target.unique("textfile0"));
+    assert!(target.put_file(owner, &name, "shared twice").await.status().is_success());
+    let (status, first) = share_with(&target, owner, &name, resharer, None).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, second) = share_with(&target, owner, &name, sibling, None).await;
+    assert_eq!(status, 200, "{second}");
+    let id = second["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let path = format!("{SHARES}/{id}?format=json");
+
+    let (status, seen) = target.ocs_call(resharer, "GET", &path).await;
+    assert_eq!(status, 200, "{seen}");
+    let seen = &seen["ocs"]["data"][0];
+    assert_eq!(seen["share_with"], sibling.uid.as_str(), "{seen}");
+    assert_eq!(
+        (seen["uid_owner"].clone(), seen["permissions"].clone()),
+        (owner.uid.as_str().into(), 19.into())
+    );
+    assert_eq!(seen["path"], format!("/{name}"), "the path as the resharer sees it");
+    assert_eq!(target.ocs_call(outsider, "GET", &path).await.0, 404);
+
+    let v1 = format!("/ocs/v1.php/apps/files_sharing/api/v1/shares/{id}?format=json");
+    let (status, refused) = target.ocs_call(resharer, "DELETE", &v1).await;
+    assert_eq!(
+        (status, refused["ocs"]["meta"]["statuscode"].clone()),
+        (200, 403.into()),
+        "{refused}"
+    );
+    let response = target
+        .ocs(resharer, "PUT", &path)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&[("permissions", "1".to_string())]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ocs_json(response).await.0, 403, "not theirs to edit");
+    assert!(sees(&target, resharer, &name).await, "and their own share is untouched");
+    assert!(sees(&target, sibling, &name).await, "nor the sibling's");
+    for account in &users {
+        delete_account(&target, &account.uid).await;
+    }
+}
