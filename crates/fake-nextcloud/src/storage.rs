@@ -127,6 +127,10 @@ pub struct Share {
     pub note: String,
     pub label: String,
     pub hide_download: bool,
+    /// The share's attributes as files_sharing stores them (a JSON array
+    /// of `{scope, key, value}`), e.g. the view-only
+    /// `[{"scope":"permissions","key":"download","value":false}]`.
+    pub attributes: Option<serde_json::Value>,
 }
 
 /// A public link's own fields.
@@ -156,6 +160,19 @@ impl Link {
 }
 
 impl Share {
+    /// Whether what comes through this share may be downloaded (and
+    /// copied): not when its attributes say `download` is false.
+    pub fn allows_download(&self) -> bool {
+        let Some(attributes) = self.attributes.as_ref().and_then(|value| value.as_array()) else {
+            return true;
+        };
+        !attributes.iter().any(|attribute| {
+            attribute["scope"] == "permissions"
+                && attribute["key"] == "download"
+                && attribute["value"] == false
+        })
+    }
+
     /// Whether the share waits for `uid` to accept it (it is not mounted
     /// in their files until then).
     pub fn is_pending_for(&self, uid: &str) -> bool {
@@ -1053,6 +1070,7 @@ impl Storage {
                 note: String::new(),
                 label: String::new(),
                 hide_download: false,
+                attributes: None,
             },
         );
         Ok(id)

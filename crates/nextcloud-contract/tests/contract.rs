@@ -26,6 +26,7 @@ mod contract {
     mod tools;
     mod trashbin;
     mod versions;
+    mod view_only;
     mod webdav;
     mod webhooks;
 }

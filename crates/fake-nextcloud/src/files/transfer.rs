@@ -14,6 +14,10 @@ use http::{HeaderMap, StatusCode};
 /// What DummyGetResponsePlugin answers to a GET on a folder.
 pub const FOLDER_GET_TEXT: &str = "This is the WebDAV interface. It can only be accessed by WebDAV clients such as the Nextcloud desktop sync client.";
 
+/// The refusal of a download through a view-only share.
+pub(super) const VIEW_ONLY: &str =
+    "Access to this shared resource has been denied because its download permission is disabled.";
+
 /// The state of an existing resource that preconditions compare against.
 #[derive(Debug, Clone)]
 pub(super) struct Current {
@@ -40,6 +44,11 @@ pub(super) fn get(
         let world = shared.world();
         let viewer = target.viewer(&world.users)?;
         let entry = target.entry(&world.storage, viewer)?;
+        if entry.share.is_some_and(|share| !share.allows_download())
+            && !crate::ocs::app_config::Settings::of(&world).view_without_download()
+        {
+            return Err(DavError::Forbidden(VIEW_ONLY.to_string()));
+        }
         let summary = world.storage.summary(viewer, &entry);
         let current = Current { etag: quoted(&summary.etag), mtime: summary.mtime };
         match entry.node.content() {

@@ -112,6 +112,15 @@ pub(super) fn move_or_copy(
     let world = &mut *guard;
     let viewer = target.viewer(&world.users)?;
     check_existing_preconditions(world, viewer, request, target)?;
+    // A view-only share's content is not copied out (ViewOnlyPlugin).
+    if operation == Operation::Copy
+        && world
+            .storage
+            .resolve(viewer, &target.path)
+            .is_ok_and(|entry| entry.share.is_some_and(|share| !share.allows_download()))
+    {
+        return Err(DavError::Forbidden(super::transfer::VIEW_ONLY.to_string()));
+    }
     check_destination_parent(&world.storage, viewer, &destination)?;
     let destination_exists = world.storage.resolve(viewer, &destination).is_ok();
     if destination_exists && !overwrite {

@@ -137,6 +137,12 @@ impl<'w> Settings<'w> {
         self.number("core", "shareapi_default_permissions", crate::storage::permission::ALL as i64)
     }
 
+    /// `shareapi_allow_view_without_download`: whether a view-only share's
+    /// files may still be read (viewed) by its recipients.
+    pub(crate) fn view_without_download(&self) -> bool {
+        self.flag("core", "shareapi_allow_view_without_download", true)
+    }
+
     pub(crate) fn links_allowed(&self) -> bool {
         self.flag("core", "shareapi_allow_links", true)
     }

@@ -89,7 +89,56 @@ pub(super) fn apply_fields(call: &OcsCall, share: &mut Share, today: &str) -> Re
     if let Some(hide) = call.text("hideDownload") {
         share.hide_download = hide == "true" || hide == "1";
     }
+    if let Some(text) = call.text("attributes") {
+        share.attributes = match text.trim() {
+            "" | "null" | "[]" => None,
+            text => Some(attributes(text).ok_or_else(|| {
+                call.ocs.fail(400, format!("Invalid share attributes provided: \"{text}\""))
+            })?),
+        };
+    }
     Ok(())
+}
+
+/// Share attributes as `setShareAttributes` reads them: a JSON array of
+/// objects with `scope`, `key` and `value`, kept in that shape.
+fn attributes(text: &str) -> Option<serde_json::Value> {
+    let parsed: serde_json::Value = serde_json::from_str(text).ok()?;
+    let list = parsed.as_array()?;
+    let mut kept = Vec::with_capacity(list.len());
+    for attribute in list {
+        let (scope, key) = (attribute["scope"].as_str()?, attribute["key"].as_str()?);
+        let value = attribute.get("value")?.clone();
+        kept.push(serde_json::json!({ "scope": scope, "key": key, "value": value }));
+    }
+    Some(serde_json::Value::Array(kept))
+}
+
+/// Sets `download` false among the share's attributes.
+pub(super) fn restrict_download(share: &mut Share) {
+    let mut list =
+        share.attributes.take().and_then(|value| value.as_array().cloned()).unwrap_or_default();
+    list.retain(|attribute| {
+        !(attribute["scope"] == "permissions" && attribute["key"] == "download")
+    });
+    list.push(serde_json::json!({ "scope": "permissions", "key": "download", "value": false }));
+    share.attributes = Some(serde_json::Value::Array(list));
+}
+
+/// The attributes as the JSON text files_sharing stores and answers:
+/// `scope`, `key`, `value` in that order.
+pub(super) fn attributes_text(attributes: &serde_json::Value) -> String {
+    let list = attributes.as_array().map(Vec::as_slice).unwrap_or_default();
+    let items: Vec<String> = list
+        .iter()
+        .map(|attribute| {
+            format!(
+                "{{\"scope\":{},\"key\":{},\"value\":{}}}",
+                attribute["scope"], attribute["key"], attribute["value"]
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(","))
 }
 
 /// `parseDate`: a day, `Y-m-d` (a time after it is ignored), not before

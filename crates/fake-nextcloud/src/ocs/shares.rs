@@ -159,6 +159,7 @@ pub async fn create(
             world.storage.remove_share(id);
             return Err(refused);
         }
+        inherit_restrictions(&mut world, id);
         let share = world.storage.share(id).expect("share just created");
         return Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?));
     }
@@ -246,6 +247,7 @@ pub async fn create(
         world.storage.remove_share(id);
         return Err(refused);
     }
+    inherit_restrictions(&mut world, id);
     let share = world.storage.share(id).expect("share just created");
     Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?))
 }
@@ -357,6 +359,7 @@ pub async fn update(
     let today = crate::clock::day(shared.now());
     let stored = world.storage.share_mut(share.id).expect("share still exists");
     links::apply_fields(&call, stored, &today)?;
+    inherit_restrictions(&mut world, share.id);
     let share = world.storage.share(share.id).expect("share still exists");
     Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_SHARE_ID)?))
 }
@@ -458,6 +461,30 @@ fn is_recipient(world: &World, uid: &str, share: &Share, check_groups: bool) -> 
     }
 }
 
+/// A reshare keeps the download restriction of the share its creator
+/// received the node through: its attributes say `download` false, and a
+/// link hides its download, whatever was asked.
+fn inherit_restrictions(world: &mut World, id: ShareId) {
+    let Some(share) = world.storage.share(id) else { return };
+    let restricted = world.user(&share.initiator).is_some_and(|user| {
+        let viewer = user.viewer();
+        world
+            .storage
+            .path_of(viewer, share.node)
+            .and_then(|path| world.storage.resolve(viewer, &path).ok())
+            .and_then(|entry| entry.share)
+            .is_some_and(|received| !received.allows_download())
+    });
+    if !restricted {
+        return;
+    }
+    let share = world.storage.share_mut(id).expect("looked up above");
+    links::restrict_download(share);
+    if share.share_type == ShareType::Link {
+        share.hide_download = true;
+    }
+}
+
 /// The permissions `uid` holds on a node, if they see it at all.
 fn holds(world: &World, uid: &str, node: storage::FileId) -> Option<u8> {
     let viewer = world.user(uid)?.viewer();
@@ -535,7 +562,8 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "share_with": share.share_with,
         "mail_send": 0,
         "hide_download": u8::from(share.hide_download),
-        "attributes": null,
+        // files_sharing answers the attributes as the JSON text it stores.
+        "attributes": share.attributes.as_ref().map(links::attributes_text),
     });
     match share.share_type {
         ShareType::User => {
