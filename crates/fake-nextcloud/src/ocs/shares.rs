@@ -57,11 +57,22 @@ pub async fn list(
             Ok(children) => children.iter().map(|entry| entry.node.id).collect(),
             Err(_) => return Err(call.ocs.fail(404, WRONG_PATH)),
         };
-        world
+        // `getSharesInDir`: every share of a child (by anyone), but the
+        // ones made with the caller; all of them to someone with resharing
+        // rights on the folder, else only the caller's own.
+        let in_dir: Vec<&Share> = world
             .storage
             .shares()
-            .filter(|share| share.initiator == viewer.uid && children.contains(&share.node))
-            .collect()
+            .filter(|share| children.contains(&share.node))
+            .filter(|share| {
+                !(share.share_type == ShareType::User && share.share_with == viewer.uid)
+            })
+            .filter(|share| format_share(&world, viewer.uid, share).is_some())
+            .collect();
+        let folder = path_node.as_ref().map(|(_, id, _)| *id).expect("checked above");
+        let resharing = in_dir.iter().any(|share| share.owner == viewer.uid)
+            || holds(&world, viewer.uid, folder).is_some_and(|held| held & permission::SHARE != 0);
+        in_dir.into_iter().filter(|share| resharing || share.initiator == viewer.uid).collect()
     } else {
         let reshares = flag("reshares");
         world

@@ -274,3 +274,123 @@ async fn resharing_rights_show_sibling_shares_but_do_not_own_them() {
         delete_account(&target, &account.uid).await;
     }
 }
+
+/// The shares `?subfiles=true&path=…` lists for `account`: (sharer, file
+/// owner, recipient, path) of each, in the server's order.
+async fn subfile_shares(target: &Target, account: &Account, path: &str) -> Vec<[String; 4]> {
+    let query = format!("{SHARES}?format=json&subfiles=true&path={path}");
+    let (status, answer) = target.ocs_call(account, "GET", &query).await;
+    assert_eq!(status, 200, "{answer}");
+    let text = |share: &Value, field: &str| share[field].as_str().unwrap_or_default().to_string();
+    answer["ocs"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|share| {
+            [
+                text(share, "uid_owner"),
+                text(share, "uid_file_owner"),
+                text(share, "share_with"),
+                text(share, "path"),
+            ]
+        })
+        .collect()
+}
+
+/// "getting all shares including subfiles in a directory", "… with
+/// received shares" and "… with shares in subdirectories" (part2): the
+/// shares of a folder's direct children, not those made with the caller,
+/// not those of deeper nodes.
+#[tokio::test]
+async fn subfiles_lists_the_shares_of_a_folders_children() {
+    let target = Target::get().await;
+    let [owner, one, two] = [
+        create_account(&target, &[]).await,
+        create_account(&target, &[]).await,
+        create_account(&target, &[]).await,
+    ];
+    assert_eq!(target.mkcol(&owner, "PARENT").await, 201);
+    assert_eq!(target.mkcol(&owner, "PARENT/CHILD").await, 201);
+    for (account, path) in [
+        (&owner, "PARENT/parent.txt"),
+        (&owner, "PARENT/CHILD/child.txt"),
+        (&owner, "textfile0.txt"),
+        (&one, "textfile0.txt"),
+    ] {
+        assert!(target.put_file(account, path, "content").await.status().is_success());
+    }
+    for (from, path, to) in [
+        (&owner, "PARENT/CHILD", &one),
+        (&owner, "PARENT/parent.txt", &two),
+        (&owner, "PARENT/CHILD/child.txt", &two),
+        (&owner, "textfile0.txt", &one),
+        (&one, "textfile0.txt", &owner),
+    ] {
+        let (status, answer) = share_with(&target, from, path, to, None).await;
+        assert_eq!(status, 200, "{path}: {answer}");
+    }
+    let o = owner.uid.clone();
+    assert_eq!(
+        subfile_shares(&target, &owner, "PARENT").await,
+        vec![
+            [o.clone(), o.clone(), one.uid.clone(), "/PARENT/CHILD".to_string()],
+            [o.clone(), o.clone(), two.uid.clone(), "/PARENT/parent.txt".to_string()],
+        ]
+    );
+    let root = subfile_shares(&target, &owner, "/").await;
+    assert_eq!(
+        root,
+        vec![[o.clone(), o.clone(), one.uid.clone(), "/textfile0.txt".to_string()]],
+        "not the one received"
+    );
+    for account in [&owner, &one, &two] {
+        delete_account(&target, &account.uid).await;
+    }
+}
+
+/// "getting all shares including subfiles in a shared directory with
+/// reshares", "… in a directory by a resharer" and "… by a resharer after
+/// revoking the resharing rights" (part2): the owner and a resharer see
+/// every reshare below the folder; without resharing rights, only one's
+/// own.
+#[tokio::test]
+async fn subfiles_shows_reshares_to_whoever_may_reshare() {
+    let target = Target::get().await;
+    let mut users = Vec::new();
+    for _ in 0..4 {
+        users.push(create_account(&target, &[]).await);
+    }
+    let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
+    assert_eq!(target.mkcol(owner, "PARENT").await, 201);
+    assert_eq!(target.mkcol(owner, "PARENT/CHILD").await, 201);
+    let (status, first) = share_with(&target, owner, "PARENT", one, Some("31")).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, answer) = share_with(&target, one, "PARENT/CHILD", two, Some("31")).await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = share_with(&target, two, "CHILD", three, Some("31")).await;
+    assert_eq!(status, 200, "{answer}");
+    let row = |by: &Account, to: &Account, path: &str| {
+        [by.uid.clone(), owner.uid.clone(), to.uid.clone(), path.to_string()]
+    };
+    assert_eq!(
+        subfile_shares(&target, owner, "PARENT").await,
+        vec![row(one, two, "/PARENT/CHILD"), row(two, three, "/PARENT/CHILD")]
+    );
+    assert_eq!(
+        subfile_shares(&target, one, "PARENT").await,
+        vec![row(one, two, "/PARENT/CHILD"), row(two, three, "/PARENT/CHILD")]
+    );
+    let id = first["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let response = target
+        .ocs(owner, "PUT", &format!("{SHARES}/{id}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&[("permissions", "1".to_string())]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(subfile_shares(&target, one, "PARENT").await, vec![row(one, two, "/PARENT/CHILD")]);
+    for account in &users {
+        delete_account(&target, &account.uid).await;
+    }
+}
