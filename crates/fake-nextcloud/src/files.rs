@@ -19,6 +19,7 @@ pub mod trashbin;
 mod tree;
 pub mod uploads;
 pub mod versions;
+pub(crate) mod zip;
 
 use crate::Shared;
 use crate::dav::{self, DavError, DavRequest};

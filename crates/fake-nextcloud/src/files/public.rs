@@ -214,9 +214,9 @@ async fn page(
     .into_response()
 }
 
-/// `/index.php/s/{token}/download`: a file link's file. A folder link's
-/// download (a zip) is not served by the fake (501). A password-protected
-/// link sends the browser to its password page, as Nextcloud does.
+/// `/index.php/s/{token}/download`: a file link's file, a folder link's
+/// folder as a zip. A password-protected link sends the browser to its
+/// password page, as Nextcloud does.
 async fn download(
     State(shared): State<AppState>,
     axum::extract::Path(token): axum::extract::Path<String>,
@@ -240,7 +240,26 @@ async fn download(
             return StatusCode::NOT_FOUND.into_response();
         };
         let Some(content) = node.content() else {
-            return (StatusCode::NOT_IMPLEMENTED, "The fake serves no folder downloads (zip).\n")
+            // A folder link's download is the folder as an archive.
+            let owner = world.user(&share.owner).map(crate::world::User::viewer);
+            let root = owner.and_then(|viewer| {
+                let root = world.storage.resolve(viewer, &node.path).ok()?;
+                Some((
+                    super::zip::archive(&world.storage, viewer, &root)?,
+                    super::zip::file_name(&root),
+                ))
+            });
+            let Some((archive, name)) = root else {
+                return StatusCode::NOT_FOUND.into_response();
+            };
+            return (
+                StatusCode::OK,
+                [
+                    (header::CONTENT_TYPE, "application/zip".to_string()),
+                    (header::CONTENT_DISPOSITION, transfer::attachment_disposition(&name)),
+                ],
+                archive,
+            )
                 .into_response();
         };
         (content.clone(), node.name().to_string(), node.mime().to_string())

@@ -52,6 +52,19 @@ pub(super) fn get(
         let summary = world.storage.summary(viewer, &entry);
         let current = Current { etag: quoted(&summary.etag), mtime: summary.mtime };
         match entry.node.content() {
+            None if super::zip::wanted(request.header("accept")) => {
+                let archive =
+                    super::zip::archive(&world.storage, viewer, &entry).ok_or_else(|| {
+                        DavError::Forbidden("The folder could not be archived".into())
+                    })?;
+                let mut headers = HeaderMap::new();
+                insert(&mut headers, "content-type", "application/zip");
+                let name = super::zip::file_name(&entry);
+                insert(&mut headers, "content-disposition", &attachment_disposition(&name));
+                insert(&mut headers, "content-length", &archive.len().to_string());
+                let body = if head_only { Body::empty() } else { Body::from(archive) };
+                return Ok((StatusCode::OK, headers, body).into_response());
+            }
             None => {
                 check_preconditions(request, Some(&current))?;
                 let body = if head_only { "" } else { FOLDER_GET_TEXT };

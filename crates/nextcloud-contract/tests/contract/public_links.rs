@@ -406,3 +406,59 @@ async fn a_reshared_link_cannot_exceed_the_received_share() {
     delete_account(&target, &owner.uid).await;
     delete_account(&target, &resharer.uid).await;
 }
+
+/// "Download a folder" (dav-v2-public): a folder under a link, asked for
+/// as `application/zip`, arrives as an archive that holds the folder and
+/// its files under the folder's name; the link's own download is the
+/// same archive of the shared folder.
+#[tokio::test]
+async fn a_folder_downloads_as_a_zip() {
+    use std::io::Read as _;
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    assert_eq!(target.mkcol(&owner, "testshare").await, 201);
+    assert_eq!(target.mkcol(&owner, "testshare/testFolder").await, 201);
+    let files = [
+        ("testshare/testFolder/text.txt", "This is a testfile."),
+        ("testshare/testFolder/image.png", "\u{89}PNG not really"),
+    ];
+    for (path, content) in files {
+        assert!(target.put_file(&owner, path, content).await.status().is_success());
+    }
+    let (status, link) = create_link(&target, &owner, "testshare", &[("permissions", "1")]).await;
+    assert_eq!(status, 200, "{link}");
+    let token = text(&link, "token");
+    let response = target
+        .anonymous("GET", &format!("/public.php/dav/files/{token}/testFolder"))
+        .header("Accept", "application/zip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("application/zip"));
+    let bytes = response.bytes().await.unwrap();
+    let mut archive =
+        zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).expect("a zip file");
+    let names: Vec<String> =
+        archive.file_names().map(|name| name.expect("an entry name").to_string()).collect();
+    assert!(names.contains(&"testFolder/".to_string()), "{names:?}");
+    for (path, content) in files {
+        let name = path.trim_start_matches("testshare/");
+        let mut inside = String::new();
+        archive
+            .by_name(name)
+            .unwrap_or_else(|_| panic!("{name} in {names:?}"))
+            .read_to_string(&mut inside)
+            .unwrap();
+        assert_eq!(inside, content, "{name}");
+    }
+    let whole =
+        target.anonymous("GET", &format!("/index.php/s/{token}/download")).send().await.unwrap();
+    assert_eq!(whole.status(), 200);
+    let bytes = whole.bytes().await.unwrap();
+    let archive = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).expect("a zip file");
+    let names: Vec<String> =
+        archive.file_names().map(|name| name.expect("an entry name").to_string()).collect();
+    assert!(names.contains(&"testshare/testFolder/text.txt".to_string()), "{names:?}");
+    delete_account(&target, &owner.uid).await;
+}
