@@ -88,6 +88,10 @@ pub(super) fn apply_fields(call: &OcsCall, share: &mut Share, today: &str) -> Re
     }
     if let Some(hide) = call.text("hideDownload") {
         share.hide_download = hide == "true" || hide == "1";
+        // A link's hidden download is its download attribute too.
+        if share.share_type == crate::storage::ShareType::Link {
+            set_download(share, !share.hide_download);
+        }
     }
     if let Some(text) = call.text("attributes") {
         share.attributes = match text.trim() {
@@ -116,12 +120,17 @@ fn attributes(text: &str) -> Option<serde_json::Value> {
 
 /// Sets `download` false among the share's attributes.
 pub(super) fn restrict_download(share: &mut Share) {
+    set_download(share, false);
+}
+
+/// Sets the `download` attribute (scope `permissions`) of the share.
+fn set_download(share: &mut Share, allowed: bool) {
     let mut list =
         share.attributes.take().and_then(|value| value.as_array().cloned()).unwrap_or_default();
     list.retain(|attribute| {
         !(attribute["scope"] == "permissions" && attribute["key"] == "download")
     });
-    list.push(serde_json::json!({ "scope": "permissions", "key": "download", "value": false }));
+    list.push(serde_json::json!({ "scope": "permissions", "key": "download", "value": allowed }));
     share.attributes = Some(serde_json::Value::Array(list));
 }
 

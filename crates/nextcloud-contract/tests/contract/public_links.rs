@@ -319,6 +319,12 @@ async fn a_links_permissions_and_info_follow_its_updates() {
         assert_eq!(info(&target, &owner, &id).await["permissions"], expected, "{fields:?}");
     }
     assert!(!text(&info(&target, &owner, &id).await, "url").is_empty());
+    // A link's hidden download is its download attribute as well.
+    let (status, hidden) = update(&target, &owner, &id, &[("hideDownload", "true")]).await;
+    assert_eq!(status, 200, "{hidden}");
+    let shown = info(&target, &owner, &id).await;
+    assert_eq!(shown["hide_download"], 1, "{shown}");
+    assert_eq!(shown["attributes"], r#"[{"scope":"permissions","key":"download","value":false}]"#);
     let file_upload = target.put_file(&owner, "file.txt", "x").await;
     assert!(file_upload.status().is_success());
     let (status, refused) =
