@@ -514,12 +514,47 @@ impl Storage {
         self.shares.get(&id)
     }
 
-    /// The shares mounted into the viewer's files.
+    /// The shares mounted into the viewer's files: one mount per node, as
+    /// Nextcloud merges the shares of one node a recipient gets by several
+    /// channels (a user share and group shares); the first made is the
+    /// mount, and its permissions are theirs together
+    /// ([`Storage::received_permissions`]).
     pub fn mounts<'s>(&'s self, viewer: Viewer<'_>) -> Vec<&'s Share> {
+        let mut nodes = BTreeSet::new();
+        self.shares
+            .values()
+            .filter(|share| share.owner != viewer.uid && Self::receives(share, viewer))
+            .filter(|share| nodes.insert(share.node))
+            .collect()
+    }
+
+    /// Every share the viewer receives, each one even when several are
+    /// merged into one mount (as `shared_with_me` lists them).
+    pub fn received_shares<'s>(&'s self, viewer: Viewer<'_>) -> Vec<&'s Share> {
         self.shares
             .values()
             .filter(|share| share.owner != viewer.uid && Self::receives(share, viewer))
             .collect()
+    }
+
+    /// The ids of every share of `node` the viewer receives, merged or not.
+    fn received(&self, viewer: Viewer<'_>, node: FileId) -> Vec<ShareId> {
+        self.shares
+            .values()
+            .filter(|share| share.node == node && share.owner != viewer.uid)
+            .filter(|share| Self::receives(share, viewer))
+            .map(|share| share.id)
+            .collect()
+    }
+
+    /// What the viewer may do with a node they receive: the union of the
+    /// shares of it they receive.
+    pub fn received_permissions(&self, viewer: Viewer<'_>, node: FileId) -> u8 {
+        self.shares
+            .values()
+            .filter(|share| share.node == node && share.owner != viewer.uid)
+            .filter(|share| Self::receives(share, viewer))
+            .fold(0, |held, share| held | share.permissions)
     }
 
     fn receives(share: &Share, viewer: Viewer<'_>) -> bool {
@@ -552,7 +587,11 @@ impl Storage {
             return Ok(Entry {
                 path: path.to_string(),
                 node,
-                permissions: Self::share_permissions(share, node),
+                permissions: Self::share_permissions(
+                    self.received_permissions(viewer, share.node),
+                    share.node,
+                    node,
+                ),
                 share: Some(share),
                 is_mount_root: rest.is_empty(),
             });
@@ -567,13 +606,15 @@ impl Storage {
         })
     }
 
-    fn share_permissions(share: &Share, node: &Node) -> u8 {
+    /// A share's `permissions` as they apply to `node`, at or below the
+    /// shared node `shared`.
+    fn share_permissions(permissions: u8, shared: FileId, node: &Node) -> u8 {
         if node.is_folder() {
-            share.permissions
-        } else if node.id == share.node {
-            share.permissions & permission::FILE_MASK
+            permissions
+        } else if node.id == shared {
+            permissions & permission::FILE_MASK
         } else {
-            share.permissions & permission::FILE_IN_FOLDER_MASK
+            permissions & permission::FILE_IN_FOLDER_MASK
         }
     }
 
@@ -620,7 +661,11 @@ impl Storage {
                 path: visible_path,
                 node,
                 permissions: match folder.share {
-                    Some(share) => Self::share_permissions(share, node),
+                    Some(share) => Self::share_permissions(
+                        self.received_permissions(viewer, share.node),
+                        share.node,
+                        node,
+                    ),
                     None => permission::ALL,
                 },
                 share: folder.share,
@@ -709,7 +754,11 @@ impl Storage {
             child_etags.push(format!(
                 "{rest}/{}{}",
                 root.etag,
-                Self::share_permissions(share, root)
+                Self::share_permissions(
+                    self.received_permissions(viewer, share.node),
+                    share.node,
+                    root
+                )
             ));
         }
         if !child_etags.is_empty() {
@@ -819,14 +868,16 @@ impl Storage {
         }
         let entry = self.resolve(viewer, path)?;
         if entry.is_mount_root {
-            let share_id = entry.share.expect("mount root has a share").id;
-            let share = self.shares.get_mut(&share_id).expect("share");
-            match share.share_type {
-                ShareType::User | ShareType::Link => {
-                    self.shares.remove(&share_id);
-                }
-                ShareType::Group => {
-                    share.declined.insert(viewer.uid.to_string());
+            // Leaving a merged mount leaves every share of it.
+            for share_id in self.received(viewer, entry.node.id) {
+                let share = self.shares.get_mut(&share_id).expect("share");
+                match share.share_type {
+                    ShareType::User | ShareType::Link => {
+                        self.shares.remove(&share_id);
+                    }
+                    ShareType::Group => {
+                        share.declined.insert(viewer.uid.to_string());
+                    }
                 }
             }
             return Ok(());

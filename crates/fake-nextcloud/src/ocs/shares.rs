@@ -42,7 +42,7 @@ pub async fn list(
     let shares: Vec<&Share> = if flag("shared_with_me") {
         world
             .storage
-            .mounts(viewer)
+            .received_shares(viewer)
             .into_iter()
             .filter(|share| path_node.as_ref().is_none_or(|(_, id, _)| *id == share.node))
             .collect()
@@ -210,7 +210,17 @@ pub async fn create(
                     ),
                 ));
             }
-            (ShareType::User, world.storage.free_target(recipient.viewer(), &node_name))
+            // A node the recipient already has mounted (through a group)
+            // stays at its mount: the shares are merged.
+            let mounted = world
+                .storage
+                .mounts(recipient.viewer())
+                .into_iter()
+                .find(|share| share.node == node)
+                .map(|share| share.target.clone());
+            let target = mounted
+                .unwrap_or_else(|| world.storage.free_target(recipient.viewer(), &node_name));
+            (ShareType::User, target)
         }
         1 => {
             if !world.groups.contains_key(&share_with) {

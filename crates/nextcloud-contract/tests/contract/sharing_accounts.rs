@@ -394,3 +394,199 @@ async fn subfiles_shows_reshares_to_whoever_may_reshare() {
         delete_account(&target, &account.uid).await;
     }
 }
+
+/// `oc:permissions` of `path` as `account` sees it.
+async fn dav_permissions(target: &Target, account: &Account, path: &str) -> String {
+    let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:permissions/></d:prop></d:propfind>"#;
+    let (status, multistatus) =
+        target.propfind(account, &target.files_path(account, path), "0", body).await;
+    assert_eq!(status, 207, "PROPFIND {path} as {}", account.uid);
+    let response = &multistatus.unwrap().responses[0];
+    response.text("http://owncloud.org/ns", "permissions").unwrap_or_default()
+}
+
+async fn share_folder_with_group(
+    target: &Target,
+    owner: &Account,
+    path: &str,
+    gid: &str,
+    permissions: &str,
+) {
+    let fields = [
+        ("path", format!("/{path}")),
+        ("shareType", "1".to_string()),
+        ("shareWith", gid.to_string()),
+        ("permissions", permissions.to_string()),
+    ];
+    let response = target
+        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = ocs_json(response).await;
+    assert_eq!(status, 200, "{path} with {gid}: {answer}");
+}
+
+/// The "Merging shares for recipient when shared from outside …" scenarios
+/// (with group and member, with different permissions, with two groups,
+/// two groups with different permissions, two groups and member) and
+/// "User is allowed to reshare file with more permissions if shares of
+/// same file to same user have them" / "Allow reshare to exceed
+/// permissions if shares of same file to same user have them": the shares
+/// of one node a recipient gets by several channels are one folder, with
+/// the permissions of all of them together.
+#[tokio::test]
+async fn shares_of_one_node_merge_into_one_mount() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let member = create_account(&target, &[]).await;
+    let next = create_account(&target, &[]).await;
+    let one = create_group(&target, &[&member]).await;
+    let two = create_group(&target, &[&member]).await;
+    let cases: [(&str, Vec<(&str, &str)>, Option<&str>); 5] = [
+        ("merge-test-outside", vec![(&one, "31")], Some("31")),
+        ("merge-test-outside-perms", vec![(&one, "1")], Some("31")),
+        ("merge-test-outside-twogroups", vec![(&one, "31"), (&two, "31")], None),
+        ("merge-test-outside-twogroups-perms", vec![(&one, "1"), (&two, "31")], None),
+        ("merge-test-outside-twogroups-member-perms", vec![(&one, "1"), (&two, "31")], Some("1")),
+    ];
+    for (folder, groups, user) in cases {
+        assert_eq!(target.mkcol(&owner, folder).await, 201);
+        for (gid, permissions) in groups {
+            share_folder_with_group(&target, &owner, folder, gid, permissions).await;
+        }
+        if let Some(permissions) = user {
+            let (status, answer) =
+                share_with(&target, &owner, folder, &member, Some(permissions)).await;
+            assert_eq!(status, 200, "{folder}: {answer}");
+        }
+        assert!(sees(&target, &member, folder).await, "{folder}");
+        assert!(!sees(&target, &member, &format!("{folder} (2)")).await, "{folder}: one mount");
+        assert_eq!(dav_permissions(&target, &member, folder).await, "SRGDNVCK", "{folder}");
+    }
+
+    // A group share (15) and a user share (17) of one folder: reshares
+    // may have the union (31).
+    assert_eq!(target.mkcol(&owner, "TMP").await, 201);
+    share_folder_with_group(&target, &owner, "TMP", &one, "15").await;
+    let (status, answer) = share_with(&target, &owner, "TMP", &member, Some("17")).await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, reshare) = share_with(&target, &member, "TMP", &next, Some("17")).await;
+    assert_eq!(status, 200, "{reshare}");
+    let id = reshare["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let response = target
+        .ocs(&member, "PUT", &format!("{SHARES}/{id}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&[("permissions", "31".to_string())]))
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = ocs_json(response).await;
+    assert_eq!(status, 200, "the union allows it: {answer}");
+    for gid in [&one, &two] {
+        delete_group(&target, gid).await;
+    }
+    for account in [&owner, &member, &next] {
+        delete_account(&target, &account.uid).await;
+    }
+}
+
+/// "Merging shares for recipient when shared from inside with group", "…
+/// with two groups" and "… with group with less permissions": an owner in
+/// the groups they share with sees their own folder once, with their own
+/// permissions.
+#[tokio::test]
+async fn an_owner_in_the_groups_they_share_with_sees_one_folder() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let one = create_group(&target, &[&owner]).await;
+    let two = create_group(&target, &[&owner]).await;
+    assert_eq!(target.mkcol(&owner, "merge-test-inside-twogroups-perms").await, 201);
+    share_folder_with_group(&target, &owner, "merge-test-inside-twogroups-perms", &one, "31").await;
+    share_folder_with_group(&target, &owner, "merge-test-inside-twogroups-perms", &two, "1").await;
+    for suffix in [" (2)", " (3)"] {
+        assert!(
+            !sees(&target, &owner, &format!("merge-test-inside-twogroups-perms{suffix}")).await
+        );
+    }
+    assert_eq!(
+        dav_permissions(&target, &owner, "merge-test-inside-twogroups-perms").await,
+        "RGDNVCK"
+    );
+    for gid in [&one, &two] {
+        delete_group(&target, gid).await;
+    }
+    delete_account(&target, &owner.uid).await;
+}
+
+/// "Merging shares for recipient when shared from outside with group then
+/// user and recipient renames in between" and "… with user then group …":
+/// the second share of a node joins the mount where the recipient moved
+/// the first.
+#[tokio::test]
+async fn a_second_share_joins_the_renamed_mount() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let member = create_account(&target, &[]).await;
+    let gid = create_group(&target, &[&member]).await;
+    for group_first in [true, false] {
+        let folder = target.unique("merge-test-rename");
+        assert_eq!(target.mkcol(&owner, &folder).await, 201);
+        let first_user = || async {
+            let (status, answer) = share_with(&target, &owner, &folder, &member, Some("31")).await;
+            assert_eq!(status, 200, "{answer}");
+        };
+        if group_first {
+            share_folder_with_group(&target, &owner, &folder, &gid, "31").await;
+        } else {
+            first_user().await;
+        }
+        let renamed = format!("{folder}-renamed");
+        let moved = target
+            .as_account(&member, "MOVE", &target.files_path(&member, &folder))
+            .header("Destination", target.url(&target.files_path(&member, &renamed)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(moved.status(), 201);
+        if group_first {
+            first_user().await;
+        } else {
+            share_folder_with_group(&target, &owner, &folder, &gid, "31").await;
+        }
+        assert_eq!(
+            dav_permissions(&target, &member, &renamed).await,
+            "SRGDNVCK",
+            "group first: {group_first}"
+        );
+        assert!(!sees(&target, &member, &folder).await, "group first: {group_first}");
+    }
+    delete_group(&target, &gid).await;
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &member.uid).await;
+}
+
+/// "Share of folder and sub-folder to same user - core#20645"
+/// (part2b): a folder shared with a user and its sub-folder with a group
+/// the user is in are two mounts, the sub-folder also inside the first.
+#[tokio::test]
+async fn a_folder_and_its_sub_folder_shared_apart_are_two_mounts() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let member = create_account(&target, &[]).await;
+    let gid = create_group(&target, &[&member]).await;
+    assert_eq!(target.mkcol(&owner, "PARENT").await, 201);
+    assert_eq!(target.mkcol(&owner, "PARENT/CHILD").await, 201);
+    assert!(target.put_file(&owner, "PARENT/CHILD/child.txt", "child").await.status().is_success());
+    let (status, answer) = share_with(&target, &owner, "PARENT", &member, Some("31")).await;
+    assert_eq!(status, 200, "{answer}");
+    share_folder_with_group(&target, &owner, "PARENT/CHILD", &gid, "31").await;
+    for path in ["PARENT", "PARENT/CHILD", "PARENT/CHILD/child.txt", "CHILD", "CHILD/child.txt"] {
+        assert!(sees(&target, &member, path).await, "{path}");
+    }
+    delete_group(&target, &gid).await;
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &member.uid).await;
+}
