@@ -445,7 +445,9 @@ async fn shares_of_one_node_merge_into_one_mount() {
     let next = create_account(&target, &[]).await;
     let one = create_group(&target, &[&member]).await;
     let two = create_group(&target, &[&member]).await;
-    let cases: [(&str, Vec<(&str, &str)>, Option<&str>); 5] = [
+    // (folder, its group shares (group, permissions), a user share's permissions)
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<&'a str>);
+    let cases: [Case; 5] = [
         ("merge-test-outside", vec![(&one, "31")], Some("31")),
         ("merge-test-outside-perms", vec![(&one, "1")], Some("31")),
         ("merge-test-outside-twogroups", vec![(&one, "31"), (&two, "31")], None),
