@@ -119,6 +119,10 @@ pub struct Share {
     pub needs_accept: bool,
     /// Recipients who accepted a share that [`Share::needs_accept`].
     pub accepted_by: BTreeSet<String>,
+    /// A group share's mount name for the members whose own differs from
+    /// [`Share::target`]: a name they already had when it arrived, or where
+    /// they moved it (Nextcloud keeps such a per-member row).
+    pub member_targets: BTreeMap<String, String>,
     /// What a public link has besides: its token and password.
     pub link: Option<Link>,
     /// The day the share ends (`Y-m-d`), if it does.
@@ -160,6 +164,11 @@ impl Link {
 }
 
 impl Share {
+    /// Where the share is mounted in `uid`'s files.
+    pub fn target_for(&self, uid: &str) -> &str {
+        self.member_targets.get(uid).map_or(self.target.as_str(), String::as_str)
+    }
+
     /// Whether what comes through this share may be downloaded (and
     /// copied): not when its attributes say `download` is false.
     pub fn allows_download(&self) -> bool {
@@ -579,7 +588,7 @@ impl Storage {
         path: &str,
     ) -> Result<Entry<'s>, StorageError> {
         for share in self.mounts(viewer) {
-            let Some(rest) = strip_under(path, &share.target) else { continue };
+            let Some(rest) = strip_under(path, share.target_for(viewer.uid)) else { continue };
             let Some(root) = self.nodes.get(&share.node) else { continue };
             let owner_path =
                 if rest.is_empty() { root.path.clone() } else { join(&root.path, rest) };
@@ -630,11 +639,8 @@ impl Storage {
                 continue;
             }
             if let Some(rest) = strip_under(&node.path, &root.path) {
-                return Some(if rest.is_empty() {
-                    share.target.clone()
-                } else {
-                    join(&share.target, rest)
-                });
+                let mount = share.target_for(viewer.uid);
+                return Some(if rest.is_empty() { mount.to_string() } else { join(mount, rest) });
             }
         }
         None
@@ -674,9 +680,10 @@ impl Storage {
         }
         if folder.share.is_none() {
             for share in self.mounts(viewer) {
-                let (parent, _) = parent_and_name(&share.target);
+                let mount = share.target_for(viewer.uid);
+                let (parent, _) = parent_and_name(mount);
                 if parent == path
-                    && let Ok(entry) = self.resolve(viewer, &share.target)
+                    && let Ok(entry) = self.resolve(viewer, mount)
                 {
                     // A mount shadows an own node at the same path, as
                     // `resolve` does: one path, one meaning.
@@ -744,7 +751,9 @@ impl Storage {
         }
         let mut child_etags = Vec::new();
         for share in self.mounts(viewer) {
-            let Some(rest) = strip_under(&share.target, &entry.path) else { continue };
+            let Some(rest) = strip_under(share.target_for(viewer.uid), &entry.path) else {
+                continue;
+            };
             if rest.is_empty() {
                 continue;
             }
@@ -918,7 +927,14 @@ impl Storage {
                 return Err(StorageError::Forbidden);
             }
             let existed = self.prepare_destination(viewer, destination, overwrite, now)?;
-            self.shares.get_mut(&share_id).expect("share").target = destination.to_string();
+            let share = self.shares.get_mut(&share_id).expect("share");
+            match share.share_type {
+                // A member's move is theirs alone.
+                ShareType::Group => {
+                    share.member_targets.insert(viewer.uid.to_string(), destination.to_string());
+                }
+                ShareType::User | ShareType::Link => share.target = destination.to_string(),
+            }
             return Ok((id, !existed));
         }
         // As FilesPlugin::checkMove: a rename in place needs update, a move
@@ -1116,6 +1132,7 @@ impl Storage {
                 declined: BTreeSet::new(),
                 needs_accept: false,
                 accepted_by: BTreeSet::new(),
+                member_targets: BTreeMap::new(),
                 link: None,
                 expiration: None,
                 note: String::new(),
@@ -1185,14 +1202,16 @@ impl Storage {
         if !share.is_pending_for(viewer.uid) {
             return Ok(());
         }
-        let target = match share.share_type {
-            ShareType::User => Some(self.free_target(viewer, &share.target.clone())),
-            ShareType::Group | ShareType::Link => None,
-        };
+        let free = self.free_target(viewer, &share.target.clone());
         let share = self.shares.get_mut(&id).expect("share looked up above");
         share.accepted_by.insert(viewer.uid.to_string());
-        if let Some(target) = target {
-            share.target = target;
+        match share.share_type {
+            ShareType::User => share.target = free,
+            // A member's name when the group's is taken in their files.
+            ShareType::Group if free != share.target => {
+                share.member_targets.insert(viewer.uid.to_string(), free);
+            }
+            ShareType::Group | ShareType::Link => {}
         }
         Ok(())
     }

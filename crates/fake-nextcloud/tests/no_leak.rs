@@ -136,6 +136,10 @@ impl Graph {
         for (path, is_folder) in self.nodes_of(viewer) {
             view.insert(path.clone(), (viewer, path, is_folder));
         }
+        // Shares of one node a viewer receives several times (a user share
+        // and group shares) are one mount, the first one's (Nextcloud
+        // merges them).
+        let mut mounted = std::collections::BTreeSet::new();
         for (index, share) in self.valid_shares().iter().enumerate() {
             if share.revoked || share.owner == viewer {
                 continue;
@@ -145,7 +149,7 @@ impl Graph {
             } else {
                 share.recipient == viewer
             };
-            if !receives {
+            if !receives || !mounted.insert((share.owner, share.node)) {
                 continue;
             }
             let shared = SHAREABLE[share.node];

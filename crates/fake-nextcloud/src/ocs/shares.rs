@@ -217,7 +217,7 @@ pub async fn create(
                 .mounts(recipient.viewer())
                 .into_iter()
                 .find(|share| share.node == node)
-                .map(|share| share.target.clone());
+                .map(|share| share.target_for(&recipient.uid).to_string());
             let target = mounted
                 .unwrap_or_else(|| world.storage.free_target(recipient.viewer(), &node_name));
             (ShareType::User, target)
@@ -242,6 +242,27 @@ pub async fn create(
     if permissions & !held != 0 {
         return Err(call.ocs.fail(404, format!("Cannot increase permissions of {node_name}")));
     }
+    // Each member of a group gets the mount under a name free in their
+    // own files, or joins the mount they already have of the node.
+    let member_targets: std::collections::BTreeMap<String, String> = match share_type {
+        ShareType::Group => world
+            .users
+            .values()
+            .filter(|member| member.groups.contains(&share_with) && member.uid != user.uid)
+            .filter_map(|member| {
+                let mounted = world
+                    .storage
+                    .mounts(member.viewer())
+                    .into_iter()
+                    .find(|share| share.node == node)
+                    .map(|share| share.target_for(&member.uid).to_string());
+                let own =
+                    mounted.unwrap_or_else(|| world.storage.free_target(member.viewer(), &target));
+                (own != target).then(|| (member.uid.clone(), own))
+            })
+            .collect(),
+        _ => std::collections::BTreeMap::new(),
+    };
     let created = world.storage.create_share(
         user.viewer(),
         &path,
@@ -251,6 +272,11 @@ pub async fn create(
         Some(&target),
         now,
     );
+    if let Ok(id) = created
+        && let Some(share) = world.storage.share_mut(id)
+    {
+        share.member_targets = member_targets;
+    }
     let id = match created {
         Ok(id) => id,
         Err(StorageError::Forbidden) => {
@@ -519,16 +545,22 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
     let user = world.user(uid)?;
     let viewer = user.viewer();
     let node = world.storage.node(share.node)?;
-    let (path, item_permissions, is_mount_root, mount_type) =
+    // The storage the viewer reaches the node on: their home, or the
+    // mount of a share they received (`shared::/{mount point}`).
+    let (path, item_permissions, is_mount_root, mount_type, storage_id) =
         match world.storage.path_of(viewer, node.id) {
             Some(path) => {
                 let entry = world.storage.resolve(viewer, &path).ok()?;
-                let mount_type = if entry.share.is_some() { "shared" } else { "" };
-                (path, entry.permissions, entry.is_mount_root, mount_type)
+                let (mount_type, storage_id) = match entry.share {
+                    Some(mount) => ("shared", format!("shared::/{}", mount.target_for(uid))),
+                    None => ("", format!("home::{}", node.owner)),
+                };
+                (path, entry.permissions, entry.is_mount_root, mount_type, storage_id)
             }
             // Not mounted yet: the pending list names it by its node.
             None if share.is_pending_for(uid) => {
-                (node.name().to_string(), share.permissions, true, "shared")
+                let storage_id = format!("shared::/{}", node.name());
+                (node.name().to_string(), share.permissions, true, "shared", storage_id)
             }
             None => return None,
         };
@@ -569,14 +601,14 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "mount-type": mount_type,
         "mimetype": node.mime(),
         "has_preview": false,
-        "storage_id": format!("home::{}", node.owner),
+        "storage_id": storage_id,
         "storage": storage_number,
         "item_source": node.id,
         "file_source": node.id,
         "file_parent": file_parent,
         "file_target": match is_owner_side {
             true => share.file_target.clone(),
-            false => format!("/{}", share.target),
+            false => format!("/{}", share.target_for(uid)),
         },
         "item_size": world.storage.size(node),
         "item_mtime": node.mtime,

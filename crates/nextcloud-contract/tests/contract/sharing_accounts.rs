@@ -592,3 +592,98 @@ async fn a_folder_and_its_sub_folder_shared_apart_are_two_mounts() {
     delete_account(&target, &owner.uid).await;
     delete_account(&target, &member.uid).await;
 }
+
+/// "getting share info of a group share" (part2), "Deleting a group share
+/// as user" and "unshare from self" (part3): the owner sees the share on
+/// their home, a member on the mount (`shared::/…`, the mount's name as
+/// target and path); a member who deletes the share leaves it alone — it
+/// is gone from their files (their root's etag changes) and stays the
+/// owner's (whose folder's etag does not).
+#[tokio::test]
+async fn a_group_share_seen_by_owner_and_member_and_left_by_one() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let member = create_account(&target, &[]).await;
+    let gid = create_group(&target, &[&owner, &member]).await;
+    assert!(
+        target.put_file(&member, "textfile0.txt", "the member's own").await.status().is_success()
+    );
+    assert_eq!(target.mkcol(&owner, "PARENT").await, 201);
+    assert!(target.put_file(&owner, "PARENT/textfile0.txt", "shared").await.status().is_success());
+    let fields = [
+        ("path", "/PARENT/textfile0.txt".to_string()),
+        ("shareType", "1".to_string()),
+        ("shareWith", gid.clone()),
+    ];
+    let response = target
+        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = ocs_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let info = |account: &Account| {
+        let target = &target;
+        let path = format!("{SHARES}/{id}?format=json");
+        let account = account.clone();
+        async move { target.ocs_call(&account, "GET", &path).await.1["ocs"]["data"][0].clone() }
+    };
+    let owners = info(&owner).await;
+    for (field, value) in [
+        ("share_type", Value::from(1)),
+        ("share_with", gid.as_str().into()),
+        ("share_with_displayname", gid.as_str().into()),
+        ("file_target", "/textfile0.txt".into()),
+        ("path", "/PARENT/textfile0.txt".into()),
+        ("permissions", 19.into()),
+        ("storage_id", format!("home::{}", owner.uid).into()),
+    ] {
+        assert_eq!(owners[field], value, "owner's {field}: {owners}");
+    }
+    let members = info(&member).await;
+    for (field, value) in [
+        ("file_target", Value::from("/textfile0 (2).txt")),
+        ("path", "/textfile0 (2).txt".into()),
+        ("permissions", 19.into()),
+        ("storage_id", "shared::/textfile0 (2).txt".into()),
+    ] {
+        assert_eq!(members[field], value, "member's {field}: {members}");
+    }
+
+    let etag = |account: &Account, path: &'static str| {
+        let target = &target;
+        let account = account.clone();
+        async move {
+            let url = target.files_path(&account, path);
+            let (_, multistatus) = target.propfind(&account, &url, "0", "").await;
+            multistatus.unwrap().responses[0].text("DAV:", "getetag").unwrap_or_default()
+        }
+    };
+    let (owners_folder, members_root) = (etag(&owner, "PARENT").await, etag(&member, "").await);
+    let (status, left) =
+        target.ocs_call(&member, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
+    assert_eq!(status, 200, "{left}");
+    assert!(!sees(&target, &member, "textfile0 (2).txt").await, "gone from the member's files");
+    assert_ne!(etag(&member, "").await, members_root, "the member's root changed");
+    assert_eq!(etag(&owner, "PARENT").await, owners_folder, "the owner's folder did not");
+    assert_eq!(share_status(&target, &owner, &id).await, 200, "the share stays the owner's");
+
+    // "sharing again an own file while belonging to a group" (part3).
+    let (status, _) =
+        target.ocs_call(&owner, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
+    assert_eq!(status, 200);
+    let response = target
+        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ocs_json(response).await.0, 200, "shared again");
+    delete_group(&target, &gid).await;
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &member.uid).await;
+}
