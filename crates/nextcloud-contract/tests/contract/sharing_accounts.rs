@@ -687,3 +687,83 @@ async fn a_group_share_seen_by_owner_and_member_and_left_by_one() {
     delete_account(&target, &owner.uid).await;
     delete_account(&target, &member.uid).await;
 }
+
+/// "keep group permissions in sync" (part2a) and "Delete all group shares"
+/// (part2b): a member moves a group share into a folder of their own; the
+/// owner's update of its permissions reaches it there, and the owner's
+/// delete takes it away from there.
+#[tokio::test]
+async fn a_moved_group_mount_follows_its_share() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let member = create_account(&target, &[]).await;
+    let gid = create_group(&target, &[&member]).await;
+    assert!(target.put_file(&owner, "textfile0.txt", "in sync").await.status().is_success());
+    assert!(target.put_file(&member, "textfile0.txt", "the member's").await.status().is_success());
+    assert_eq!(target.mkcol(&member, "FOLDER").await, 201);
+    let fields = [
+        ("path", "/textfile0.txt".to_string()),
+        ("shareType", "1".to_string()),
+        ("shareWith", gid.clone()),
+    ];
+    let response = target
+        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = ocs_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let moved = target
+        .as_account(&member, "MOVE", &target.files_path(&member, "textfile0 (2).txt"))
+        .header("Destination", target.url(&target.files_path(&member, "FOLDER/textfile0.txt")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(moved.status(), 201);
+
+    let response = target
+        .ocs(&owner, "PUT", &format!("{SHARES}/{id}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&[("permissions", "1".to_string())]))
+        .send()
+        .await
+        .unwrap();
+    let (status, updated) = ocs_json(response).await;
+    assert_eq!(status, 200, "{updated}");
+    let shown = &updated["ocs"]["data"];
+    assert_eq!(
+        (shown["file_target"].clone(), shown["permissions"].clone()),
+        ("/textfile0.txt".into(), 1.into())
+    );
+    let moved_permissions = dav_permissions(&target, &member, "FOLDER/textfile0.txt").await;
+    assert!(
+        !moved_permissions.contains('W') && !moved_permissions.contains('R'),
+        "read only where moved: {moved_permissions}"
+    );
+    let put = target.put_file(&member, "FOLDER/textfile0.txt", "overwritten").await;
+    assert_eq!(put.status(), 403, "no writes through it now");
+    assert_eq!(
+        target.get_text(&member, &target.files_path(&member, "textfile0.txt")).await.1,
+        "the member's"
+    );
+
+    let (status, _) =
+        target.ocs_call(&owner, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
+    assert_eq!(status, 200);
+    let (_, received) =
+        target.ocs_call(&member, "GET", &format!("{SHARES}?format=json&shared_with_me=true")).await;
+    let ids: Vec<String> = received["ocs"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|share| share["id"].to_string().trim_matches('"').to_string())
+        .collect();
+    assert!(!ids.contains(&id), "{received}");
+    assert!(!sees(&target, &member, "FOLDER/textfile0.txt").await);
+    delete_group(&target, &gid).await;
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &member.uid).await;
+}
