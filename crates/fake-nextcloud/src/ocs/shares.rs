@@ -74,15 +74,31 @@ pub async fn list(
             || holds(&world, viewer.uid, folder).is_some_and(|held| held & permission::SHARE != 0);
         in_dir.into_iter().filter(|share| resharing || share.initiator == viewer.uid).collect()
     } else {
+        // `getFormattedShares`: the caller's own shares; with `reshares`,
+        // every share of the node at `path` (without one: those of the
+        // caller's nodes too), shown whole to someone with resharing
+        // rights and cut to the caller's own otherwise.
         let reshares = flag("reshares");
-        world
+        let node = path_node.as_ref().map(|(_, id, _)| *id);
+        let candidates: Vec<&Share> = world
             .storage
             .shares()
-            .filter(|share| {
-                share.initiator == viewer.uid || (reshares && share.owner == viewer.uid)
+            .filter(|share| match node {
+                Some(node) => share.node == node && (reshares || share.initiator == viewer.uid),
+                None => share.initiator == viewer.uid || (reshares && share.owner == viewer.uid),
             })
-            .filter(|share| path_node.as_ref().is_none_or(|(_, id, _)| *id == share.node))
-            .collect()
+            .filter(|share| {
+                !(share.share_type == ShareType::User && share.share_with == viewer.uid)
+            })
+            .collect();
+        let held = node.and_then(|node| holds(&world, viewer.uid, node)).unwrap_or(0);
+        let resharing = candidates.iter().any(|share| {
+            share.owner == viewer.uid
+                || held & permission::SHARE != 0
+                || (share.permissions & permission::SHARE != 0
+                    && is_recipient(&world, viewer.uid, share, true))
+        });
+        candidates.into_iter().filter(|share| resharing || share.initiator == viewer.uid).collect()
     };
     let formatted: Vec<Value> =
         shares.into_iter().filter_map(|share| format_share(&world, call.uid(), share)).collect();

@@ -767,3 +767,57 @@ async fn a_moved_group_mount_follows_its_share() {
     delete_account(&target, &owner.uid).await;
     delete_account(&target, &member.uid).await;
 }
+
+/// The recipients the share list names for `account` with `query`.
+async fn listed_recipients(target: &Target, account: &Account, query: &str) -> Vec<String> {
+    let (status, answer) =
+        target.ocs_call(account, "GET", &format!("{SHARES}?format=json&{query}")).await;
+    assert_eq!(status, 200, "{answer}");
+    let mut with: Vec<String> = answer["ocs"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|share| share["share_with"].as_str().unwrap_or_default().to_string())
+        .collect();
+    with.sort();
+    with
+}
+
+/// "getting all shares of a file with reshares" (part2) and "getting all
+/// shares of a file with a user with resharing rights but not yourself"
+/// (sharing-v1): `reshares=true` with a path lists every share of the
+/// node — to its owner, and to a recipient who may reshare it, but for the
+/// share made with them.
+#[tokio::test]
+async fn reshares_lists_every_share_of_the_node_to_whoever_may_reshare() {
+    let target = Target::get().await;
+    let mut users = Vec::new();
+    for _ in 0..4 {
+        users.push(create_account(&target, &[]).await);
+    }
+    let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
+    assert!(target.put_file(owner, "textfile0.txt", "listed").await.status().is_success());
+    let (status, answer) = share_with(&target, owner, "textfile0.txt", one, None).await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = share_with(&target, one, "textfile0.txt", two, None).await;
+    assert_eq!(status, 200, "{answer}");
+    let mut expected = vec![one.uid.clone(), two.uid.clone()];
+    expected.sort();
+    assert_eq!(
+        listed_recipients(&target, owner, "reshares=true&path=textfile0.txt").await,
+        expected
+    );
+    assert!(!expected.contains(&three.uid));
+
+    let name = format!("{}.txt", target.unique("second"));
+    assert!(target.put_file(owner, &name, "listed").await.status().is_success());
+    for recipient in [one, two] {
+        let (status, answer) = share_with(&target, owner, &name, recipient, None).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    let seen = listed_recipients(&target, one, &format!("reshares=true&path={name}")).await;
+    assert_eq!(seen, vec![two.uid.clone()], "not the share made with them");
+    for account in &users {
+        delete_account(&target, &account.uid).await;
+    }
+}
