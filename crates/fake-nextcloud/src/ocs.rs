@@ -60,6 +60,7 @@ pub fn routes() -> Router<AppState> {
             get(shares::list).post(shares::create),
         )
         .route("/ocs/{version}/apps/files_sharing/api/v1/shares/pending", get(shares::pending))
+        .route("/ocs/{version}/apps/files_sharing/api/v1/shares/inherited", get(shares::inherited))
         .route(
             "/ocs/{version}/apps/files_sharing/api/v1/shares/pending/{id}",
             axum::routing::post(shares::accept),

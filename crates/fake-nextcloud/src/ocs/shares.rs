@@ -315,6 +315,71 @@ pub async fn create(
     Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?))
 }
 
+/// `getInheritedShares`: the shares of the folders above `path` (in its
+/// owner's files, up to their root), for a caller who may reshare the
+/// node: each as `getFormattedShares` would list the folder's shares with
+/// `reshares`, with `via_fileid` and `via_path` naming the nearest of those
+/// folders the caller sees.
+pub async fn inherited(
+    State(shared): State<AppState>,
+    Guarded(call, _): Guarded<guard::User>,
+) -> OcsResult {
+    let world = shared.world();
+    let viewer = caller(&call, &world)?.viewer();
+    let Ok(path) = storage::clean_path(&call.text("path").unwrap_or_default()) else {
+        return Err(call.ocs.fail(404, WRONG_PATH));
+    };
+    let Ok(entry) = world.storage.resolve(viewer, &path) else {
+        return Err(call.ocs.fail(404, WRONG_PATH));
+    };
+    if entry.permissions & permission::SHARE == 0 {
+        return Err(call.ocs.fail(404, "no sharing rights on this item"));
+    }
+    let node = entry.node;
+    let mut parents = Vec::new();
+    let mut at = node.path.as_str();
+    while let Some((parent, _)) = at.rsplit_once('/') {
+        if let Some(folder) = world.storage.node_at(&node.owner, parent) {
+            parents.push(folder);
+        }
+        at = parent;
+    }
+    let (mut via, mut formatted, mut known) = (None, Vec::new(), Vec::new());
+    for folder in parents {
+        if let Some(path) = world.storage.path_of(viewer, folder.id) {
+            via = Some((folder.id, path));
+        }
+        let candidates: Vec<&Share> = world
+            .storage
+            .shares()
+            .filter(|share| share.node == folder.id)
+            .filter(|share| {
+                !(share.share_type == ShareType::User && share.share_with == viewer.uid)
+            })
+            .collect();
+        let held = holds(&world, viewer.uid, folder.id).unwrap_or(0);
+        let resharing = candidates.iter().any(|share| {
+            share.owner == viewer.uid
+                || held & permission::SHARE != 0
+                || (share.permissions & permission::SHARE != 0
+                    && is_recipient(&world, viewer.uid, share, true))
+        });
+        for share in candidates {
+            if known.contains(&share.id) || !(resharing || share.initiator == viewer.uid) {
+                continue;
+            }
+            let Some(mut shown) = format_share(&world, viewer.uid, share) else { continue };
+            if let Some((fileid, path)) = &via {
+                shown["via_fileid"] = json!(fileid);
+                shown["via_path"] = json!(format!("/{path}"));
+            }
+            known.push(share.id);
+            formatted.push(shown);
+        }
+    }
+    Ok(call.ocs.ok(Value::Array(formatted)))
+}
+
 /// `pendingShares`: the user and group shares waiting for the caller to
 /// accept them, with `path` the node's name and `permissions` 0, as
 /// `ShareAPIController` formats them.

@@ -821,3 +821,59 @@ async fn reshares_lists_every_share_of_the_node_to_whoever_may_reshare() {
         delete_account(&target, &account.uid).await;
     }
 }
+
+/// "getting inherited shares of a file" (sharing-v1): `/shares/inherited`
+/// lists the shares of the folders above a node, as its owner and as a
+/// recipient who may reshare see them; someone who cannot reach the node
+/// gets 404.
+#[tokio::test]
+async fn inherited_shares_are_those_of_the_folders_above() {
+    let target = Target::get().await;
+    let mut users = Vec::new();
+    for _ in 0..4 {
+        users.push(create_account(&target, &[]).await);
+    }
+    let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
+    assert_eq!(target.mkcol(owner, "first").await, 201);
+    assert_eq!(target.mkcol(owner, "first/second").await, 201);
+    for path in ["first/test1.txt", "first/second/test2.txt"] {
+        assert!(target.put_file(owner, path, "inherited").await.status().is_success());
+    }
+    for (path, to, permissions) in [
+        ("first", one, Some("16")),
+        ("first/second", two, None),
+        ("first/test1.txt", three, None),
+        ("first/second/test2.txt", three, None),
+    ] {
+        let (status, answer) = share_with(&target, owner, path, to, permissions).await;
+        assert_eq!(status, 200, "{path}: {answer}");
+    }
+    let inherited = |account: &Account, path: &'static str| {
+        let target = &target;
+        let account = account.clone();
+        async move {
+            let query = format!("{SHARES}/inherited?format=json&path={path}");
+            let (status, answer) = target.ocs_call(&account, "GET", &query).await;
+            let mut with: Vec<String> = answer["ocs"]["data"]
+                .as_array()
+                .map(|list| {
+                    list.iter()
+                        .map(|share| share["share_with"].as_str().unwrap_or_default().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            with.sort();
+            (status, with)
+        }
+    };
+    let mut both = vec![one.uid.clone(), two.uid.clone()];
+    both.sort();
+    assert_eq!(inherited(owner, "first/second/test2.txt").await, (200, both));
+    assert_eq!(inherited(owner, "first/test1.txt").await, (200, vec![one.uid.clone()]));
+    assert_eq!(inherited(two, "first/test1.txt").await.0, 404, "not theirs to reach");
+    assert_eq!(inherited(one, "first/second/test2.txt").await, (200, vec![two.uid.clone()]));
+    assert_eq!(inherited(one, "first/test1.txt").await, (200, vec![]));
+    for account in &users {
+        delete_account(&target, &account.uid).await;
+    }
+}
