@@ -237,3 +237,36 @@ async fn search_does_not_find_trashed_files_and_finds_restored_ones() {
     assert_eq!(found(restored), 1, "SEARCH finds the restored file by its id");
     target.cleanup(&alice, &folder).await;
 }
+
+/// "deleting and a folder and restoring a file inside it"
+/// (trashbin.feature): a file restored from inside a deleted folder comes
+/// back to the root (its folder is still gone), and the folder stays in
+/// the trash, empty.
+#[tokio::test]
+async fn a_file_restored_from_a_deleted_folder_lands_at_the_root() {
+    let target = Target::get().await;
+    let owner = super::provisioning::create_account(&target, &[]).await;
+    assert_eq!(target.mkcol(&owner, "testfolder").await, 201);
+    assert_eq!(
+        target.put_file(&owner, "testfolder/textfile0.txt", "restore me\n").await.status(),
+        201
+    );
+    assert_eq!(target.delete_file(&owner, "testfolder").await, 204);
+    let trashed = item(&target, &owner, "testfolder").await.expect("the folder is in the trash");
+    let name = trashed.href.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
+    let inside = listing(&target, &owner, &format!("{name}/")).await;
+    let child = inside
+        .responses
+        .iter()
+        .find(|response| response.text(NC, "trashbin-filename").as_deref() == Some("textfile0.txt"))
+        .expect("the deleted folder lists its file")
+        .href
+        .clone();
+    assert_eq!(restore(&target, &owner, &child).await, 201);
+    let back = target.files_path(&owner, "textfile0.txt");
+    assert_eq!(target.get_text(&owner, &back).await, (200, "restore me\n".to_string()));
+    assert!(item(&target, &owner, "testfolder").await.is_some(), "the folder stays in the trash");
+    let left = listing(&target, &owner, &format!("{name}/")).await;
+    assert_eq!(left.responses.len(), 1, "and holds nothing more: {:?}", left.responses.len());
+    super::provisioning::delete_account(&target, &owner.uid).await;
+}
