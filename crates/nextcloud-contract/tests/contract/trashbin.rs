@@ -270,3 +270,39 @@ async fn a_file_restored_from_a_deleted_folder_lands_at_the_root() {
     assert_eq!(left.responses.len(), 1, "and holds nothing more: {:?}", left.responses.len());
     super::provisioning::delete_account(&target, &owner.uid).await;
 }
+
+/// "deleting folder out of a share as recipient creates a backup for the
+/// owner" (sharing-v1-part3): a sub-folder a recipient deletes from a
+/// share is in the owner's trash and in the recipient's, with its file.
+#[tokio::test]
+async fn a_folder_a_recipient_deletes_from_a_share_is_in_both_trashes() {
+    let target = Target::get().await;
+    let owner = super::provisioning::create_account(&target, &[]).await;
+    let recipient = super::provisioning::create_account(&target, &[]).await;
+    assert_eq!(target.mkcol(&owner, "shared").await, 201);
+    assert_eq!(target.mkcol(&owner, "shared/sub").await, 201);
+    assert_eq!(target.put_file(&owner, "shared/sub/shared_file.txt", "kept\n").await.status(), 201);
+    let (status, answer) =
+        super::sharing::share_with(&target, &owner, "shared", &recipient, Some("31")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(target.delete_file(&recipient, "shared/sub").await, 204);
+    let gone = target.files_path(&owner, "shared/sub");
+    assert_eq!(target.get_text(&owner, &gone).await.0, 404, "gone for the owner too");
+    for (account, location) in [(&owner, "shared/sub"), (&recipient, "shared/sub")] {
+        let trashed = item(&target, account, location).await;
+        let trashed = trashed.unwrap_or_else(|| panic!("{}'s trash has the folder", account.uid));
+        let name = trashed.href.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
+        let inside = listing(&target, account, &format!("{name}/")).await;
+        assert!(
+            inside
+                .responses
+                .iter()
+                .any(|response| response.text(NC, "trashbin-filename").as_deref()
+                    == Some("shared_file.txt")),
+            "{}'s trashed folder holds its file",
+            account.uid
+        );
+    }
+    super::provisioning::delete_account(&target, &owner.uid).await;
+    super::provisioning::delete_account(&target, &recipient.uid).await;
+}
