@@ -481,6 +481,7 @@ pub async fn update(
         if world.storage.update_share_permissions(call.uid(), share.id, permissions).is_err() {
             return Err(call.ocs.fail(404, WRONG_SHARE_ID));
         }
+        cap_reshares(&mut world, share.id);
     } else if given.is_err() {
         return Err(call.ocs.fail(400, "Invalid permissions"));
     }
@@ -586,6 +587,44 @@ fn is_recipient(world: &World, uid: &str, share: &Share, check_groups: bool) -> 
                 && !share.declined.contains(uid)
         }
         ShareType::Link => false,
+    }
+}
+
+/// After a share's permissions change, what its recipients made of it
+/// (their reshares and links of the node or below it) keeps no more than
+/// they now hold there.
+fn cap_reshares(world: &mut World, id: ShareId) {
+    let Some(share) = world.storage.share(id) else { return };
+    if share.share_type == ShareType::Link {
+        return;
+    }
+    let Some(root) = world.storage.node(share.node) else { return };
+    let (owner, root_path) = (root.owner.clone(), root.path.clone());
+    let recipients: Vec<String> = world
+        .users
+        .values()
+        .filter(|user| is_recipient(world, &user.uid, share, true))
+        .map(|user| user.uid.clone())
+        .collect();
+    let capped: Vec<(ShareId, u8)> = world
+        .storage
+        .shares()
+        .filter(|reshare| reshare.id != id && recipients.contains(&reshare.initiator))
+        .filter(|reshare| {
+            world.storage.node(reshare.node).is_some_and(|node| {
+                node.owner == owner
+                    && (node.path == root_path || node.path.starts_with(&format!("{root_path}/")))
+            })
+        })
+        .filter_map(|reshare| {
+            let held = holds(world, &reshare.initiator, reshare.node)?;
+            (reshare.permissions & !held != 0).then_some((reshare.id, reshare.permissions & held))
+        })
+        .collect();
+    for (reshare, permissions) in capped {
+        if let Some(reshare) = world.storage.share_mut(reshare) {
+            reshare.permissions = permissions;
+        }
     }
 }
 

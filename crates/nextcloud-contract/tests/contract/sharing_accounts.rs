@@ -877,3 +877,74 @@ async fn inherited_shares_are_those_of_the_folders_above() {
         delete_account(&target, &account.uid).await;
     }
 }
+
+/// "Link shares inside of group shares keep their original data when the
+/// root share is updated" (part3): a member's link inside a group share
+/// loses what the owner takes from the group share, and keeps the rest of
+/// its own (no expiry of its own, its target).
+#[tokio::test]
+async fn a_link_inside_a_group_share_is_capped_by_the_group_share() {
+    let target = Target::get().await;
+    let owner = create_account(&target, &[]).await;
+    let member = create_account(&target, &[]).await;
+    let gid = create_group(&target, &[&member]).await;
+    assert_eq!(target.mkcol(&owner, "share").await, 201);
+    let fields = [
+        ("path", "/share".to_string()),
+        ("shareType", "1".to_string()),
+        ("shareWith", gid.clone()),
+    ];
+    let response = target
+        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    let (status, group_share) = ocs_json(response).await;
+    assert_eq!(status, 200, "{group_share}");
+    assert_eq!(target.mkcol(&owner, "share/subfolder").await, 201);
+    let fields = [
+        ("path", "/share/subfolder".to_string()),
+        ("shareType", "3".to_string()),
+        ("permissions", "31".to_string()),
+    ];
+    let response = target
+        .ocs(&member, "POST", &format!("{SHARES}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&fields))
+        .send()
+        .await
+        .unwrap();
+    let (status, link) = ocs_json(response).await;
+    assert_eq!((status, link["ocs"]["data"]["permissions"].clone()), (200, 31.into()), "{link}");
+
+    let id = group_share["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let in_three_days =
+        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
+    let response = target
+        .ocs(&owner, "PUT", &format!("{SHARES}/{id}?format=json"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form_encode(&[("permissions", "23".to_string()), ("expireDate", in_three_days)]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let link_id = link["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let (_, shown) =
+        target.ocs_call(&member, "GET", &format!("{SHARES}/{link_id}?format=json")).await;
+    let shown = &shown["ocs"]["data"][0];
+    assert_eq!(
+        (
+            shown["share_type"].clone(),
+            shown["permissions"].clone(),
+            shown["file_target"].clone(),
+            shown["expiration"].clone()
+        ),
+        (3.into(), 23.into(), "/subfolder".into(), Value::Null),
+        "{shown}"
+    );
+    delete_group(&target, &gid).await;
+    delete_account(&target, &owner.uid).await;
+    delete_account(&target, &member.uid).await;
+}
