@@ -512,6 +512,21 @@ impl Target {
         sent.unwrap_or_else(|error| panic!("PUT {path}: {error}"))
     }
 
+    /// An OCS request as `account` with `fields` as a form body, sent.
+    pub async fn ocs_form(
+        &self,
+        account: &Account,
+        method: &str,
+        path: &str,
+        fields: &[(&str, String)],
+    ) -> reqwest::Response {
+        let request = self
+            .ocs(account, method, path)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(form_encode(fields));
+        request.send().await.unwrap_or_else(|error| panic!("{method} {path}: {error}"))
+    }
+
     /// An OCS request as `account` without a body, its status and JSON.
     pub async fn ocs_call(&self, account: &Account, method: &str, path: &str) -> (u16, Value) {
         let sent = self.ocs(account, method, path).send().await;

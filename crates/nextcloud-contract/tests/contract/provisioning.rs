@@ -5,7 +5,7 @@
 //! DAV and OCS; regular users are refused. Every account and group made
 //! here has a unique name and is deleted again.
 
-use nextcloud_contract::{Account, Target, form_encode, ocs_json};
+use nextcloud_contract::{Account, Target, ocs_json};
 use serde_json::Value;
 
 const V1: &str = "/ocs/v1.php/cloud";
@@ -23,13 +23,7 @@ pub(super) async fn send(
     path: &str,
     fields: &[(&str, String)],
 ) -> (u16, Value) {
-    let response = target
-        .ocs(account, method, &format!("{path}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(account, method, &format!("{path}?format=json"), fields).await;
     ocs_json(response).await
 }
 

@@ -7,7 +7,7 @@
 
 use super::provisioning::{create_account, delete_account};
 use super::sharing::share_with;
-use nextcloud_contract::{Account, Target, form_encode, ocs_json};
+use nextcloud_contract::{Account, Target, ocs_json};
 use serde_json::Value;
 use xml_tree::{DAV, NC, OC};
 
@@ -23,13 +23,7 @@ async fn create_link(
 ) -> (u16, Value) {
     let mut all = vec![("path", format!("/{path}")), ("shareType", "3".to_string())];
     all.extend(fields.iter().map(|(name, value)| (*name, value.to_string())));
-    let response = target
-        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&all))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &all).await;
     let (status, answer) = ocs_json(response).await;
     (status, answer["ocs"]["data"].clone())
 }
@@ -42,13 +36,8 @@ async fn update(
 ) -> (u16, Value) {
     let fields: Vec<(&str, String)> =
         fields.iter().map(|(name, value)| (*name, value.to_string())).collect();
-    let response = target
-        .ocs(owner, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        target.ocs_form(owner, "PUT", &format!("{SHARES}/{id}?format=json"), &fields).await;
     let (status, answer) = ocs_json(response).await;
     (status, answer["ocs"]["data"].clone())
 }
@@ -99,13 +88,8 @@ async fn a_files_link_downloads_by_its_token() {
     let content = "Welcome to your Nextcloud account! This is an example file for developers.";
     assert!(target.put_file(&owner, "welcome.txt", content).await.status().is_success());
     let fields = [("path", "/welcome.txt".to_string()), ("shareType", "3".to_string())];
-    let response = target
-        .ocs(&owner, "POST", &format!("{SHARES_V1}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        target.ocs_form(&owner, "POST", &format!("{SHARES_V1}?format=json"), &fields).await;
     let (status, answer) = ocs_json(response).await;
     assert_eq!(
         (status, answer["ocs"]["meta"]["statuscode"].clone()),
@@ -369,13 +353,7 @@ async fn share_types_name_links_and_the_root_is_never_shared() {
         ("shareType", "1".to_string()),
         ("shareWith", "admin".to_string()),
     ];
-    let response = target
-        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&group))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &group).await;
     assert_eq!(response.status(), 200);
     assert_eq!(types().await, vec!["0", "1", "3"]);
 

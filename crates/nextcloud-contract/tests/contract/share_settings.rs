@@ -6,7 +6,7 @@
 
 use super::provisioning::{create_account, delete_account, statuscode};
 use super::sharing::share_with;
-use nextcloud_contract::{Account, Target, form_encode, ocs_json};
+use nextcloud_contract::{Account, Target, ocs_json};
 use serde_json::Value;
 
 const CONFIG: &str = "/ocs/v2.php/apps/provisioning_api/api/v1/config/apps";
@@ -14,12 +14,13 @@ const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
 
 async fn set(target: &Target, app: &str, key: &str, value: &str) {
     let response = target
-        .ocs(target.admin(), "POST", &format!("{CONFIG}/{app}/{key}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("value", value.to_string())]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            target.admin(),
+            "POST",
+            &format!("{CONFIG}/{app}/{key}?format=json"),
+            &[("value", value.to_string())],
+        )
+        .await;
     let (status, answer) = ocs_json(response).await;
     assert_eq!(status, 200, "setting {app}/{key}: {answer}");
 }
@@ -32,13 +33,7 @@ async fn unset(target: &Target, app: &str, key: &str) {
 
 /// A share made with `fields` (v2): the status and the share.
 async fn create(target: &Target, owner: &Account, fields: &[(&str, String)]) -> (u16, Value) {
-    let response = target
-        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), fields).await;
     let (status, answer) = ocs_json(response).await;
     (status, answer["ocs"]["data"].clone())
 }

@@ -26,13 +26,7 @@ pub(super) async fn share_with(
     if let Some(permissions) = permissions {
         fields.push(("permissions", permissions.to_string()));
     }
-    let response = target
-        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     ocs_json(response).await
 }
 
@@ -225,12 +219,13 @@ async fn a_recipient_cannot_raise_the_permissions_of_a_received_share() {
     let id = id_of(&created);
 
     let raised = target
-        .ocs(&bob, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("permissions", "19".to_string())]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            &bob,
+            "PUT",
+            &format!("{SHARES}/{id}?format=json"),
+            &[("permissions", "19".to_string())],
+        )
+        .await;
     let (status, answer) = ocs_json(raised).await;
     assert_eq!((status, answer["ocs"]["meta"]["statuscode"].clone()), (403, 403.into()));
     let (_, still) = target.ocs_call(&alice, "GET", &format!("{SHARES}/{id}?format=json")).await;
@@ -247,13 +242,7 @@ async fn share_with_group(target: &Target, owner: &Account, path: &str, gid: &st
         ("shareType", "1".to_string()),
         ("shareWith", gid.to_string()),
     ];
-    let response = target
-        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     ocs_json(response).await
 }
 
@@ -261,12 +250,13 @@ async fn share_with_group(target: &Target, owner: &Account, path: &str, gid: &st
 /// OCS statuscode (v2: the same number).
 async fn set_permissions(target: &Target, account: &Account, id: &str, permissions: &str) -> u16 {
     let response = target
-        .ocs(account, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("permissions", permissions.to_string())]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            account,
+            "PUT",
+            &format!("{SHARES}/{id}?format=json"),
+            &[("permissions", permissions.to_string())],
+        )
+        .await;
     let (status, answer) = ocs_json(response).await;
     assert_eq!(answer["ocs"]["meta"]["statuscode"], status, "v2: statuscode = HTTP: {answer}");
     status

@@ -5,7 +5,7 @@
 
 use super::provisioning::{create_account, delete_account, send, statuscode};
 use super::sharing::share_with;
-use nextcloud_contract::{Account, Target, form_encode, ocs_json};
+use nextcloud_contract::{Account, Target, ocs_json};
 use serde_json::Value;
 
 const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
@@ -37,13 +37,7 @@ async fn share_with_group(target: &Target, owner: &Account, path: &str, gid: &st
         ("shareType", "1".to_string()),
         ("shareWith", gid.to_string()),
     ];
-    let response = target
-        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     let (status, answer) = ocs_json(response).await;
     assert_eq!(status, 200, "{answer}");
     answer["ocs"]["data"]["id"].to_string().trim_matches('"').to_string()
@@ -182,12 +176,13 @@ async fn a_reshare_is_limited_by_its_own_share_whatever_else_is_shared() {
     assert_eq!(status, 200, "{answer}");
     let id = answer["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
     let response = target
-        .ocs(resharer, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("permissions", "31".to_string())]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            resharer,
+            "PUT",
+            &format!("{SHARES}/{id}?format=json"),
+            &[("permissions", "31".to_string())],
+        )
+        .await;
     let (status, answer) = ocs_json(response).await;
     assert_eq!(status, 404, "an update past 21: {answer}");
 
@@ -260,13 +255,8 @@ async fn resharing_rights_show_sibling_shares_but_do_not_own_them() {
         (200, 403.into()),
         "{refused}"
     );
-    let response = target
-        .ocs(resharer, "PUT", &path)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("permissions", "1".to_string())]))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        target.ocs_form(resharer, "PUT", &path, &[("permissions", "1".to_string())]).await;
     assert_eq!(ocs_json(response).await.0, 403, "not theirs to edit");
     assert!(sees(&target, resharer, &name).await, "and their own share is untouched");
     assert!(sees(&target, sibling, &name).await, "nor the sibling's");
@@ -382,12 +372,13 @@ async fn subfiles_shows_reshares_to_whoever_may_reshare() {
     );
     let id = first["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
     let response = target
-        .ocs(owner, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("permissions", "1".to_string())]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            owner,
+            "PUT",
+            &format!("{SHARES}/{id}?format=json"),
+            &[("permissions", "1".to_string())],
+        )
+        .await;
     assert_eq!(response.status(), 200);
     assert_eq!(subfile_shares(&target, one, "PARENT").await, vec![row(one, two, "/PARENT/CHILD")]);
     for account in &users {
@@ -418,13 +409,7 @@ async fn share_folder_with_group(
         ("shareWith", gid.to_string()),
         ("permissions", permissions.to_string()),
     ];
-    let response = target
-        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     let (status, answer) = ocs_json(response).await;
     assert_eq!(status, 200, "{path} with {gid}: {answer}");
 }
@@ -479,12 +464,13 @@ async fn shares_of_one_node_merge_into_one_mount() {
     assert_eq!(status, 200, "{reshare}");
     let id = reshare["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
     let response = target
-        .ocs(&member, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("permissions", "31".to_string())]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            &member,
+            "PUT",
+            &format!("{SHARES}/{id}?format=json"),
+            &[("permissions", "31".to_string())],
+        )
+        .await;
     let (status, answer) = ocs_json(response).await;
     assert_eq!(status, 200, "the union allows it: {answer}");
     for gid in [&one, &two] {
@@ -615,13 +601,7 @@ async fn a_group_share_seen_by_owner_and_member_and_left_by_one() {
         ("shareType", "1".to_string()),
         ("shareWith", gid.clone()),
     ];
-    let response = target
-        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     let (status, created) = ocs_json(response).await;
     assert_eq!(status, 200, "{created}");
     let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
@@ -675,13 +655,7 @@ async fn a_group_share_seen_by_owner_and_member_and_left_by_one() {
     let (status, _) =
         target.ocs_call(&owner, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
     assert_eq!(status, 200);
-    let response = target
-        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     assert_eq!(ocs_json(response).await.0, 200, "shared again");
     delete_group(&target, &gid).await;
     delete_account(&target, &owner.uid).await;
@@ -706,13 +680,7 @@ async fn a_moved_group_mount_follows_its_share() {
         ("shareType", "1".to_string()),
         ("shareWith", gid.clone()),
     ];
-    let response = target
-        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     let (status, created) = ocs_json(response).await;
     assert_eq!(status, 200, "{created}");
     let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
@@ -725,12 +693,13 @@ async fn a_moved_group_mount_follows_its_share() {
     assert_eq!(moved.status(), 201);
 
     let response = target
-        .ocs(&owner, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("permissions", "1".to_string())]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            &owner,
+            "PUT",
+            &format!("{SHARES}/{id}?format=json"),
+            &[("permissions", "1".to_string())],
+        )
+        .await;
     let (status, updated) = ocs_json(response).await;
     assert_eq!(status, 200, "{updated}");
     let shown = &updated["ocs"]["data"];
@@ -894,13 +863,7 @@ async fn a_link_inside_a_group_share_is_capped_by_the_group_share() {
         ("shareType", "1".to_string()),
         ("shareWith", gid.clone()),
     ];
-    let response = target
-        .ocs(&owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     let (status, group_share) = ocs_json(response).await;
     assert_eq!(status, 200, "{group_share}");
     assert_eq!(target.mkcol(&owner, "share/subfolder").await, 201);
@@ -909,13 +872,8 @@ async fn a_link_inside_a_group_share_is_capped_by_the_group_share() {
         ("shareType", "3".to_string()),
         ("permissions", "31".to_string()),
     ];
-    let response = target
-        .ocs(&member, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        target.ocs_form(&member, "POST", &format!("{SHARES}?format=json"), &fields).await;
     let (status, link) = ocs_json(response).await;
     assert_eq!((status, link["ocs"]["data"]["permissions"].clone()), (200, 31.into()), "{link}");
 
@@ -923,12 +881,13 @@ async fn a_link_inside_a_group_share_is_capped_by_the_group_share() {
     let in_three_days =
         (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
     let response = target
-        .ocs(&owner, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("permissions", "23".to_string()), ("expireDate", in_three_days)]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            &owner,
+            "PUT",
+            &format!("{SHARES}/{id}?format=json"),
+            &[("permissions", "23".to_string()), ("expireDate", in_three_days)],
+        )
+        .await;
     assert_eq!(response.status(), 200);
     let link_id = link["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
     let (_, shown) =

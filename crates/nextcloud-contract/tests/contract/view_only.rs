@@ -14,13 +14,7 @@ const VIEW_ONLY: &str = r#"[{"scope":"permissions","key":"download","value":fals
 async fn create(target: &Target, owner: &Account, fields: &[(&str, &str)]) -> Value {
     let fields: Vec<(&str, String)> =
         fields.iter().map(|(name, value)| (*name, value.to_string())).collect();
-    let response = target
-        .ocs(owner, "POST", &format!("{SHARES}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&fields))
-        .send()
-        .await
-        .unwrap();
+    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
     let (status, answer) = ocs_json(response).await;
     assert_eq!(status, 200, "{fields:?}: {answer}");
     answer["ocs"]["data"].clone()
@@ -93,12 +87,13 @@ async fn download_restrictions_survive_a_reshare() {
     .await;
     let id = link["id"].to_string().trim_matches('"').to_string();
     let response = target
-        .ocs(&resharer, "PUT", &format!("{SHARES}/{id}?format=json"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_encode(&[("hideDownload", "false".to_string())]))
-        .send()
-        .await
-        .unwrap();
+        .ocs_form(
+            &resharer,
+            "PUT",
+            &format!("{SHARES}/{id}?format=json"),
+            &[("hideDownload", "false".to_string())],
+        )
+        .await;
     assert_eq!(response.status(), 200);
     let seen = info(&target, &resharer, &link).await;
     assert_eq!(
