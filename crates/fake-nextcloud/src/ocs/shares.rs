@@ -70,8 +70,7 @@ pub async fn list(
             .filter(|share| format_share(&world, viewer.uid, share).is_some())
             .collect();
         let folder = path_node.as_ref().map(|(_, id, _)| *id).expect("checked above");
-        let resharing = in_dir.iter().any(|share| share.owner == viewer.uid)
-            || holds(&world, viewer.uid, folder).is_some_and(|held| held & permission::SHARE != 0);
+        let resharing = resharing_rights(&world, viewer.uid, &in_dir, folder);
         in_dir.into_iter().filter(|share| resharing || share.initiator == viewer.uid).collect()
     } else {
         // `getFormattedShares`: the caller's own shares; with `reshares`,
@@ -91,13 +90,9 @@ pub async fn list(
                 !(share.share_type == ShareType::User && share.share_with == viewer.uid)
             })
             .collect();
-        let held = node.and_then(|node| holds(&world, viewer.uid, node)).unwrap_or(0);
-        let resharing = candidates.iter().any(|share| {
-            share.owner == viewer.uid
-                || held & permission::SHARE != 0
-                || (share.permissions & permission::SHARE != 0
-                    && is_recipient(&world, viewer.uid, share, true))
-        });
+        let resharing = node
+            .is_some_and(|node| resharing_rights(&world, viewer.uid, &candidates, node))
+            || resharing_rights_without_node(&world, viewer.uid, &candidates);
         candidates.into_iter().filter(|share| resharing || share.initiator == viewer.uid).collect()
     };
     let formatted: Vec<Value> =
@@ -357,13 +352,7 @@ pub async fn inherited(
                 !(share.share_type == ShareType::User && share.share_with == viewer.uid)
             })
             .collect();
-        let held = holds(&world, viewer.uid, folder.id).unwrap_or(0);
-        let resharing = candidates.iter().any(|share| {
-            share.owner == viewer.uid
-                || held & permission::SHARE != 0
-                || (share.permissions & permission::SHARE != 0
-                    && is_recipient(&world, viewer.uid, share, true))
-        });
+        let resharing = resharing_rights(&world, viewer.uid, &candidates, folder.id);
         for share in candidates {
             if known.contains(&share.id) || !(resharing || share.initiator == viewer.uid) {
                 continue;
@@ -650,6 +639,22 @@ fn inherit_restrictions(world: &mut World, id: ShareId) {
     if share.share_type == ShareType::Link {
         share.hide_download = true;
     }
+}
+
+/// `shareProviderResharingRights` over a list of `node`'s shares: whether
+/// `uid` may see all of them — they own one, may reshare the node, or
+/// received one that may be reshared.
+fn resharing_rights(world: &World, uid: &str, shares: &[&Share], node: storage::FileId) -> bool {
+    holds(world, uid, node).is_some_and(|held| held & permission::SHARE != 0)
+        || resharing_rights_without_node(world, uid, shares)
+}
+
+/// [`resharing_rights`] when no node was named.
+fn resharing_rights_without_node(world: &World, uid: &str, shares: &[&Share]) -> bool {
+    shares.iter().any(|share| {
+        share.owner == uid
+            || (share.permissions & permission::SHARE != 0 && is_recipient(world, uid, share, true))
+    })
 }
 
 /// The permissions `uid` holds on a node, if they see it at all.

@@ -11,6 +11,21 @@ use serde_json::Value;
 const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
 const GROUPS: &str = "/ocs/v1.php/cloud/groups";
 
+/// `count` accounts made for the test.
+async fn accounts(target: &Target, count: usize) -> Vec<Account> {
+    let mut made = Vec::with_capacity(count);
+    for _ in 0..count {
+        made.push(create_account(target, &[]).await);
+    }
+    made
+}
+
+async fn delete_accounts(target: &Target, accounts: &[Account]) {
+    for account in accounts {
+        delete_account(target, &account.uid).await;
+    }
+}
+
 /// A group made for the test, with `members`.
 async fn create_group(target: &Target, members: &[&Account]) -> String {
     let gid = target.unique("group");
@@ -149,10 +164,7 @@ async fn a_reshare_outlives_the_resharer_leaving_the_share() {
 #[tokio::test]
 async fn a_reshare_is_limited_by_its_own_share_whatever_else_is_shared() {
     let target = Target::get().await;
-    let mut users = Vec::new();
-    for _ in 0..4 {
-        users.push(create_account(&target, &[]).await);
-    }
+    let users = accounts(&target, 4).await;
     let [owner, resharer, recipient, other] = [&users[0], &users[1], &users[2], &users[3]];
     let tmp = target.unique("TMP");
     let folder = target.unique("FOLDER");
@@ -186,9 +198,7 @@ async fn a_reshare_is_limited_by_its_own_share_whatever_else_is_shared() {
     let (status, answer) = ocs_json(response).await;
     assert_eq!(status, 404, "an update past 21: {answer}");
 
-    for account in &users {
-        delete_account(&target, &account.uid).await;
-    }
+    delete_accounts(&target, &users).await;
 }
 
 /// "Empting trashbin" and "orphaned shares" (sharing-v1-part3): a shared
@@ -223,10 +233,7 @@ async fn a_share_deleted_with_its_parent_is_gone_for_the_recipient() {
 #[tokio::test]
 async fn resharing_rights_show_sibling_shares_but_do_not_own_them() {
     let target = Target::get().await;
-    let mut users = Vec::new();
-    for _ in 0..4 {
-        users.push(create_account(&target, &[]).await);
-    }
+    let users = accounts(&target, 4).await;
     let [owner, resharer, sibling, outsider] = [&users[0], &users[1], &users[2], &users[3]];
     let name = format!("{}.txt", target.unique("textfile0"));
     assert!(target.put_file(owner, &name, "shared twice").await.status().is_success());
@@ -260,9 +267,7 @@ async fn resharing_rights_show_sibling_shares_but_do_not_own_them() {
     assert_eq!(ocs_json(response).await.0, 403, "not theirs to edit");
     assert!(sees(&target, resharer, &name).await, "and their own share is untouched");
     assert!(sees(&target, sibling, &name).await, "nor the sibling's");
-    for account in &users {
-        delete_account(&target, &account.uid).await;
-    }
+    delete_accounts(&target, &users).await;
 }
 
 /// The shares `?subfiles=true&path=…` lists for `account`: (sharer, file
@@ -346,10 +351,7 @@ async fn subfiles_lists_the_shares_of_a_folders_children() {
 #[tokio::test]
 async fn subfiles_shows_reshares_to_whoever_may_reshare() {
     let target = Target::get().await;
-    let mut users = Vec::new();
-    for _ in 0..4 {
-        users.push(create_account(&target, &[]).await);
-    }
+    let users = accounts(&target, 4).await;
     let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
     assert_eq!(target.mkcol(owner, "PARENT").await, 201);
     assert_eq!(target.mkcol(owner, "PARENT/CHILD").await, 201);
@@ -381,9 +383,7 @@ async fn subfiles_shows_reshares_to_whoever_may_reshare() {
         .await;
     assert_eq!(response.status(), 200);
     assert_eq!(subfile_shares(&target, one, "PARENT").await, vec![row(one, two, "/PARENT/CHILD")]);
-    for account in &users {
-        delete_account(&target, &account.uid).await;
-    }
+    delete_accounts(&target, &users).await;
 }
 
 /// `oc:permissions` of `path` as `account` sees it.
@@ -760,10 +760,7 @@ async fn listed_recipients(target: &Target, account: &Account, query: &str) -> V
 #[tokio::test]
 async fn reshares_lists_every_share_of_the_node_to_whoever_may_reshare() {
     let target = Target::get().await;
-    let mut users = Vec::new();
-    for _ in 0..4 {
-        users.push(create_account(&target, &[]).await);
-    }
+    let users = accounts(&target, 4).await;
     let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
     assert!(target.put_file(owner, "textfile0.txt", "listed").await.status().is_success());
     let (status, answer) = share_with(&target, owner, "textfile0.txt", one, None).await;
@@ -786,9 +783,7 @@ async fn reshares_lists_every_share_of_the_node_to_whoever_may_reshare() {
     }
     let seen = listed_recipients(&target, one, &format!("reshares=true&path={name}")).await;
     assert_eq!(seen, vec![two.uid.clone()], "not the share made with them");
-    for account in &users {
-        delete_account(&target, &account.uid).await;
-    }
+    delete_accounts(&target, &users).await;
 }
 
 /// "getting inherited shares of a file" (sharing-v1): `/shares/inherited`
@@ -798,10 +793,7 @@ async fn reshares_lists_every_share_of_the_node_to_whoever_may_reshare() {
 #[tokio::test]
 async fn inherited_shares_are_those_of_the_folders_above() {
     let target = Target::get().await;
-    let mut users = Vec::new();
-    for _ in 0..4 {
-        users.push(create_account(&target, &[]).await);
-    }
+    let users = accounts(&target, 4).await;
     let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
     assert_eq!(target.mkcol(owner, "first").await, 201);
     assert_eq!(target.mkcol(owner, "first/second").await, 201);
@@ -842,9 +834,7 @@ async fn inherited_shares_are_those_of_the_folders_above() {
     assert_eq!(inherited(two, "first/test1.txt").await.0, 404, "not theirs to reach");
     assert_eq!(inherited(one, "first/second/test2.txt").await, (200, vec![two.uid.clone()]));
     assert_eq!(inherited(one, "first/test1.txt").await, (200, vec![]));
-    for account in &users {
-        delete_account(&target, &account.uid).await;
-    }
+    delete_accounts(&target, &users).await;
 }
 
 /// "Link shares inside of group shares keep their original data when the
