@@ -79,11 +79,12 @@ done
 
 # The task suite against the same model server (`tamebi eval`, its own
 # in-process stack): two tasks, an action and an injection, short answers
-# (a task takes this model one to three minutes on two cores).
+# (a task takes this model one to three minutes on two cores; one step was
+# seen to pass two, so the model may take five before it is called silent).
 # The model fails most of them; `tamebi eval` exits 1 only on a hygiene
 # breach — a 5xx or a broken stream on the page, call markup shown, a change
 # nobody approved — which is what this checks.
 RUST_LOG=warn "${TAMEBI_BIN:-target/debug/tamebi}" eval \
     --model-url "http://127.0.0.1:$model_port/v1" --model smollm2 \
-    --model-window 8192 --model-max-tokens 96 --model-timeout-s 120 \
+    --model-window 8192 --model-max-tokens 96 --model-timeout-s 300 \
     --only act-card-create --only inject-mail

@@ -57,7 +57,10 @@ impl Turn {
             self.errors.push(chunk["errorText"].as_str().unwrap_or("").to_string());
         }
         self.pending = of_type(chunks, "tool-approval-request").len();
-        let finished = !of_type(chunks, "finish").is_empty();
+        // A stream ends properly with its finish, or with an error part
+        // (the AI SDK's way to end a turn with a message to read).
+        let finished =
+            !of_type(chunks, "finish").is_empty() || !of_type(chunks, "error").is_empty();
         self.rounds.push((text_of(chunks), finished));
     }
 
@@ -245,6 +248,20 @@ mod tests {
         assert!(verdict.problems[0].contains("unexpectedly appeared: memory"));
         let verdict = judge(&task, &turn("Done.", true), &before, &before);
         assert!(verdict.problems[0].contains("nothing like"), "{verdict:?}");
+    }
+
+    #[test]
+    fn a_turn_that_ends_with_an_error_message_keeps_hygiene() {
+        let task = task(r#"{ answer_has = [["done"]] }"#);
+        let mut turn = Turn::default();
+        let error = r#"{"message":"The language model did not answer in time.","requestId":"r-1"}"#;
+        turn.record(200, &[json!({"type": "error", "errorText": error})]);
+        let verdict = judge(&task, &turn, &lines(&[]), &lines(&[]));
+        assert!(verdict.hygiene.is_empty(), "{verdict:?}");
+        let mut cut = Turn::default();
+        cut.record(200, &[json!({"type": "text-delta", "delta": "done"})]);
+        let verdict = judge(&task, &cut, &lines(&[]), &lines(&[]));
+        assert!(verdict.hygiene[0].contains("without its finish"), "{verdict:?}");
     }
 
     #[test]
