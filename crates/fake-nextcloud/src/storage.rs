@@ -548,22 +548,15 @@ impl Storage {
 
     /// The ids of every share of `node` the viewer receives, merged or not.
     fn received(&self, viewer: Viewer<'_>, node: FileId) -> Vec<ShareId> {
-        self.shares
-            .values()
-            .filter(|share| share.node == node && share.owner != viewer.uid)
-            .filter(|share| Self::receives(share, viewer))
-            .map(|share| share.id)
-            .collect()
+        let shares = self.received_shares(viewer).into_iter();
+        shares.filter(|share| share.node == node).map(|share| share.id).collect()
     }
 
     /// What the viewer may do with a node they receive: the union of the
     /// shares of it they receive.
     pub fn received_permissions(&self, viewer: Viewer<'_>, node: FileId) -> u8 {
-        self.shares
-            .values()
-            .filter(|share| share.node == node && share.owner != viewer.uid)
-            .filter(|share| Self::receives(share, viewer))
-            .fold(0, |held, share| held | share.permissions)
+        let shares = self.received_shares(viewer).into_iter();
+        shares.filter(|share| share.node == node).fold(0, |held, share| held | share.permissions)
     }
 
     fn receives(share: &Share, viewer: Viewer<'_>) -> bool {

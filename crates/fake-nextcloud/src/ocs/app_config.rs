@@ -6,7 +6,7 @@
 //! ones the fake honours, with Nextcloud's defaults.
 
 use super::guard;
-use super::{Guarded, OcsResult};
+use super::{Guarded, OcsCall, OcsError, OcsResult};
 use crate::AppState;
 use crate::world::World;
 use axum::Router;
@@ -23,9 +23,13 @@ pub fn routes() -> Router<AppState> {
         .route(&format!("{ROOT}/{{app}}/{{key}}"), get(value).post(set).delete(remove))
 }
 
-/// `verifyAppId`: letters, digits and `_` only.
-fn valid_app(app: &str) -> bool {
-    !app.is_empty() && app.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+/// The route's app id, if `verifyAppId` takes it (letters, digits and
+/// `_` only); 403 otherwise.
+fn app_of(call: &OcsCall) -> Result<&str, OcsError> {
+    let app = call.path_param("app");
+    let valid =
+        !app.is_empty() && app.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_');
+    if valid { Ok(app) } else { Err(call.ocs.fail(403, "Invalid app id given")) }
 }
 
 /// `verifyConfigKey`: keys the API never sets.
@@ -53,10 +57,7 @@ async fn keys(
     State(shared): State<AppState>,
     Guarded(call, _): Guarded<guard::Admin>,
 ) -> OcsResult {
-    let app = call.path_param("app");
-    if !valid_app(app) {
-        return Err(call.ocs.fail(403, "Invalid app id given"));
-    }
+    let app = app_of(&call)?;
     let world = shared.world();
     let keys: Vec<&String> =
         world.app_config.get(app).map(|values| values.keys().collect()).unwrap_or_default();
@@ -67,10 +68,7 @@ async fn value(
     State(shared): State<AppState>,
     Guarded(call, _): Guarded<guard::Admin>,
 ) -> OcsResult {
-    let (app, key) = (call.path_param("app"), call.path_param("key"));
-    if !valid_app(app) {
-        return Err(call.ocs.fail(403, "Invalid app id given"));
-    }
+    let (app, key) = (app_of(&call)?, call.path_param("key"));
     let world = shared.world();
     let stored = world.app_config.get(app).and_then(|values| values.get(key)).cloned();
     let value = stored.or_else(|| call.text("defaultValue")).unwrap_or_default();
@@ -78,10 +76,7 @@ async fn value(
 }
 
 async fn set(State(shared): State<AppState>, Guarded(call, _): Guarded<guard::Admin>) -> OcsResult {
-    let (app, key) = (call.path_param("app").to_string(), call.path_param("key").to_string());
-    if !valid_app(&app) {
-        return Err(call.ocs.fail(403, "Invalid app id given"));
-    }
+    let (app, key) = (app_of(&call)?.to_string(), call.path_param("key").to_string());
     if !settable(&app, &key) {
         return Err(call.ocs.fail(403, "The given key can not be set"));
     }
@@ -94,10 +89,7 @@ async fn remove(
     State(shared): State<AppState>,
     Guarded(call, _): Guarded<guard::Admin>,
 ) -> OcsResult {
-    let (app, key) = (call.path_param("app"), call.path_param("key"));
-    if !valid_app(app) {
-        return Err(call.ocs.fail(403, "Invalid app id given"));
-    }
+    let (app, key) = (app_of(&call)?, call.path_param("key"));
     if !settable(app, key) {
         return Err(call.ocs.fail(403, "The given key can not be deleted"));
     }

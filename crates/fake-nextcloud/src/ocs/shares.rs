@@ -176,14 +176,7 @@ pub async fn create(
         share.link =
             Some(Link { url: format!("{base}/index.php/s/{token}"), token, password: None });
         share.permissions = link_permissions;
-        share.expiration = default_expiration;
-        if let Err(refused) = links::apply_fields(&call, share, &today) {
-            world.storage.remove_share(id);
-            return Err(refused);
-        }
-        inherit_restrictions(&mut world, id);
-        let share = world.storage.share(id).expect("share just created");
-        return Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?));
+        return finish_created(&call, &mut world, id, default_expiration, &today);
     }
     let settings = app_config::Settings::of(&world);
     let default_expiration = links::default_expiration(&call, &settings, false, now);
@@ -298,16 +291,7 @@ pub async fn create(
     if world.server.force_share_accept {
         world.storage.require_acceptance(id);
     }
-    let today = crate::clock::day(now);
-    let share = world.storage.share_mut(id).expect("share just created");
-    share.expiration = default_expiration;
-    if let Err(refused) = links::apply_fields(&call, share, &today) {
-        world.storage.remove_share(id);
-        return Err(refused);
-    }
-    inherit_restrictions(&mut world, id);
-    let share = world.storage.share(id).expect("share just created");
-    Ok(call.ocs.ok(formatted_share(&call, &world, share, WRONG_PATH)?))
+    finish_created(&call, &mut world, id, default_expiration, &crate::clock::day(now))
 }
 
 /// `getInheritedShares`: the shares of the folders above `path` (in its
@@ -577,6 +561,27 @@ fn is_recipient(world: &World, uid: &str, share: &Share, check_groups: bool) -> 
         }
         ShareType::Link => false,
     }
+}
+
+/// The end of every create: the default expiry, the request's optional
+/// fields (a refused one takes the new share back), the restrictions a
+/// reshare inherits, and the answer.
+fn finish_created(
+    call: &OcsCall,
+    world: &mut World,
+    id: ShareId,
+    default_expiration: Option<String>,
+    today: &str,
+) -> OcsResult {
+    let share = world.storage.share_mut(id).expect("share just created");
+    share.expiration = default_expiration;
+    if let Err(refused) = links::apply_fields(call, share, today) {
+        world.storage.remove_share(id);
+        return Err(refused);
+    }
+    inherit_restrictions(world, id);
+    let share = world.storage.share(id).expect("share just created");
+    Ok(call.ocs.ok(formatted_share(call, world, share, WRONG_PATH)?))
 }
 
 /// After a share's permissions change, what its recipients made of it
