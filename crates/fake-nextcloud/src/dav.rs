@@ -1,6 +1,6 @@
 //! The DAV entry point: `/remote.php/dav/*` (and the legacy
 //! `/remote.php/webdav/*`), authenticated once here and dispatched by the
-//! first path segment to files, chunked uploads, the trash bin, versions,
+//! first path segment to files, chunked and bulk uploads, the trash bin, versions,
 //! calendars, address books or principals.
 //!
 //! After every request the storage's file events move to the webhook queue,
@@ -116,6 +116,7 @@ async fn dav(State(shared): State<AppState>, request: Request) -> Response {
         let tree = match collection {
             "files" => Tree::Files,
             "uploads" => Tree::Uploads,
+            "bulk" => Tree::Bulk,
             "trashbin" => Tree::Trashbin,
             "versions" => Tree::Versions,
             "calendars" => Tree::Calendars,
@@ -138,6 +139,7 @@ async fn dav(State(shared): State<AppState>, request: Request) -> Response {
 enum Tree {
     Files,
     Uploads,
+    Bulk,
     Trashbin,
     Versions,
     Calendars,
@@ -152,6 +154,7 @@ impl Tree {
         match self {
             Tree::Files => crate::files::handle(shared, request).await,
             Tree::Uploads => crate::files::uploads::handle(shared, request).await,
+            Tree::Bulk => crate::files::bulk::handle(shared, request).await,
             Tree::Trashbin => crate::files::trashbin::handle(shared, request).await,
             Tree::Versions => crate::files::versions::handle(shared, request).await,
             Tree::Calendars => crate::caldav::handle(shared, request).await,

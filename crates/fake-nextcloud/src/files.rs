@@ -2,7 +2,8 @@
 //! `/remote.php/webdav/`): PROPFIND, PROPPATCH, GET (with Range), HEAD, PUT,
 //! MKCOL, MOVE, COPY, DELETE, OPTIONS — answered the way Nextcloud's sabre/dav
 //! server answers them, statuses, headers and error bodies included; and
-//! chunked uploads into them on `/remote.php/dav/uploads/{uid}/` ([`uploads`]);
+//! chunked uploads into them on `/remote.php/dav/uploads/{uid}/` ([`uploads`])
+//! and bulk uploads on `/remote.php/dav/bulk` ([`bulk`]);
 //! the trash bin on `/remote.php/dav/trashbin/{uid}/` ([`trashbin`]) and
 //! file versions on `/remote.php/dav/versions/{uid}/` ([`versions`]).
 //!
@@ -10,6 +11,7 @@
 //! what a user sees here is exactly what SEARCH and OCS see. A path in another
 //! user's tree is a 404, never a 403: nobody learns that it exists.
 
+pub mod bulk;
 pub(crate) mod properties;
 mod propfind;
 pub mod public;

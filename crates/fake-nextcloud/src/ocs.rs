@@ -710,8 +710,8 @@ fn capability_set(logged_in: bool, settings: &app_config::Settings<'_>) -> Value
             "versioning": true,
             "comments": false,
         },
-        // No `bulkupload`: the fake does not serve `/remote.php/dav/bulk`.
-        "dav": { "chunking": "1.0", "search_supports_creation_time": true, "search_supports_upload_time": true },
+        // `bulkupload`: `/remote.php/dav/bulk` (`files/bulk.rs`).
+        "dav": { "chunking": "1.0", "bulkupload": "1.0", "search_supports_creation_time": true, "search_supports_upload_time": true },
         "files_sharing": {
             "api_enabled": true,
             "public": {

@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used)] // a test: a panic is its failure report
 
 mod contract {
+    mod bulk_upload;
     mod caldav;
     mod carddav;
     mod chunked_upload;

@@ -351,11 +351,15 @@ pub(super) fn file_written(mut headers: HeaderMap, mtime_set: bool, created: boo
 /// both honour it.
 pub(super) fn requested_mtime(request: &DavRequest) -> Result<Option<i64>, DavError> {
     let Some(text) = request.header("x-oc-mtime") else { return Ok(None) };
+    sanitize_mtime(text).map(Some).map_err(DavError::bad_request)
+}
+
+/// MtimeSanitizer: Unix seconds as a number, or the message it refuses
+/// anything else with.
+pub(super) fn sanitize_mtime(text: &str) -> Result<i64, &'static str> {
     match text.trim().parse::<f64>() {
-        Ok(seconds) if seconds.is_finite() && !text.trim().starts_with("0x") => {
-            Ok(Some(seconds as i64))
-        }
-        _ => Err(DavError::bad_request("X-OC-MTime header must be an integer (unix timestamp).")),
+        Ok(seconds) if seconds.is_finite() && !text.trim().starts_with("0x") => Ok(seconds as i64),
+        _ => Err("X-OC-MTime header must be an integer (unix timestamp)."),
     }
 }
 
