@@ -262,6 +262,7 @@ async fn read(shared: &crate::Shared, request: Request) -> Result<DavRequest, Re
     if !passes_csrf(shared, &parts, &user) {
         return Err(auth::dav_csrf_failed());
     }
+    shared.world().set_up_files(&user.uid);
     let request_id = parts.extensions.get::<RequestId>().map(|id| id.0.clone()).unwrap_or_default();
     let body = axum::body::to_bytes(body, crate::REQUEST_BODY_LENGTH_MAX)
         .await

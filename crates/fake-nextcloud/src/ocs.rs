@@ -516,6 +516,9 @@ async fn begin(
         if !passes_csrf(shared, &parts.headers, user) {
             return Err(OcsError::CsrfFailed);
         }
+        if path.contains("/apps/files_sharing/") {
+            shared.world().set_up_files(&user.uid);
+        }
     }
     let body = axum::body::to_bytes(body, BODY_LENGTH_MAX)
         .await

@@ -119,6 +119,11 @@ pub struct Share {
     pub needs_accept: bool,
     /// Recipients who accepted a share that [`Share::needs_accept`].
     pub accepted_by: BTreeSet<String>,
+    /// Recipients whose files have mounted the share since it was made
+    /// (any request of theirs to their files or to files_sharing sets
+    /// their filesystem up, as Nextcloud's MountProvider does): from then
+    /// on its `file_target` is their mount name, for everyone.
+    pub mounted_by: BTreeSet<String>,
     /// A group share's mount name for the members whose own differs from
     /// [`Share::target`]: a name they already had when it arrived, or where
     /// they moved it (Nextcloud keeps such a per-member row).
@@ -167,6 +172,23 @@ impl Share {
     /// Where the share is mounted in `uid`'s files.
     pub fn target_for(&self, uid: &str) -> &str {
         self.member_targets.get(uid).map_or(self.target.as_str(), String::as_str)
+    }
+
+    /// The `file_target` OCS answers to `uid`: the name the share was made
+    /// under until its recipient's files mount it, then their mount name —
+    /// the one row of a user share, a group member's own row for them.
+    pub fn file_target_for(&self, uid: &str) -> String {
+        let mounted = match self.share_type {
+            ShareType::User => Some(self.share_with.as_str()),
+            ShareType::Group => Some(uid),
+            ShareType::Link => None,
+        };
+        match mounted {
+            Some(recipient) if self.mounted_by.contains(recipient) => {
+                format!("/{}", self.target_for(recipient))
+            }
+            _ => self.file_target.clone(),
+        }
     }
 
     /// Whether what comes through this share may be downloaded (and
@@ -1101,7 +1123,9 @@ impl Storage {
         let permissions = permissions & entry.permissions;
         let node_id = entry.node.id;
         let owner = entry.node.owner.clone();
-        let name = entry.node.name().to_string();
+        // `Manager::createShare` names the target after the node as the
+        // sharer sees it: a received "textfile0 (2).txt" reshares as that.
+        let name = parent_and_name(&entry.path).1.to_string();
         let file_target = format!("/{name}");
         let target = match target {
             Some(target) => clean_path(target)?,
@@ -1125,6 +1149,7 @@ impl Storage {
                 declined: BTreeSet::new(),
                 needs_accept: false,
                 accepted_by: BTreeSet::new(),
+                mounted_by: BTreeSet::new(),
                 member_targets: BTreeMap::new(),
                 link: None,
                 expiration: None,
@@ -1135,6 +1160,16 @@ impl Storage {
             },
         );
         Ok(id)
+    }
+
+    /// The viewer's files are set up: every share they receive is mounted
+    /// for them ([`Share::mounted_by`]).
+    pub fn mount_received(&mut self, viewer: Viewer<'_>) {
+        for share in self.shares.values_mut() {
+            if share.owner != viewer.uid && Self::receives(share, viewer) {
+                share.mounted_by.insert(viewer.uid.to_string());
+            }
+        }
     }
 
     /// Chooses a mount target that does not collide with what `uid` has:

@@ -248,6 +248,14 @@ impl World {
         self.users.get(uid)
     }
 
+    /// `uid`'s filesystem is set up for a request (their files, or
+    /// files_sharing): the shares they receive are mounted from now on.
+    pub fn set_up_files(&mut self, uid: &str) {
+        if let Some(viewer) = self.users.get(uid).map(User::viewer) {
+            self.storage.mount_received(viewer);
+        }
+    }
+
     /// Adds an account as the provisioning API creates one: an empty files
     /// home, and the calendar and address book Nextcloud makes at the
     /// first login, so every protocol can serve it at once.

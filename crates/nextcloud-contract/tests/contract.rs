@@ -24,6 +24,7 @@ mod contract {
     mod share_settings;
     mod sharing;
     mod sharing_accounts;
+    mod sharing_listings;
     mod tools;
     mod trashbin;
     mod versions;

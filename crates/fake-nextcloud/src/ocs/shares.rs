@@ -736,10 +736,7 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
         "item_source": node.id,
         "file_source": node.id,
         "file_parent": file_parent,
-        "file_target": match is_owner_side {
-            true => share.file_target.clone(),
-            false => format!("/{}", share.target_for(uid)),
-        },
+        "file_target": share.file_target_for(uid),
         "item_size": world.storage.size(node),
         "item_mtime": node.mtime,
         "share_with": share.share_with,

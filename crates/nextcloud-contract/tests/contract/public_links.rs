@@ -446,3 +446,42 @@ async fn a_folder_downloads_as_a_zip() {
     assert!(names.contains(&"testshare/testFolder/text.txt".to_string()), "{names:?}");
     delete_account(&target, &owner.uid).await;
 }
+
+/// "Only allow 1 link share per file/folder" (sharing-v1, part2): the
+/// title dates from before files_sharing allowed several links of one
+/// node; its check ("the share ids should match") compares two values the
+/// step never fills (it reads the SimpleXML answer as an array, which
+/// yields nothing), so it holds on any server. What Nextcloud does since
+/// `multiple_links` is checked here: a second link of the same file is a
+/// link of its own, with its own id and token, both listed and both open.
+#[tokio::test]
+async fn a_second_link_of_a_file_is_a_link_of_its_own() {
+    let target = Target::get().await;
+    let (_, capabilities) =
+        target.ocs_call(target.alice(), "GET", "/ocs/v2.php/cloud/capabilities?format=json").await;
+    let public = &capabilities["ocs"]["data"]["capabilities"]["files_sharing"]["public"];
+    assert_eq!(public["multiple_links"], true, "{public}");
+    let owner = create_account(&target, &[]).await;
+    assert!(target.put_file(&owner, "welcome.txt", "welcome").await.status().is_success());
+    let (status, first) = create_link(&target, &owner, "welcome.txt", &[]).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, second) = create_link(&target, &owner, "welcome.txt", &[]).await;
+    assert_eq!(status, 200, "{second}");
+    assert_ne!(text(&first, "id"), text(&second, "id"));
+    assert_ne!(text(&first, "token"), text(&second, "token"));
+
+    let (status, listed) =
+        target.ocs_call(&owner, "GET", &format!("{SHARES}?format=json&path=/welcome.txt")).await;
+    assert_eq!(status, 200, "{listed}");
+    let mut ids: Vec<String> =
+        listed["ocs"]["data"].as_array().unwrap().iter().map(|share| text(share, "id")).collect();
+    ids.sort();
+    let mut expected = vec![text(&first, "id"), text(&second, "id")];
+    expected.sort();
+    assert_eq!(ids, expected);
+    for link in [&first, &second] {
+        let (status, body) = public_get(&target, &text(link, "token"), "", None, None).await;
+        assert_eq!((status, body.as_str()), (200, "welcome"));
+    }
+    delete_account(&target, &owner.uid).await;
+}

@@ -288,7 +288,13 @@ async fn share_permissions(target: &Target, account: &Account, path: &str) -> St
 }
 
 /// `method` (MOVE or COPY) of `from` to `to`, both in `account`'s files.
-async fn transfer(target: &Target, account: &Account, method: &str, from: &str, to: &str) -> u16 {
+pub(super) async fn transfer(
+    target: &Target,
+    account: &Account,
+    method: &str,
+    from: &str,
+    to: &str,
+) -> u16 {
     let destination = target.url(&target.files_path(account, to));
     let request = target.as_account(account, method, &target.files_path(account, from));
     request.header("Destination", destination).send().await.unwrap().status().as_u16()

@@ -12,7 +12,7 @@ const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
 const GROUPS: &str = "/ocs/v1.php/cloud/groups";
 
 /// `count` accounts made for the test.
-async fn accounts(target: &Target, count: usize) -> Vec<Account> {
+pub(super) async fn accounts(target: &Target, count: usize) -> Vec<Account> {
     let mut made = Vec::with_capacity(count);
     for _ in 0..count {
         made.push(create_account(target, &[]).await);
@@ -20,14 +20,14 @@ async fn accounts(target: &Target, count: usize) -> Vec<Account> {
     made
 }
 
-async fn delete_accounts(target: &Target, accounts: &[Account]) {
+pub(super) async fn delete_accounts(target: &Target, accounts: &[Account]) {
     for account in accounts {
         delete_account(target, &account.uid).await;
     }
 }
 
 /// A group made for the test, with `members`.
-async fn create_group(target: &Target, members: &[&Account]) -> String {
+pub(super) async fn create_group(target: &Target, members: &[&Account]) -> String {
     let gid = target.unique("group");
     let (status, answer) =
         send(target, target.admin(), "POST", GROUPS, &[("groupid", gid.clone())]).await;
@@ -41,12 +41,17 @@ async fn create_group(target: &Target, members: &[&Account]) -> String {
     gid
 }
 
-async fn delete_group(target: &Target, gid: &str) -> Value {
+pub(super) async fn delete_group(target: &Target, gid: &str) -> Value {
     let path = format!("{GROUPS}/{gid}?format=json");
     target.ocs_call(target.admin(), "DELETE", &path).await.1
 }
 
-async fn share_with_group(target: &Target, owner: &Account, path: &str, gid: &str) -> String {
+pub(super) async fn share_with_group(
+    target: &Target,
+    owner: &Account,
+    path: &str,
+    gid: &str,
+) -> String {
     let fields = [
         ("path", format!("/{path}")),
         ("shareType", "1".to_string()),
