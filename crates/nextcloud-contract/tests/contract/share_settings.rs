@@ -240,3 +240,59 @@ async fn public_upload_and_federation_settings_shape_links() {
     unset(&target, "files_sharing", "outgoing_server2server_share_enabled").await;
     delete_account(&target, &owner.uid).await;
 }
+
+/// The capability lines of "getting capabilities with admin user" and
+/// "Changing api_enabled" (capabilities.feature), on v1 as the admin, but
+/// `files_sharing.federation`: the fake serves no federated sharing, so it
+/// says `outgoing` and `incoming` are off where a default Nextcloud says
+/// on (docs/fake-vs-real.md). Without public upload, `public.upload` is
+/// off and nothing else moves.
+#[tokio::test]
+async fn capabilities_name_what_the_suite_expects() {
+    let target = Target::get().await;
+    let capabilities = || async {
+        let (status, answer) = target
+            .ocs_call(target.admin(), "GET", "/ocs/v1.php/cloud/capabilities?format=json")
+            .await;
+        assert_eq!((status, answer["ocs"]["meta"]["statuscode"].clone()), (200, 100.into()));
+        answer["ocs"]["data"]["capabilities"].clone()
+    };
+    let lines = |capabilities: &Value| {
+        [
+            capabilities["core"]["pollinterval"].clone(),
+            capabilities["core"]["webdav-root"].clone(),
+            capabilities["files_sharing"]["api_enabled"].clone(),
+            capabilities["files_sharing"]["public"]["enabled"].clone(),
+            capabilities["files_sharing"]["resharing"].clone(),
+            capabilities["files"]["bigfilechunking"].clone(),
+            capabilities["files"]["undelete"].clone(),
+            capabilities["files"]["versioning"].clone(),
+        ]
+    };
+    let expected: [Value; 8] = [
+        60.into(),
+        "remote.php/webdav".into(),
+        true.into(),
+        true.into(),
+        true.into(),
+        true.into(),
+        true.into(),
+        true.into(),
+    ];
+    let before = capabilities().await;
+    assert_eq!(lines(&before), expected, "{before}");
+    assert_eq!(before["files_sharing"]["public"]["upload"], true);
+    if target.is_fake() {
+        let federation = &before["files_sharing"]["federation"];
+        assert_eq!(
+            (federation["outgoing"].clone(), federation["incoming"].clone()),
+            (false.into(), false.into())
+        );
+    }
+
+    set(&target, "core", "shareapi_allow_public_upload", "no").await;
+    let after = capabilities().await;
+    unset(&target, "core", "shareapi_allow_public_upload").await;
+    assert_eq!(lines(&after), expected, "{after}");
+    assert_eq!(after["files_sharing"]["public"]["upload"], false, "{after}");
+}
