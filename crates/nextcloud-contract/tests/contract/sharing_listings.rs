@@ -225,7 +225,7 @@ async fn a_file_moved_into_a_group_folder_is_read_through_the_group_share() {
     assert_eq!(target.mkcol(folder_owner, &format!("{common}/sub")).await, 201);
     share_with_group(&target, folder_owner, &common, &gid).await;
     let name = format!("{}.txt", target.unique("textfile0"));
-    everyone_has(&target, &[file_owner.clone()], &name).await;
+    everyone_has(&target, std::slice::from_ref(file_owner), &name).await;
     shared(&target, file_owner, &name, member).await;
 
     let into = format!("{common}/{name}");
