@@ -15,9 +15,11 @@
 //! A user only ever reaches their own home: another uid's home, calendar or
 //! object is a 404, as it is for Nextcloud's ACL-filtered tree.
 
+pub mod delegation;
 pub mod filter;
 pub mod ical;
 mod principals;
+pub mod publishing;
 mod report;
 pub mod webdav;
 
@@ -81,6 +83,8 @@ pub struct CalendarExtra {
     pub timezone: Option<String>,
     pub transparent: bool,
     pub components: Vec<ComponentKind>,
+    /// The token of the calendar's public link, while it is published.
+    pub published: Option<String>,
 }
 
 impl Default for CalendarExtra {
@@ -91,6 +95,7 @@ impl Default for CalendarExtra {
             timezone: None,
             transparent: false,
             components: FIXTURE_COMPONENTS.to_vec(),
+            published: None,
         }
     }
 }
@@ -172,16 +177,37 @@ impl FixtureCollection<CalDav> for CalendarFixture {
 
 /// Everything a handler needs to know about the caller.
 pub struct Caller<'a> {
+    /// Whose home the request is in: the caller, or the user whose
+    /// calendars a delegate reaches ([`Caller::access`]).
     pub(crate) user: &'a User,
     pub(crate) now: i64,
     pub(crate) minimal: bool,
+    /// Who sent the request (`current-user-principal`).
+    pub(crate) principal: String,
+    /// `None` for the home's owner; a delegate's proxy otherwise.
+    pub(crate) access: Option<delegation::Proxy>,
+    /// The absolute URL the server names itself by, for absolute links.
+    pub(crate) base: String,
 }
 
 impl<'a> Caller<'a> {
     /// `user` sending `request` at `now`; `minimal` as its Prefer/Brief ask.
-    pub(crate) fn new(user: &'a User, now: i64, request: &DavRequest) -> Caller<'a> {
-        Caller { user, now, minimal: webdav::prefers_minimal(request) }
+    pub(crate) fn new(user: &'a User, now: i64, request: &DavRequest, base: String) -> Caller<'a> {
+        Caller {
+            user,
+            now,
+            minimal: webdav::prefers_minimal(request),
+            principal: user.uid.clone(),
+            access: None,
+            base,
+        }
     }
+}
+
+/// The absolute base URL Nextcloud generates links with for `request`.
+pub(crate) fn request_base(world: &World, request: &DavRequest) -> String {
+    let host = request.headers.get(http::header::HOST).and_then(|host| host.to_str().ok());
+    crate::oidc::issuer(world, host, "")
 }
 
 pub async fn handle(shared: &Shared, request: DavRequest) -> Response {
@@ -206,11 +232,68 @@ fn route(
             CALENDARS_ROOT,
             (&collection::home_href::<CalDav>(uid), collection::home_properties(caller)),
         ),
-        [owner, name] if owner != uid => Err(elsewhere(world, request, owner, name)),
-        [owner, ..] if owner != uid => Err(DavError::not_found()),
+        [owner, ..] if owner != uid => match world.calendar_delegations.access(owner, uid) {
+            Some(access) => delegated(world, request, caller, owner, access, segments),
+            None => match segments {
+                [owner, name] => Err(elsewhere(world, request, owner, name)),
+                _ => Err(DavError::not_found()),
+            },
+        },
+        _ => in_home(world, request, caller, segments),
+    }
+}
+
+/// Methods a read-only delegate may send.
+pub(crate) const READ_METHODS: &[&str] = &["PROPFIND", "REPORT", "GET", "HEAD", "OPTIONS"];
+
+/// A request into `owner`'s home from a delegate of theirs: answered as in
+/// the owner's home, naming the delegate as the current user; a read
+/// proxy only reads (sabre's ACL plugin refuses the rest with 403).
+fn delegated(
+    world: &mut World,
+    request: &DavRequest,
+    caller: &Caller<'_>,
+    owner: &str,
+    access: delegation::Proxy,
+    segments: &[String],
+) -> Result<Response, DavError> {
+    if access == delegation::Proxy::Read && !READ_METHODS.contains(&request.method.as_str()) {
+        let privilege = match request.method.as_str() {
+            "PUT" => "write-content",
+            "PROPPATCH" => "write-properties",
+            "DELETE" | "MOVE" => "unbind",
+            "MKCOL" | "MKCALENDAR" | "COPY" => "bind",
+            _ => "write",
+        };
+        return Err(DavError::forbidden(format!(
+            "User did not have the required privileges ({{DAV:}}{privilege}) for path calendars/{}",
+            segments.join("/")
+        )));
+    }
+    let home_owner = world.users.get(owner).cloned().ok_or_else(DavError::not_found)?;
+    let as_delegate = Caller {
+        user: &home_owner,
+        now: caller.now,
+        minimal: caller.minimal,
+        principal: caller.principal.clone(),
+        access: Some(access),
+        base: caller.base.clone(),
+    };
+    in_home(world, request, &as_delegate, segments)
+}
+
+/// A request inside the home of `caller.user`.
+pub(crate) fn in_home(
+    world: &mut World,
+    request: &DavRequest,
+    caller: &Caller<'_>,
+    segments: &[String],
+) -> Result<Response, DavError> {
+    match segments {
         [_] => collection::home::<CalDav>(world, request, caller),
         [_, name] => match name.as_str() {
             "inbox" | "outbox" | "trashbin" => scheduling_collection(request, caller, name),
+            _ if request.method == Method::POST => publishing::post(world, request, caller, name),
             _ => collection::collection::<CalDav>(world, request, caller, name),
         },
         [_, name, object] if !SCHEDULING_COLLECTIONS.contains(&name.as_str()) => {
@@ -293,6 +376,22 @@ pub fn principal_href(uid: &str) -> String {
 /// The owner's privileges, as sabre lists them for a node the caller owns.
 pub const OWNER_PRIVILEGES: &str = "<d:privilege><d:all/></d:privilege><d:privilege><d:read/></d:privilege><d:privilege><d:write/></d:privilege><d:privilege><d:write-properties/></d:privilege><d:privilege><d:write-content/></d:privilege><d:privilege><d:unlock/></d:privilege><d:privilege><d:bind/></d:privilege><d:privilege><d:unbind/></d:privilege><d:privilege><d:write-acl/></d:privilege><d:privilege><d:read-acl/></d:privilege><d:privilege><d:read-current-user-privilege-set/></d:privilege><d:privilege><cal:read-free-busy/></d:privilege>";
 
+/// What a read proxy may do in the home it reaches.
+const DELEGATE_READ_PRIVILEGES: &str = "<d:privilege><d:read/></d:privilege><d:privilege><d:read-acl/></d:privilege><d:privilege><d:read-current-user-privilege-set/></d:privilege><d:privilege><cal:read-free-busy/></d:privilege>";
+
+/// What a write proxy may do there: all but change who may.
+const DELEGATE_WRITE_PRIVILEGES: &str = "<d:privilege><d:read/></d:privilege><d:privilege><d:write/></d:privilege><d:privilege><d:write-properties/></d:privilege><d:privilege><d:write-content/></d:privilege><d:privilege><d:unlock/></d:privilege><d:privilege><d:bind/></d:privilege><d:privilege><d:unbind/></d:privilege><d:privilege><d:read-acl/></d:privilege><d:privilege><d:read-current-user-privilege-set/></d:privilege><d:privilege><cal:read-free-busy/></d:privilege>";
+
+/// `current-user-principal`: the caller's principal, or
+/// `d:unauthenticated` for someone reading a published calendar unsigned.
+pub(crate) fn current_user_principal(set: &mut PropertySet, caller: &Caller<'_>) {
+    if caller.principal.is_empty() {
+        set.xml(xml::DAV, "current-user-principal", "<d:unauthenticated/>");
+    } else {
+        set.href(xml::DAV, "current-user-principal", &principal_href(&caller.principal));
+    }
+}
+
 pub(crate) fn supported_reports(names: &[(&str, &str)]) -> String {
     names
         .iter()
@@ -318,9 +417,14 @@ pub(crate) fn common_properties(
     caller: &Caller<'_>,
     reports: &[(&str, &str)],
 ) {
-    set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
+    current_user_principal(set, caller);
     set.href(xml::DAV, "owner", &principal_href(&caller.user.uid));
-    set.xml(xml::DAV, "current-user-privilege-set", OWNER_PRIVILEGES);
+    let privileges = match caller.access {
+        None => OWNER_PRIVILEGES,
+        Some(delegation::Proxy::Write) => DELEGATE_WRITE_PRIVILEGES,
+        Some(delegation::Proxy::Read) => DELEGATE_READ_PRIVILEGES,
+    };
+    set.xml(xml::DAV, "current-user-privilege-set", privileges);
     principal_collections(set, reports);
 }
 
@@ -421,6 +525,10 @@ impl Kind for CalDav {
         set.text(xml::APPLE, "calendar-order", &calendar.extra.order.to_string());
         set.text(xml::OC, "owner-principal", &format!("principals/users/{}", caller.user.uid));
         set.text(xml::NC, "owner-displayname", &caller.user.display_name);
+        set.xml(xml::CALSERVER, "allowed-sharing-modes", publishing::ALLOWED_SHARING_MODES);
+        if let Some(token) = &calendar.extra.published {
+            set.xml(xml::CALSERVER, "publish-url", publishing::publish_url(&caller.base, token));
+        }
     }
 
     /// `text/calendar; charset=utf-8; component=vevent`, as Nextcloud's
@@ -485,9 +593,6 @@ impl Kind for CalDav {
 
     fn other_collection_method(method: &str) -> DavError {
         match method {
-            "POST" => DavError::not_implemented(
-                "Sharing and publishing calendars is not implemented here",
-            ),
             "COPY" | "MOVE" => DavError::forbidden("Calendars cannot be copied or moved"),
             other => DavError::no_plugin_for(other),
         }

@@ -110,6 +110,13 @@ async fn well_known() -> Response {
 
 async fn dav(State(shared): State<AppState>, request: Request) -> Response {
     let shared = &shared;
+    // Published calendars are read with or without credentials.
+    let path = request.uri().path();
+    if path == crate::caldav::publishing::PUBLIC_ROOT
+        || path.starts_with(&format!("{}/", crate::caldav::publishing::PUBLIC_ROOT))
+    {
+        return crate::caldav::publishing::handle_public(shared, request).await;
+    }
     served(shared, request, |request| async move {
         let rest = legacy_rest(&request, DAV_ROOT);
         let (collection, below) = rest.split_once('/').unwrap_or((rest.as_str(), ""));

@@ -49,6 +49,8 @@ pub struct World {
     /// `schedule-default-calendar-URL` chose (Nextcloud keeps it as the
     /// user's `defaultCalendar` setting).
     pub schedule_defaults: BTreeMap<String, String>,
+    /// Who is in each user's calendar-proxy principals.
+    pub calendar_delegations: crate::caldav::delegation::Delegations,
     /// app → key → value: apps' configuration as provisioning_api's
     /// `config/apps` sets it (the share API's settings).
     pub app_config: BTreeMap<String, BTreeMap<String, String>>,
@@ -231,6 +233,7 @@ impl World {
             uploads: Default::default(),
             calendars,
             schedule_defaults: BTreeMap::new(),
+            calendar_delegations: Default::default(),
             app_config: BTreeMap::new(),
             address_books,
             deck,
@@ -280,6 +283,7 @@ impl World {
         self.calendars.remove_owner(uid);
         self.address_books.remove_owner(uid);
         self.schedule_defaults.remove(uid);
+        self.calendar_delegations.remove_user(uid);
         Some(user)
     }
 

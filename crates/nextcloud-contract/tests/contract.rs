@@ -11,6 +11,7 @@
 mod contract {
     mod bulk_upload;
     mod caldav;
+    mod caldav_delegation;
     mod carddav;
     mod chunked_upload;
     mod deck;

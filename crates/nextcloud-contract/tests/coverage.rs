@@ -212,8 +212,13 @@ fn render(coverage: &Coverage) -> String {
             gaps.push_str(&format!(" {}.\n", notes.join("; ")));
         }
     }
+    let gaps = if gaps.is_empty() {
+        "No gaps: every scenario in scope is checked.\n".to_string()
+    } else {
+        format!("Gaps, by what is missing:\n\n{gaps}")
+    };
     out.push_str(&format!(
-        "| **all** | {} | {} | {} | {} |\n\nGaps, by what is missing:\n\n{gaps}\n{END}",
+        "| **all** | {} | {} | {} | {} |\n\n{gaps}\n{END}",
         totals[0], totals[1], totals[2], totals[3]
     ));
     out

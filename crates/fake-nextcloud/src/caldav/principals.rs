@@ -9,6 +9,7 @@
 //! takes one property by PROPPATCH, `schedule-default-calendar-URL`.
 
 use super::CalDav;
+use super::delegation::Proxy;
 use super::webdav::{self, PropertyRequest, PropertySet};
 use super::{
     Caller, OWNER_PRIVILEGES, PRINCIPAL_REPORTS, principal_collections, principal_href,
@@ -22,6 +23,7 @@ use crate::world::{User, World};
 use crate::xml::{self, Element};
 use axum::response::{IntoResponse, Response};
 use http::Method;
+use std::collections::BTreeSet;
 
 const PRINCIPALS_ROOT: &str = "/remote.php/dav/principals/";
 const DAV_ROOT_HREF: &str = "/remote.php/dav/";
@@ -45,8 +47,6 @@ const DAV_ROOT_CHILDREN: &[&str] = &[
 ];
 /// Children of `/remote.php/dav/principals/`.
 const PRINCIPAL_COLLECTIONS: &[&str] = &["users", "groups", "calendar-resources", "calendar-rooms"];
-/// sabre's calendar-proxy principals below each user principal.
-const PROXY_PRINCIPALS: &[&str] = &["calendar-proxy-read", "calendar-proxy-write"];
 
 /// The read-only privileges a caller has on somebody else's principal.
 const READ_PRIVILEGES: &str = "<d:privilege><d:read/></d:privilege><d:privilege><d:read-acl/></d:privilege><d:privilege><d:read-current-user-privilege-set/></d:privilege>";
@@ -91,14 +91,22 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
             .map(|address| format!("<d:href>{}</d:href>", xml::escape(address)))
             .collect::<String>(),
     );
+    let proxies: Vec<(&str, Proxy)> = world.calendar_delegations.held_by(uid).collect();
     set.xml(
         xml::DAV,
         "group-membership",
-        user.groups
-            .iter()
-            .map(|gid| format!("<d:href>{}</d:href>", xml::escape(&group_href(gid))))
-            .collect::<String>(),
+        hrefs(
+            user.groups.iter().map(|gid| group_href(gid)).chain(
+                proxies.iter().map(|(owner, proxy)| format!("{}/", proxy_href(owner, *proxy))),
+            ),
+        ),
     );
+    for (proxy, property) in
+        [(Proxy::Read, "calendar-proxy-read-for"), (Proxy::Write, "calendar-proxy-write-for")]
+    {
+        let owners = proxies.iter().filter(|(_, held)| *held == proxy);
+        set.xml(xml::CALSERVER, property, hrefs(owners.map(|(owner, _)| principal_href(owner))));
+    }
     set.xml(xml::DAV, "group-member-set", "");
     set.href(xml::CALDAV, "calendar-home-set", &collection::home_href::<CalDav>(uid));
     set.href(
@@ -180,19 +188,32 @@ fn group_principal_properties(
     set
 }
 
-fn proxy_properties(caller: &Caller<'_>, uid: &str, name: &str) -> PropertySet {
+fn proxy_href(uid: &str, proxy: Proxy) -> String {
+    // A proxy is a principal but no collection: sabre writes its href
+    // without the trailing slash its principal-URL has.
+    format!("{}{}", principal_href(uid), proxy.segment())
+}
+
+fn proxy_properties(caller: &Caller<'_>, world: &World, uid: &str, proxy: Proxy) -> PropertySet {
     let mut set = PropertySet::new();
-    let resourcetype = if name == "calendar-proxy-read" {
-        "<d:principal/><cs:calendar-proxy-read/>"
-    } else {
-        "<d:principal/><cs:calendar-proxy-write/>"
+    let resourcetype = match proxy {
+        Proxy::Read => "<d:principal/><cs:calendar-proxy-read/>",
+        Proxy::Write => "<d:principal/><cs:calendar-proxy-write/>",
     };
     set.xml(xml::DAV, "resourcetype", resourcetype);
-    set.href(xml::DAV, "principal-URL", &format!("{}{name}/", principal_href(uid)));
-    set.xml(xml::DAV, "group-member-set", "");
+    set.href(xml::DAV, "principal-URL", &format!("{}/", proxy_href(uid, proxy)));
+    set.xml(
+        xml::DAV,
+        "group-member-set",
+        hrefs(world.calendar_delegations.members(uid, proxy).map(principal_href)),
+    );
     set.xml(xml::DAV, "group-membership", "");
     set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));
     set
+}
+
+fn hrefs(hrefs: impl Iterator<Item = String>) -> String {
+    hrefs.map(|href| format!("<d:href>{}</d:href>", xml::escape(&href))).collect()
 }
 
 fn principals_locked(
@@ -207,14 +228,14 @@ fn principals_locked(
         return Err(DavError::not_found());
     };
     let user = user.clone();
-    let caller = Caller::new(&user, now, request);
+    let caller = Caller::new(&user, now, request, super::request_base(world, request));
     let exists = match segments.as_slice() {
         [] => true,
         [collection] => PRINCIPAL_COLLECTIONS.contains(&collection.as_str()),
         [users, uid] if users == "users" => world.users.contains_key(uid),
         [groups, gid] if groups == "groups" => world.groups.contains_key(gid),
         [users, uid, proxy] if users == "users" => {
-            world.users.contains_key(uid) && PROXY_PRINCIPALS.contains(&proxy.as_str())
+            world.users.contains_key(uid) && Proxy::from_segment(proxy).is_some()
         }
         _ => false,
     };
@@ -238,6 +259,11 @@ fn principals_locked(
             [users, uid] if users == "users" && *uid == user.uid => {
                 principal_proppatch(world, request, uid)
             }
+            [users, uid, proxy] if users == "users" => match Proxy::from_segment(proxy) {
+                Some(proxy) if *uid == user.uid => proxy_proppatch(world, request, uid, proxy),
+                // Someone else's proxies are not there for the caller.
+                _ => Err(DavError::not_found()),
+            },
             _ => Err(DavError::forbidden("Principal properties cannot be changed here")),
         },
         method => {
@@ -295,6 +321,67 @@ fn principal_proppatch(
         }
     }
     Ok(webdav::proppatch_response(&principal_href(uid), &results))
+}
+
+/// PROPPATCH of the caller's own calendar-proxy principal: setting
+/// `{DAV:}group-member-set` names who may read (or write) their calendars
+/// (`dav_features/caldav-delegation.feature`); an empty set, or removing
+/// the property, clears it. A member that is not a user principal, or any
+/// other property, is 403 and nothing is applied (the rest 424).
+fn proxy_proppatch(
+    world: &mut World,
+    request: &DavRequest,
+    uid: &str,
+    proxy: Proxy,
+) -> Result<Response, DavError> {
+    let updates = webdav::parse_proppatch(&request.body)?;
+    let user_of = |href: &str| {
+        let href = href.trim();
+        let path = href.strip_suffix('/').unwrap_or(href);
+        let member = path.strip_prefix(PRINCIPALS_ROOT)?.strip_prefix("users/")?;
+        let member = webdav::decode_segment(member)?;
+        (member != uid && world.users.contains_key(&member)).then_some(member)
+    };
+    let mut members = None;
+    let mut results = Vec::new();
+    for update in updates {
+        let name = update.name();
+        let status = match &update {
+            webdav::PropertyUpdate::Set(element) if element.is(xml::DAV, "group-member-set") => {
+                let named: Option<BTreeSet<String>> = element
+                    .children_named(xml::DAV, "href")
+                    .map(|href| user_of(&href.text()))
+                    .collect();
+                match named {
+                    Some(named) => {
+                        members = Some(named);
+                        200
+                    }
+                    None => 403,
+                }
+            }
+            webdav::PropertyUpdate::Remove(property)
+                if property.is(xml::DAV, "group-member-set") =>
+            {
+                members = Some(BTreeSet::new());
+                200
+            }
+            _ => 403,
+        };
+        results.push((name, status));
+    }
+    if results.iter().all(|(_, status)| *status == 200) {
+        if let Some(members) = members {
+            world.calendar_delegations.set(uid, proxy, members);
+        }
+    } else {
+        for (_, status) in &mut results {
+            if *status == 200 {
+                *status = 424;
+            }
+        }
+    }
+    Ok(webdav::proppatch_response(&proxy_href(uid, proxy), &results))
 }
 
 fn principal_responses(
@@ -358,9 +445,9 @@ fn principal_responses(
                     caller.minimal,
                 ));
                 if deep {
-                    for proxy in PROXY_PRINCIPALS {
-                        responses.push(proxy_properties(caller, uid, proxy).response(
-                            &format!("{}{proxy}/", principal_href(uid)),
+                    for proxy in [Proxy::Read, Proxy::Write] {
+                        responses.push(proxy_properties(caller, world, uid, proxy).response(
+                            &proxy_href(uid, proxy),
                             properties,
                             caller.minimal,
                         ));
@@ -380,11 +467,13 @@ fn principal_responses(
             }
         }
         [_, uid, proxy] => {
-            responses.push(proxy_properties(caller, uid, proxy).response(
-                &format!("{}{proxy}/", principal_href(uid)),
-                properties,
-                caller.minimal,
-            ));
+            if let Some(proxy) = Proxy::from_segment(proxy) {
+                responses.push(proxy_properties(caller, world, uid, proxy).response(
+                    &proxy_href(uid, proxy),
+                    properties,
+                    caller.minimal,
+                ));
+            }
         }
         _ => {}
     }
@@ -482,7 +571,7 @@ fn root_locked(world: &World, request: &DavRequest, now: i64) -> Result<Response
     let Some(user) = world.users.get(&request.user.uid) else {
         return Err(DavError::not_found());
     };
-    let caller = Caller::new(user, now, request);
+    let caller = Caller::new(user, now, request, super::request_base(world, request));
     match request.method.as_str() {
         "OPTIONS" => Ok(super::options("OPTIONS, GET, HEAD, PROPFIND, REPORT")),
         "PROPFIND" => {

@@ -393,6 +393,13 @@ impl<K: Kind> Homes<K> {
         self.homes.get_mut(owner)?.get_mut(uri)
     }
 
+    /// Every collection with its owner.
+    pub fn all(&self) -> impl Iterator<Item = (&str, &Collection<K>)> {
+        self.homes.iter().flat_map(|(owner, home)| {
+            home.values().map(move |collection| (owner.as_str(), collection))
+        })
+    }
+
     /// A user's collections in uri order.
     pub fn of(&self, owner: &str) -> impl Iterator<Item = &Collection<K>> {
         self.homes.get(owner).into_iter().flat_map(|home| home.values())
@@ -565,7 +572,7 @@ fn routed(
 ) -> Result<Response, DavError> {
     let segments = webdav::decode_path(&request.path).ok_or_else(DavError::not_found)?;
     let user = world.users.get(&request.user.uid).cloned().ok_or_else(DavError::not_found)?;
-    let caller = Caller::new(&user, now, request);
+    let caller = Caller::new(&user, now, request, crate::caldav::request_base(world, request));
     route(world, request, &caller, &segments)
 }
 
@@ -574,7 +581,7 @@ fn routed(
 pub fn above_home_properties(caller: &Caller<'_>) -> PropertySet {
     let mut set = PropertySet::new();
     set.xml(xml::DAV, "resourcetype", "<d:collection/>");
-    set.href(xml::DAV, "current-user-principal", &crate::caldav::principal_href(&caller.user.uid));
+    crate::caldav::current_user_principal(&mut set, caller);
     set
 }
 

@@ -11,11 +11,11 @@ const HOME_BODY: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <d:prop><d:resourcetype/><d:displayname/><cal:supported-calendar-component-set/><d:current-user-privilege-set/><x1:calendar-color/><x1:calendar-order/></d:prop>
 </d:propfind>"#;
 
-fn home(account: &Account) -> String {
+pub(super) fn home(account: &Account) -> String {
     format!("/remote.php/dav/calendars/{}/", account.uid)
 }
 
-async fn mkcalendar(target: &Target, account: &Account, uri: &str) -> u16 {
+pub(super) async fn mkcalendar(target: &Target, account: &Account, uri: &str) -> u16 {
     let body = r#"<?xml version="1.0" encoding="UTF-8"?>
 <c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>
 <d:displayname>Contract</d:displayname>
@@ -25,7 +25,7 @@ async fn mkcalendar(target: &Target, account: &Account, uri: &str) -> u16 {
     target.send_xml(account, "MKCALENDAR", &path, None, body).await.status().as_u16()
 }
 
-fn event(uid: &str, start: &str, end: &str) -> String {
+pub(super) fn event(uid: &str, start: &str, end: &str) -> String {
     format!(
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Tamebi//contract//EN\r\nBEGIN:VEVENT\r\n\
 UID:{uid}\r\nDTSTAMP:20260301T090000Z\r\nDTSTART:{start}\r\nDTEND:{end}\r\n\
@@ -261,4 +261,105 @@ async fn a_principal_search_on_the_dav_root_applies_to_the_principal_collections
         text.contains(&format!("<d:href>/remote.php/dav/principals/users/{}/</d:href>", alice.uid)),
         "{text}"
     );
+}
+
+const CALSERVER: &str = "http://calendarserver.org/ns/";
+
+async fn publishing(
+    target: &Target,
+    account: &Account,
+    calendar: &str,
+    element: &str,
+) -> reqwest::Response {
+    let body = format!(r#"<cs:{element} xmlns:cs="http://calendarserver.org/ns/"/>"#);
+    let path = format!("{}{calendar}", home(account));
+    target.send_xml(account, "POST", &path, None, body).await
+}
+
+/// `caldav.feature`, "Propfind on public calendar endpoint without
+/// calendars": publishing is a 202 that says everything went well; the
+/// public root lists no calendar, even one just published; the calendar is
+/// read, and only read, by its token, signed in or not.
+#[tokio::test]
+async fn a_published_calendar_is_read_by_its_token_and_the_public_root_lists_none() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let bob = target.bob().clone();
+    let calendar = target.unique("cal");
+    assert_eq!(mkcalendar(&target, &alice, &calendar).await, 201);
+    let object = format!("{}{calendar}/published.ics", home(&alice));
+    let put = target
+        .as_account(&alice, "PUT", &object)
+        .header("Content-Type", "text/calendar")
+        .body(event("published", "20261201T090000Z", "20261201T100000Z"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 201);
+
+    let published = publishing(&target, &alice, &calendar, "publish-calendar").await;
+    assert_eq!(published.status(), 202, "the suite: publishing is 202");
+    assert_eq!(nextcloud_contract::header(&published, "X-Sabre-Status"), "everything-went-well");
+    let body = r#"<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:cs="http://calendarserver.org/ns/"><d:prop><cs:publish-url/><cs:allowed-sharing-modes/></d:prop></d:propfind>"#;
+    let path = format!("{}{calendar}/", home(&alice));
+    let (status, multistatus) = target.propfind(&alice, &path, "0", body).await;
+    assert_eq!(status, 207);
+    let multistatus = multistatus.unwrap();
+    let own = &multistatus.responses[0];
+    let url = own
+        .prop(CALSERVER, "publish-url")
+        .and_then(|property| property.child(DAV, "href"))
+        .map(|href| href.text().trim().to_string())
+        .expect("a published calendar has its publish-url");
+    assert!(url.starts_with("http"), "an absolute URL: {url}");
+    let (_, token) =
+        url.split_once("/remote.php/dav/public-calendars/").expect("below the public root");
+    assert!(!token.is_empty() && !token.contains('/'), "{url}");
+    let modes = own.prop(CALSERVER, "allowed-sharing-modes").expect("allowed-sharing-modes");
+    assert!(modes.child(CALSERVER, "can-be-published").is_some());
+
+    // The suite's check: the root, with no Depth header, holds itself alone.
+    let response = target
+        .as_account(&alice, "PROPFIND", "/remote.php/dav/public-calendars/")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 207, "PROPFIND of the public calendars root");
+    let listed = nextcloud_contract::Multistatus::parse(&response.bytes().await.unwrap());
+    assert_eq!(listed.responses.len(), 1, "no calendar is enumerated: {:?}", listed.responses);
+
+    let public = format!("/remote.php/dav/public-calendars/{token}/");
+    let response = target.anonymous("PROPFIND", &public).header("Depth", "1").send().await.unwrap();
+    assert_eq!(response.status(), 207, "anyone with the token reads the calendar");
+    let listed = nextcloud_contract::Multistatus::parse(&response.bytes().await.unwrap());
+    assert!(
+        listed.responses.iter().any(|response| response.href == format!("{public}published.ics")),
+        "its objects, named below the public path: {:?}",
+        listed.responses.iter().map(|response| &response.href).collect::<Vec<_>>()
+    );
+    let got = target.anonymous("GET", &format!("{public}published.ics")).send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    assert!(got.text().await.unwrap().contains("UID:published"));
+    let anonymous_put = target
+        .anonymous("PUT", &format!("{public}intruder.ics"))
+        .header("Content-Type", "text/calendar")
+        .body(event("intruder", "20261201T090000Z", "20261201T100000Z"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous_put.status(), 401, "writing asks an anonymous caller to sign in");
+    let signed_in_put = target
+        .as_account(&bob, "PUT", &format!("{public}intruder.ics"))
+        .header("Content-Type", "text/calendar")
+        .body(event("intruder", "20261201T090000Z", "20261201T100000Z"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_in_put.status(), 403, "and refuses a signed-in one");
+
+    let withdrawn = publishing(&target, &alice, &calendar, "unpublish-calendar").await;
+    assert_eq!(withdrawn.status(), 200, "unpublishing is 200");
+    let gone = target.anonymous("PROPFIND", &public).header("Depth", "0").send().await.unwrap();
+    assert_eq!(gone.status(), 404, "the token no longer reaches the calendar");
+    assert_eq!(target.send(&alice, "DELETE", &path).await.status(), 204);
 }
