@@ -232,7 +232,19 @@ pub async fn create(
             }
             (ShareType::Group, node_name.clone())
         }
-        4 | 6 | 7 | 10 => {
+        // Talk is not in the fake: `ShareAPIController` without the room
+        // share helper, naming the node by its full path.
+        10 => {
+            return Err(call.ocs.fail(
+                403,
+                format!(
+                    "Sharing /{}/files/{} failed because the back end does not support room shares",
+                    user.uid,
+                    path.trim_start_matches('/')
+                ),
+            ));
+        }
+        4 | 6 | 7 => {
             return Err(call.ocs.fail(
                 403,
                 "Sharing failed because the back end does not allow shares from this type",

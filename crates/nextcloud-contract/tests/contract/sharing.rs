@@ -654,3 +654,31 @@ async fn a_reshare_cannot_exceed_what_was_received() {
         target.cleanup(&alice, path).await;
     }
 }
+
+/// `sharing-v1.feature`, "Creating a new room share when Talk is not
+/// enabled": share type 10 without Talk is the v1 API's 403 (HTTP 200),
+/// naming the node by its full path. (A real server must have Talk off.)
+#[tokio::test]
+async fn a_room_share_without_talk_is_refused() {
+    let target = Target::get().await;
+    let alice = target.alice().clone();
+    let name = format!("{}.txt", target.unique("room"));
+    assert!(target.put_file(&alice, &name, "for a room").await.status().is_success());
+    let fields = [
+        ("path", format!("/{name}")),
+        ("shareType", "10".to_string()),
+        ("shareWith", "a-room-token".to_string()),
+    ];
+    let v1 = "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json";
+    let (status, answer) = ocs_json(target.ocs_form(&alice, "POST", v1, &fields).await).await;
+    assert_eq!(status, 200, "v1 answers HTTP 200: {answer}");
+    assert_eq!(answer["ocs"]["meta"]["statuscode"], 403, "{answer}");
+    assert_eq!(
+        answer["ocs"]["meta"]["message"],
+        format!(
+            "Sharing /{}/files/{name} failed because the back end does not support room shares",
+            alice.uid
+        ),
+    );
+    target.cleanup(&alice, &name).await;
+}
