@@ -263,6 +263,14 @@ async fn a_principal_search_on_the_dav_root_applies_to_the_principal_collections
     );
 }
 
+/// PUT of a one-hour event with `uid` by `request` (a signed-in or an
+/// anonymous request builder for the object's path); its status.
+pub(super) async fn put_event(request: reqwest::RequestBuilder, uid: &str) -> u16 {
+    let body = event(uid, "20261201T090000Z", "20261201T100000Z");
+    let sent = request.header("Content-Type", "text/calendar").body(body).send().await;
+    sent.unwrap().status().as_u16()
+}
+
 const CALSERVER: &str = "http://calendarserver.org/ns/";
 
 async fn publishing(
@@ -288,14 +296,8 @@ async fn a_published_calendar_is_read_by_its_token_and_the_public_root_lists_non
     let calendar = target.unique("cal");
     assert_eq!(mkcalendar(&target, &alice, &calendar).await, 201);
     let object = format!("{}{calendar}/published.ics", home(&alice));
-    let put = target
-        .as_account(&alice, "PUT", &object)
-        .header("Content-Type", "text/calendar")
-        .body(event("published", "20261201T090000Z", "20261201T100000Z"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), 201);
+    let put = put_event(target.as_account(&alice, "PUT", &object), "published").await;
+    assert_eq!(put, 201);
 
     let published = publishing(&target, &alice, &calendar, "publish-calendar").await;
     assert_eq!(published.status(), 202, "the suite: publishing is 202");
@@ -340,22 +342,11 @@ async fn a_published_calendar_is_read_by_its_token_and_the_public_root_lists_non
     let got = target.anonymous("GET", &format!("{public}published.ics")).send().await.unwrap();
     assert_eq!(got.status(), 200);
     assert!(got.text().await.unwrap().contains("UID:published"));
-    let anonymous_put = target
-        .anonymous("PUT", &format!("{public}intruder.ics"))
-        .header("Content-Type", "text/calendar")
-        .body(event("intruder", "20261201T090000Z", "20261201T100000Z"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(anonymous_put.status(), 401, "writing asks an anonymous caller to sign in");
-    let signed_in_put = target
-        .as_account(&bob, "PUT", &format!("{public}intruder.ics"))
-        .header("Content-Type", "text/calendar")
-        .body(event("intruder", "20261201T090000Z", "20261201T100000Z"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(signed_in_put.status(), 403, "and refuses a signed-in one");
+    let intruder = format!("{public}intruder.ics");
+    let anonymous_put = put_event(target.anonymous("PUT", &intruder), "intruder").await;
+    assert_eq!(anonymous_put, 401, "writing asks an anonymous caller to sign in");
+    let signed_in_put = put_event(target.as_account(&bob, "PUT", &intruder), "intruder").await;
+    assert_eq!(signed_in_put, 403, "and refuses a signed-in one");
 
     let withdrawn = publishing(&target, &alice, &calendar, "unpublish-calendar").await;
     assert_eq!(withdrawn.status(), 200, "unpublishing is 200");

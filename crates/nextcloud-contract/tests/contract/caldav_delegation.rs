@@ -6,7 +6,7 @@
 //! The suite grants admin's calendars to user0; these tests make two
 //! accounts of their own, so that they touch nobody's real delegations.
 
-use super::caldav::{event, home, mkcalendar};
+use super::caldav::{home, mkcalendar, put_event};
 use super::sharing_accounts::{accounts, delete_accounts};
 use nextcloud_contract::{Account, Target};
 use xml_tree::DAV;
@@ -124,14 +124,8 @@ async fn an_owner_grants_and_withdraws_read_access_through_their_proxy() {
     assert!(privileges.iter().any(|name| name == "read"), "{privileges:?}");
     assert!(!privileges.iter().any(|name| name == "write" || name == "all"), "{privileges:?}");
     let object = format!("{}{calendar}/delegated.ics", home(owner));
-    let put = target
-        .as_account(delegate, "PUT", &object)
-        .header("Content-Type", "text/calendar")
-        .body(event("delegated", "20261201T090000Z", "20261201T100000Z"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), 403, "a read proxy writes nothing");
+    let put = put_event(target.as_account(delegate, "PUT", &object), "delegated").await;
+    assert_eq!(put, 403, "a read proxy writes nothing");
 
     let cleared = set_members(&target, owner, owner, "read", &[]).await;
     assert_eq!(cleared.status(), 207, "an empty group-member-set withdraws the grant");
@@ -157,14 +151,8 @@ async fn a_write_proxy_adds_events_to_the_owners_calendars() {
         reach(&target, delegate, owner, &calendar).await.expect("the grant opens the home");
     assert!(privileges.iter().any(|name| name == "write"), "{privileges:?}");
     let object = format!("{}{calendar}/delegated.ics", home(owner));
-    let put = target
-        .as_account(delegate, "PUT", &object)
-        .header("Content-Type", "text/calendar")
-        .body(event("delegated", "20261201T090000Z", "20261201T100000Z"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), 201, "a write proxy adds an event");
+    let put = put_event(target.as_account(delegate, "PUT", &object), "delegated").await;
+    assert_eq!(put, 201, "a write proxy adds an event");
     let (status, text) = target.get_text(owner, &object).await;
     assert_eq!(status, 200, "the owner finds it in their calendar");
     assert!(text.contains("UID:delegated"), "{text}");
