@@ -61,7 +61,7 @@ fn is_recipient(world: &World, uid: &str, share_type: ShareType, share_with: &st
     match share_type {
         ShareType::User => share_with == uid,
         ShareType::Group => world.user(uid).is_some_and(|user| user.groups.contains(share_with)),
-        ShareType::Link => false,
+        ShareType::Link | ShareType::Email => false,
     }
 }
 

@@ -91,6 +91,9 @@ pub enum ShareType {
     /// A public link: nobody's mount; whoever has the token reaches the
     /// node ([`Share::link`]).
     Link = 3,
+    /// A link for one email address (the sharebymail app): like a link,
+    /// nobody's mount, reached by its token; `share_with` is the address.
+    Email = 4,
 }
 
 #[derive(Debug, Clone)]
@@ -181,7 +184,7 @@ impl Share {
         let mounted = match self.share_type {
             ShareType::User => Some(self.share_with.as_str()),
             ShareType::Group => Some(uid),
-            ShareType::Link => None,
+            ShareType::Link | ShareType::Email => None,
         };
         match mounted {
             Some(recipient) if self.mounted_by.contains(recipient) => {
@@ -592,7 +595,7 @@ impl Storage {
             ShareType::Group => {
                 viewer.groups.contains(&share.share_with) && !share.declined.contains(viewer.uid)
             }
-            ShareType::Link => false,
+            ShareType::Link | ShareType::Email => false,
         }
     }
 
@@ -896,7 +899,7 @@ impl Storage {
             for share_id in self.received(viewer, entry.node.id) {
                 let share = self.shares.get_mut(&share_id).expect("share");
                 match share.share_type {
-                    ShareType::User | ShareType::Link => {
+                    ShareType::User | ShareType::Link | ShareType::Email => {
                         self.shares.remove(&share_id);
                     }
                     ShareType::Group => {
@@ -948,7 +951,9 @@ impl Storage {
                 ShareType::Group => {
                     share.member_targets.insert(viewer.uid.to_string(), destination.to_string());
                 }
-                ShareType::User | ShareType::Link => share.target = destination.to_string(),
+                ShareType::User | ShareType::Link | ShareType::Email => {
+                    share.target = destination.to_string()
+                }
             }
             return Ok((id, !existed));
         }
@@ -1239,7 +1244,7 @@ impl Storage {
             ShareType::Group if free != share.target => {
                 share.member_targets.insert(viewer.uid.to_string(), free);
             }
-            ShareType::Group | ShareType::Link => {}
+            ShareType::Group | ShareType::Link | ShareType::Email => {}
         }
         Ok(())
     }
@@ -1252,7 +1257,7 @@ impl Storage {
             return Err(StorageError::NotFound);
         }
         match share.share_type {
-            ShareType::User | ShareType::Link => {
+            ShareType::User | ShareType::Link | ShareType::Email => {
                 self.shares.remove(&id);
             }
             ShareType::Group => {

@@ -200,7 +200,9 @@ impl World {
                     let recipient = &users[&share_with];
                     storage.free_target(recipient.viewer(), &wanted)
                 }
-                storage::ShareType::Group | storage::ShareType::Link => wanted,
+                storage::ShareType::Group
+                | storage::ShareType::Link
+                | storage::ShareType::Email => wanted,
             };
             if let Err(error) = storage.create_share(
                 owner.viewer(),

@@ -16,6 +16,7 @@ mod contract {
     mod chunked_upload;
     mod deck;
     mod headers;
+    mod mail_shares;
     mod ocs;
     mod oidc;
     mod provisioning;

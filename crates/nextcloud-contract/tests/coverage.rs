@@ -21,8 +21,7 @@ use serde::Deserialize;
 
 /// Why a scenario may be out of the fake's scope; docs/fake-vs-real.md says
 /// why each is.
-const REASONS: &[&str] =
-    &["federation", "LDAP", "S3/object storage", "encryption", "app not in the fake's scope"];
+const REASONS: &[&str] = &["federation", "LDAP", "S3/object storage", "encryption"];
 
 const REGENERATE: &str = "TAMEBI_UPDATE_DOCS=1 cargo test -p nextcloud-contract --test coverage";
 const BEGIN: &str = "<!-- coverage:begin (generated from crates/nextcloud-contract/coverage.toml by tests/coverage.rs; do not edit) -->";

@@ -244,7 +244,20 @@ pub async fn create(
                 ),
             ));
         }
-        4 | 6 | 7 => {
+        4 => {
+            return create_mail_share(
+                &shared,
+                &call,
+                &mut world,
+                &user,
+                &path,
+                &share_with,
+                permissions,
+                held,
+                now,
+            );
+        }
+        6 | 7 => {
             return Err(call.ocs.fail(
                 403,
                 "Sharing failed because the back end does not allow shares from this type",
@@ -571,8 +584,63 @@ fn is_recipient(world: &World, uid: &str, share: &Share, check_groups: bool) -> 
                 && world.user(uid).is_some_and(|user| user.groups.contains(&share.share_with))
                 && !share.declined.contains(uid)
         }
-        ShareType::Link => false,
+        ShareType::Link | ShareType::Email => false,
     }
+}
+
+/// A mail share (`ShareByMailProvider`): a token of its own for one
+/// address, with the link's expiry settings and an optional password.
+/// The fake sends no mail.
+#[allow(clippy::too_many_arguments)]
+fn create_mail_share(
+    shared: &crate::Shared,
+    call: &OcsCall,
+    world: &mut World,
+    user: &crate::world::User,
+    path: &str,
+    address: &str,
+    permissions: u8,
+    held: u8,
+    now: i64,
+) -> OcsResult {
+    let name = storage::parent_and_name(path).1.to_string();
+    if !address.contains('@') {
+        return Err(call.ocs.fail(404, "Please specify a valid email address"));
+    }
+    if held & permission::SHARE == 0 {
+        return Err(call.ocs.fail(404, format!("You are not allowed to share {name}")));
+    }
+    let node = world.storage.resolve(user.viewer(), path).map(|entry| entry.node.id).ok();
+    let already = world.storage.shares().any(|share| {
+        Some(share.node) == node
+            && share.share_type == ShareType::Email
+            && share.share_with.eq_ignore_ascii_case(address)
+    });
+    if already {
+        return Err(call.ocs.fail(
+            403,
+            format!("Sharing {name} failed, because this item is already shared with the account {address}"),
+        ));
+    }
+    let settings = app_config::Settings::of(world);
+    let default_expiration = links::default_expiration(call, &settings, true, now);
+    let base = crate::oidc::request_base(shared, world, &call.headers);
+    let today = crate::clock::day(now);
+    let Ok(id) = world.storage.create_share(
+        user.viewer(),
+        path,
+        ShareType::Email,
+        address,
+        permissions,
+        None,
+        now,
+    ) else {
+        return Err(call.ocs.fail(404, format!("You are not allowed to share {name}")));
+    };
+    let share = world.storage.share_mut(id).expect("share just created");
+    let token = links::token();
+    share.link = Some(Link { url: format!("{base}/index.php/s/{token}"), token, password: None });
+    finish_created(call, world, id, default_expiration, &today)
 }
 
 /// The end of every create: the default expiry, the request's optional
@@ -601,7 +669,7 @@ fn finish_created(
 /// they now hold there.
 fn cap_reshares(world: &mut World, id: ShareId) {
     let Some(share) = world.storage.share(id) else { return };
-    if share.share_type == ShareType::Link {
+    if matches!(share.share_type, ShareType::Link | ShareType::Email) {
         return;
     }
     let Some(root) = world.storage.node(share.node) else { return };
@@ -779,6 +847,17 @@ fn format_share(world: &World, uid: &str, share: &Share) -> Option<Value> {
             formatted["token"] = json!(link.token);
             formatted["url"] = json!(link.url);
             formatted["send_password_by_talk"] = json!(false);
+        }
+        // `formatShare` for a mail share: the address (the address book
+        // names nobody), its password, its token, no url.
+        ShareType::Email => {
+            let link = share.link.as_ref()?;
+            formatted["share_with"] = json!(share.share_with);
+            formatted["share_with_displayname"] = json!(share.share_with);
+            formatted["password"] = json!(link.password);
+            formatted["password_expiration_time"] = Value::Null;
+            formatted["send_password_by_talk"] = json!(false);
+            formatted["token"] = json!(link.token);
         }
     }
     Some(formatted)

@@ -28,7 +28,7 @@ async fn create_link(
     (status, answer["ocs"]["data"].clone())
 }
 
-async fn update(
+pub(super) async fn update(
     target: &Target,
     owner: &Account,
     id: &str,
@@ -49,7 +49,7 @@ async fn info(target: &Target, owner: &Account, id: &str) -> Value {
     answer["ocs"]["data"][0].clone()
 }
 
-fn text(share: &Value, field: &str) -> String {
+pub(super) fn text(share: &Value, field: &str) -> String {
     share[field].to_string().trim_matches('"').to_string()
 }
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 const CONFIG: &str = "/ocs/v2.php/apps/provisioning_api/api/v1/config/apps";
 const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
 
-async fn set(target: &Target, app: &str, key: &str, value: &str) {
+pub(super) async fn set(target: &Target, app: &str, key: &str, value: &str) {
     let response = target
         .ocs_form(
             target.admin(),
@@ -25,7 +25,7 @@ async fn set(target: &Target, app: &str, key: &str, value: &str) {
     assert_eq!(status, 200, "setting {app}/{key}: {answer}");
 }
 
-async fn unset(target: &Target, app: &str, key: &str) {
+pub(super) async fn unset(target: &Target, app: &str, key: &str) {
     let path = format!("{CONFIG}/{app}/{key}?format=json");
     let (status, answer) = target.ocs_call(target.admin(), "DELETE", &path).await;
     assert_eq!(status, 200, "deleting {app}/{key}: {answer}");
