@@ -188,6 +188,17 @@ pub struct Caller<'a> {
     pub(crate) access: Option<delegation::Proxy>,
     /// The absolute URL the server names itself by, for absolute links.
     pub(crate) base: String,
+    /// Where the hrefs of a published calendar are rooted for a reader by
+    /// its token; `None`: the DAV tree's own paths.
+    pub(crate) public: Option<PublicRoot>,
+}
+
+/// A published calendar's DAV path and the public path it is read at.
+pub(crate) struct PublicRoot {
+    /// The calendar's `/remote.php/dav/calendars/{owner}/{uri}/`.
+    pub(crate) private: String,
+    /// `/remote.php/dav/public-calendars/{token}/`.
+    pub(crate) public: String,
 }
 
 impl<'a> Caller<'a> {
@@ -200,7 +211,47 @@ impl<'a> Caller<'a> {
             principal: user.uid.clone(),
             access: None,
             base,
+            public: None,
         }
+    }
+
+    /// `href` as this caller reaches it: below the public path for a
+    /// reader of a published calendar, unchanged otherwise.
+    fn rooted(&self, href: String) -> String {
+        match &self.public {
+            Some(root) => match href.strip_prefix(&root.private) {
+                Some(rest) => format!("{}{rest}", root.public),
+                None => href,
+            },
+            None => href,
+        }
+    }
+
+    /// `href` as the DAV tree names it: a public path made the calendar's own.
+    pub(crate) fn unrooted<'h>(&self, href: &'h str) -> std::borrow::Cow<'h, str> {
+        match &self.public {
+            Some(root) => match href.strip_prefix(&root.public) {
+                Some(rest) => format!("{}{rest}", root.private).into(),
+                None => href.into(),
+            },
+            None => href.into(),
+        }
+    }
+
+    /// The href of collection `uri` of `uid`'s home, as this caller reaches it.
+    pub(crate) fn collection_href<K: Kind>(&self, uid: &str, uri: &str) -> String {
+        self.rooted(collection::collection_href::<K>(uid, uri))
+    }
+
+    /// The href of member `member_uri` of collection `collection_uri`, as
+    /// this caller reaches it.
+    pub(crate) fn member_href<K: Kind>(
+        &self,
+        uid: &str,
+        collection_uri: &str,
+        member_uri: &str,
+    ) -> String {
+        self.rooted(collection::member_href::<K>(uid, collection_uri, member_uri))
     }
 }
 
@@ -278,6 +329,7 @@ fn delegated(
         principal: caller.principal.clone(),
         access: Some(access),
         base: caller.base.clone(),
+        public: None,
     };
     in_home(world, request, &as_delegate, segments)
 }
@@ -584,7 +636,7 @@ impl Kind for CalDav {
             .iter()
             .map(|name| {
                 (
-                    collection::collection_href::<CalDav>(&caller.user.uid, name),
+                    caller.collection_href::<CalDav>(&caller.user.uid, name),
                     scheduling_properties(caller, name),
                 )
             })
@@ -650,7 +702,7 @@ fn scheduling_collection(
     match request.method.as_str() {
         "PROPFIND" => {
             let properties = webdav::parse_propfind(&request.body)?;
-            let href = collection::collection_href::<CalDav>(&caller.user.uid, name);
+            let href = caller.collection_href::<CalDav>(&caller.user.uid, name);
             Ok(webdav::multistatus(
                 &[scheduling_properties(caller, name).response(&href, &properties, caller.minimal)],
                 None,

@@ -83,14 +83,7 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
     set.text(xml::DAV, "displayname", &user.display_name);
     set.href(xml::DAV, "principal-URL", &principal);
     let mailto = user.email.as_ref().map(|email| format!("mailto:{email}"));
-    set.xml(
-        xml::DAV,
-        "alternate-URI-set",
-        mailto
-            .iter()
-            .map(|address| format!("<d:href>{}</d:href>", xml::escape(address)))
-            .collect::<String>(),
-    );
+    set.xml(xml::DAV, "alternate-URI-set", hrefs(mailto.iter().cloned()));
     let proxies: Vec<(&str, Proxy)> = world.calendar_delegations.held_by(uid).collect();
     set.xml(
         xml::DAV,
@@ -132,12 +125,11 @@ fn user_principal_properties(caller: &Caller<'_>, world: &World, user: &User) ->
             &collection::collection_href::<CalDav>(uid, &default.uri),
         );
     }
-    let mut addresses = String::new();
-    if let Some(mailto) = &mailto {
-        addresses.push_str(&format!("<d:href>{}</d:href>", xml::escape(mailto)));
-    }
-    addresses.push_str(&format!("<d:href>{}</d:href>", xml::escape(&principal)));
-    set.xml(xml::CALDAV, "calendar-user-address-set", addresses);
+    set.xml(
+        xml::CALDAV,
+        "calendar-user-address-set",
+        hrefs(mailto.into_iter().chain([principal.clone()])),
+    );
     set.text(xml::CALDAV, "calendar-user-type", "INDIVIDUAL");
     set.href(xml::CARDDAV, "addressbook-home-set", &collection::home_href::<CardDav>(uid));
     if let Some(email) = &user.email {
@@ -174,12 +166,13 @@ fn group_principal_properties(
     set.xml(
         xml::DAV,
         "group-member-set",
-        world
-            .users
-            .values()
-            .filter(|user| user.groups.contains(gid))
-            .map(|user| format!("<d:href>{}</d:href>", xml::escape(&principal_href(&user.uid))))
-            .collect::<String>(),
+        hrefs(
+            world
+                .users
+                .values()
+                .filter(|user| user.groups.contains(gid))
+                .map(|user| principal_href(&user.uid)),
+        ),
     );
     set.text(xml::CALDAV, "calendar-user-type", "GROUP");
     set.href(xml::DAV, "current-user-principal", &principal_href(&caller.user.uid));

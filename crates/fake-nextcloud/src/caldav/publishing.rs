@@ -14,7 +14,7 @@
 //!   is the calendar, read-only, to anyone with the token, signed in or not.
 
 use super::delegation::Proxy;
-use super::{CalDav, Caller, READ_METHODS};
+use super::{CalDav, Caller, PublicRoot, READ_METHODS};
 use crate::Shared;
 use crate::auth::{self, AuthMethod, Authenticated};
 use crate::dav::collection::{self, Kind};
@@ -110,33 +110,16 @@ pub async fn handle_public(shared: &Shared, request: Request) -> Response {
         user,
     };
     let now = shared.now();
-    let answer = {
-        let mut world = shared.world();
-        public_locked(&mut world, &request, now)
-    };
-    match answer {
-        Ok((response, None)) => response,
-        Ok((response, Some((private_prefix, public_prefix)))) => {
-            rewrite_hrefs(response, &private_prefix, &public_prefix).await
-        }
-        Err(error) => error.into_response(),
-    }
+    let mut world = shared.world();
+    public_locked(&mut world, &request, now).unwrap_or_else(IntoResponse::into_response)
 }
 
-/// The answer, and the href prefix to rewrite in it (the calendar's own
-/// path → its public one).
-type PublicAnswer = (Response, Option<(String, String)>);
-
-fn public_locked(
-    world: &mut World,
-    request: &DavRequest,
-    now: i64,
-) -> Result<PublicAnswer, DavError> {
+fn public_locked(world: &mut World, request: &DavRequest, now: i64) -> Result<Response, DavError> {
     let segments = super::webdav::decode_path(&request.path).ok_or_else(DavError::not_found)?;
     let principal = request.user.uid.clone();
     let reader = world.users.get(&principal).cloned();
     let Some((token, rest)) = segments.split_first() else {
-        return Ok((root(request, &principal, reader.is_some())?, None));
+        return root(request, &principal, reader.is_some());
     };
     let (owner, uri) = world
         .calendars
@@ -149,7 +132,7 @@ fn public_locked(
     if !READ_METHODS.contains(&request.method.as_str()) {
         // sabre's ACL: who is not signed in is asked to; who is, is refused.
         if reader.is_none() {
-            return Ok((auth::dav_unauthorized(), None));
+            return Ok(auth::dav_unauthorized());
         }
         return Err(DavError::forbidden(format!(
             "User did not have the required privileges ({{DAV:}}write) for path public-calendars/{}",
@@ -164,12 +147,14 @@ fn public_locked(
         principal: if reader.is_some() { principal } else { String::new() },
         access: Some(Proxy::Read),
         base: super::request_base(world, request),
+        public: Some(PublicRoot {
+            private: collection::collection_href::<CalDav>(&owner, &uri),
+            public: format!("{PUBLIC_ROOT}/{}/", crate::dav::encode_segment(token)),
+        }),
     };
-    let mut inside = vec![owner.clone(), uri.clone()];
+    let mut inside = vec![owner, uri];
     inside.extend(rest.iter().cloned());
-    let response = super::in_home(world, request, &caller, &inside)?;
-    let public = format!("{PUBLIC_ROOT}/{}/", crate::dav::encode_segment(token));
-    Ok((response, Some((collection::collection_href::<CalDav>(&owner, &uri), public))))
+    super::in_home(world, request, &caller, &inside)
 }
 
 /// `/remote.php/dav/public-calendars/`: a collection that lists nothing.
@@ -195,20 +180,4 @@ fn root(request: &DavRequest, principal: &str, signed_in: bool) -> Result<Respon
             "Published calendars are only reached by their token",
         )),
     }
-}
-
-/// `response` with every `private` href prefix in its body made `public`.
-async fn rewrite_hrefs(response: Response, private: &str, public: &str) -> Response {
-    let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return DavError::not_found().into_response();
-    };
-    let Ok(text) = String::from_utf8(bytes.to_vec()) else {
-        return Response::from_parts(parts, axum::body::Body::from(bytes));
-    };
-    let private_href = format!("<d:href>{private}");
-    let public_href = format!("<d:href>{public}");
-    let rewritten = text.replace(&private_href, &public_href);
-    parts.headers.remove(http::header::CONTENT_LENGTH);
-    Response::from_parts(parts, axum::body::Body::from(rewritten))
 }

@@ -121,7 +121,7 @@ fn calendar_query(
                 responses.push(object_response(
                     caller,
                     object,
-                    &collection::member_href::<CalDav>(uid, calendar_uri, object_uri),
+                    &caller.member_href::<CalDav>(uid, calendar_uri, object_uri),
                     &properties,
                     expand,
                 ));
@@ -142,7 +142,7 @@ fn calendar_query(
                     responses.push(object_response(
                         caller,
                         object,
-                        &collection::member_href::<CalDav>(uid, calendar_uri, &object.uri),
+                        &caller.member_href::<CalDav>(uid, calendar_uri, &object.uri),
                         &properties,
                         expand,
                     ));

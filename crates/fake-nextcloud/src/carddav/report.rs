@@ -291,7 +291,7 @@ fn address_book_query(
         responses.push(card_response(
             caller,
             candidate,
-            &collection::member_href::<CardDav>(uid, &book.uri, &candidate.uri),
+            &caller.member_href::<CardDav>(uid, &book.uri, &candidate.uri),
             &query.properties,
             &query.address_data_properties,
         ));

@@ -694,14 +694,14 @@ pub fn collection<K: Kind>(
         "PROPFIND" => {
             let properties = webdav::parse_propfind(&request.body)?;
             let mut responses = vec![collection_properties::<K>(caller, collection).response(
-                &collection_href::<K>(&uid, name),
+                &caller.collection_href::<K>(&uid, name),
                 &properties,
                 caller.minimal,
             )];
             if request.depth(Depth::One) != Depth::Zero {
                 for member in collection.members.values() {
                     responses.push(member_properties::<K>(caller, member).response(
-                        &member_href::<K>(&uid, name, &member.uri),
+                        &caller.member_href::<K>(&uid, name, &member.uri),
                         &properties,
                         caller.minimal,
                     ));
@@ -816,7 +816,7 @@ fn make<K: Kind>(
     K::prepare_new(&mut collection);
     let results = apply_properties(&mut collection, &updates, true);
     if results.iter().any(|(_, status)| *status != 200) {
-        return Ok(webdav::proppatch_response(&collection_href::<K>(&uid, name), &results));
+        return Ok(webdav::proppatch_response(&caller.collection_href::<K>(&uid, name), &results));
     }
     let created = K::homes_mut(world).create(&uid, name);
     let id = created.id;
@@ -847,7 +847,7 @@ fn proppatch<K: Kind>(
         // sabre's backend logs a change of the collection itself ("").
         collection.changes.record("", Operation::Modified);
     }
-    Ok(webdav::proppatch_response(&collection_href::<K>(&caller.user.uid, name), &results))
+    Ok(webdav::proppatch_response(&caller.collection_href::<K>(&caller.user.uid, name), &results))
 }
 
 /// A member of one of the caller's collections, existing or not.
@@ -866,7 +866,7 @@ pub fn member<K: Kind>(
         };
     };
     let existing = collection.members.get(member_uri);
-    let href = || member_href::<K>(&uid, collection_uri, member_uri);
+    let href = || caller.member_href::<K>(&uid, collection_uri, member_uri);
     match request.method.as_str() {
         "GET" | "HEAD" => {
             let member = existing.ok_or_else(DavError::not_found)?;
@@ -956,7 +956,7 @@ fn put<K: Kind>(
     let data =
         K::parse(text, collection, caller.now).map_err(|error| K::invalid(error, collection))?;
     if let Some(other) = collection.member_with_uid(data.uid(), member_uri) {
-        return Err(K::uid_conflict(&member_href::<K>(&uid, collection_uri, &other.uri)));
+        return Err(K::uid_conflict(&caller.member_href::<K>(&uid, collection_uri, &other.uri)));
     }
     let repaired = data.repaired();
     let created = existing_etag.is_none();
@@ -982,14 +982,15 @@ pub fn multiget<K: Kind>(
     let mut responses = Vec::new();
     for href_element in root.children_named(xml::DAV, "href") {
         let href = href_element.text().trim().to_string();
-        let found =
-            resolve_member_href::<K>(&href, uid).and_then(|(collection_uri, member_uri)| {
+        let found = resolve_member_href::<K>(&caller.unrooted(&href), uid).and_then(
+            |(collection_uri, member_uri)| {
                 let member = K::homes(world).get(uid, &collection_uri)?.members.get(&member_uri)?;
                 Some((collection_uri, member))
-            });
+            },
+        );
         match found {
             Some((collection_uri, member)) => responses
-                .push(respond(member, &member_href::<K>(uid, &collection_uri, &member.uri))),
+                .push(respond(member, &caller.member_href::<K>(uid, &collection_uri, &member.uri))),
             None => responses.push(webdav::status_response(&href, "HTTP/1.1 404 Not Found")),
         }
     }
@@ -1008,11 +1009,11 @@ pub fn sync_collection<K: Kind>(
         collection.members.keys().cloned().collect()
     })?;
     let properties: &PropertyRequest = &report.properties;
-    let href = |uri: &str| member_href::<K>(uid, &collection.uri, uri);
+    let href = |uri: &str| caller.member_href::<K>(uid, &collection.uri, uri);
     let member_response = |uri: &str| -> Option<String> {
         if uri.is_empty() {
             return Some(collection_properties::<K>(caller, collection).response(
-                &collection_href::<K>(uid, &collection.uri),
+                &caller.collection_href::<K>(uid, &collection.uri),
                 properties,
                 caller.minimal,
             ));
