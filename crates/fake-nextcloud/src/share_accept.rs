@@ -24,6 +24,7 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;
 use http::{HeaderMap, StatusCode, header};
+use std::sync::MutexGuard;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -169,12 +170,9 @@ async fn file_link(
     Path(fileid): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(uid) = signed_in(&shared, &headers, &uri) else {
-        return to_login(&uri);
-    };
-    let world = shared.world();
-    let Some(path) = visible_path(&world, &uid, &fileid) else {
-        return not_found();
+    let (world, path) = match visible_file(&shared, &headers, &uri, &fileid) {
+        Ok(found) => found,
+        Err(refusal) => return refusal,
     };
     let (parent, _) = crate::storage::parent_and_name(&path);
     let dir = percent_encoding::utf8_percent_encode(
@@ -193,18 +191,29 @@ async fn file_page(
     Path(fileid): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(uid) = signed_in(&shared, &headers, &uri) else {
-        return to_login(&uri);
-    };
-    let world = shared.world();
-    let Some(path) = visible_path(&world, &uid, &fileid) else {
-        return not_found();
+    let (world, path) = match visible_file(&shared, &headers, &uri, &fileid) {
+        Ok(found) => found,
+        Err(refusal) => return refusal,
     };
     let token = crate::oidc::session_from_headers(&world, &headers)
         .map(|session| session.request_token.clone())
         .unwrap_or_default();
     let body = format!("<h2>Files</h2>\n<p>/{}</p>\n", crate::xml::escape(&path));
     Html(page("Files", &body, &token)).into_response()
+}
+
+/// The world and the file's path in the signed-in user's files, when they
+/// can see it; the login form without a login, 404 for any other id.
+fn visible_file<'s>(
+    shared: &'s Shared,
+    headers: &HeaderMap,
+    uri: &http::Uri,
+    fileid: &str,
+) -> Result<(MutexGuard<'s, World>, String), Response> {
+    let uid = signed_in(shared, headers, uri).ok_or_else(|| to_login(uri))?;
+    let world = shared.world();
+    let path = visible_path(&world, &uid, fileid).ok_or_else(not_found)?;
+    Ok((world, path))
 }
 
 /// The file's path in `uid`'s files, when they can see it.
