@@ -172,7 +172,7 @@ async fn file_link(
 ) -> Response {
     let (world, path) = match visible_file(&shared, &headers, &uri, &fileid) {
         Ok(found) => found,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let (parent, _) = crate::storage::parent_and_name(&path);
     let dir = percent_encoding::utf8_percent_encode(
@@ -193,7 +193,7 @@ async fn file_page(
 ) -> Response {
     let (world, path) = match visible_file(&shared, &headers, &uri, &fileid) {
         Ok(found) => found,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let token = crate::oidc::session_from_headers(&world, &headers)
         .map(|session| session.request_token.clone())
@@ -209,10 +209,10 @@ fn visible_file<'s>(
     headers: &HeaderMap,
     uri: &http::Uri,
     fileid: &str,
-) -> Result<(MutexGuard<'s, World>, String), Response> {
-    let uid = signed_in(shared, headers, uri).ok_or_else(|| to_login(uri))?;
+) -> Result<(MutexGuard<'s, World>, String), Box<Response>> {
+    let uid = signed_in(shared, headers, uri).ok_or_else(|| Box::new(to_login(uri)))?;
     let world = shared.world();
-    let path = visible_path(&world, &uid, fileid).ok_or_else(not_found)?;
+    let path = visible_path(&world, &uid, fileid).ok_or_else(|| Box::new(not_found()))?;
     Ok((world, path))
 }
 
