@@ -844,6 +844,7 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
             path: Some(database.clone()),
             webhook_secret: None,
             limits: Limits::default(),
+            embeddings: None,
         },
         None,
     )

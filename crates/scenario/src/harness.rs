@@ -431,6 +431,7 @@ impl Stack {
             path: index_db,
             webhook_secret: webhooks.then(|| WEBHOOK_SECRET.into()),
             limits: Default::default(),
+            embeddings: None,
         };
         let defaults = index.limits;
         index.limits.pass_documents = limits.pass_documents.unwrap_or(defaults.pass_documents);

@@ -152,6 +152,17 @@ pub fn render_status(index_db: &Path, snapshot: &Snapshot) -> String {
         row("  failed", status.failed, ""),
         row("  needs OCR", status.needs_ocr, ""),
         row("passages", status.passages, &format!(", {} of text", human_bytes(status.text_bytes))),
+        match &status.embeddings_model {
+            Some(model) => row(
+                "  embedded",
+                status.embedded,
+                &format!(
+                    " by {model}, {} pending",
+                    status.passages.saturating_sub(status.embedded)
+                ),
+            ),
+            None => format!("{:<12}off", "embeddings"),
+        },
         row("searches", status.queries, ""),
     ]
     .join("\n")
@@ -340,6 +351,8 @@ mod tests {
             text_bytes: 12_900_000,
             oldest_pending: Some(1_000),
             queries: 321,
+            embeddings_model: None,
+            embedded: 0,
         }
     }
 
@@ -362,7 +375,21 @@ documents         1234 known
   failed            20
   needs OCR         14
 passages         45678, 12.3 MiB of text
+embeddings  off
 searches           321"
+        );
+        let embedding = Snapshot {
+            status: Status {
+                embeddings_model: Some("all-minilm-l6-v2".into()),
+                embedded: 40_000,
+                ..status()
+            },
+            ..snapshot
+        };
+        let text = render_status(Path::new("data/index.db"), &embedding);
+        assert!(
+            text.contains("\npassages         45678, 12.3 MiB of text\n  embedded       40000 by all-minilm-l6-v2, 5678 pending\nsearches"),
+            "{text}"
         );
     }
 

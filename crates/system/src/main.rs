@@ -217,6 +217,16 @@ struct McpNextcloudArgs {
     /// (default: http://<lend-listen>).
     #[arg(long, env = "TAMEBI_LEND_URL")]
     lend_url: Option<String>,
+    /// An OpenAI-compatible embeddings API base (Ollama, llama.cpp, vLLM,
+    /// TEI; e.g. http://embeddings:8080/v1) that files_grep's passages are
+    /// embedded by. It receives passage text: keep it inside the deployment.
+    /// Unset (default): no embeddings.
+    #[arg(long, env = "TAMEBI_EMBEDDINGS_URL", requires = "embeddings_model")]
+    embeddings_url: Option<String>,
+    /// The model named in every embeddings request and stored with every
+    /// vector; changing it re-embeds the passages in background passes.
+    #[arg(long, env = "TAMEBI_EMBEDDINGS_MODEL")]
+    embeddings_model: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -660,6 +670,9 @@ async fn orchestrator_command(args: OrchestratorArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The environment variable holding the embeddings endpoint's bearer key.
+const EMBEDDINGS_KEY_VARIABLE: &str = "TAMEBI_EMBEDDINGS_KEY";
+
 async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
     let upstream = match args.upstream {
         UpstreamMode::SecondToken => mcp_nextcloud::UpstreamAuth::SecondToken {
@@ -677,10 +690,23 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
     let set = |value: Option<String>| value.filter(|value| !value.trim().is_empty());
     let index_path =
         (args.index_db.as_os_str() != index_commands::IN_MEMORY).then_some(args.index_db);
+    let embeddings = match (set(args.embeddings_url), set(args.embeddings_model)) {
+        (Some(url), Some(model)) => Some(mcp_nextcloud::index::embed::EmbeddingsConfig {
+            url,
+            model,
+            // A key only from the environment: flags show in `ps`.
+            key: set(std::env::var(EMBEDDINGS_KEY_VARIABLE).ok()),
+        }),
+        (Some(_), None) => anyhow::bail!(
+            "--embeddings-url needs --embeddings-model (TAMEBI_EMBEDDINGS_MODEL): the model's name is stored with every vector"
+        ),
+        _ => None,
+    };
     let index = mcp_nextcloud::index::IndexConfig {
         path: index_path.clone(),
         webhook_secret: set(args.webhook_secret),
         limits: Default::default(),
+        embeddings,
     };
     let converter = set(args.converter_url).map(|url| mcp_nextcloud::convert::ConverterConfig {
         url,

@@ -127,6 +127,7 @@ documents            7 known
   failed             1
   needs OCR          1
 passages             3, 60 B of text
+embeddings  off
 searches             4
 "
     );
@@ -143,7 +144,8 @@ searches             4
         json,
         serde_json::json!({
             "known": 7, "read": 2, "pending": 3, "failed": 1, "needs_ocr": 1, "retrying": 1,
-            "passages": 3, "text_bytes": 60, "oldest_pending": oldest, "queries": 4
+            "passages": 3, "text_bytes": 60, "oldest_pending": oldest, "queries": 4,
+            "embeddings_model": null, "embedded": 0
         })
     );
 }

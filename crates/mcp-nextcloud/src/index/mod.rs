@@ -18,6 +18,7 @@
 //! numbers, never a list of files, and it is gone with the process.
 
 pub mod chunk;
+pub mod embed;
 pub mod fill;
 pub mod query;
 pub mod report;
@@ -31,6 +32,7 @@ pub mod words;
 use crate::convert::Converter;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use store::{Store, StoreError};
@@ -44,6 +46,9 @@ pub struct IndexConfig {
     /// `None` disables `POST /webhooks/nextcloud`.
     pub webhook_secret: Option<String>,
     pub limits: Limits,
+    /// The embeddings endpoint; `None` (the default) keeps files_grep
+    /// lexical only.
+    pub embeddings: Option<embed::EmbeddingsConfig>,
 }
 
 impl std::fmt::Debug for IndexConfig {
@@ -53,6 +58,7 @@ impl std::fmt::Debug for IndexConfig {
             .field("path", &self.path)
             .field("webhook_secret", &self.webhook_secret.as_ref().map(|_| "<set>"))
             .field("limits", &self.limits)
+            .field("embeddings", &self.embeddings)
             .finish()
     }
 }
@@ -108,6 +114,9 @@ struct Inner {
     /// Until when converter-bound documents are skipped after a
     /// configuration fault (they stay dirty, uncounted).
     converter_fault_until: Mutex<Option<Instant>>,
+    embedder: Option<embed::Embedder>,
+    /// An embedding pass is running (one at a time, for all users).
+    embedding: AtomicBool,
 }
 
 /// What is remembered of one user between their searches.
@@ -138,6 +147,11 @@ pub enum Readiness {
 impl Index {
     pub fn open(config: &IndexConfig, converter: Option<Converter>) -> Result<Index, StoreError> {
         let store = Store::open(config.path.as_deref())?;
+        let model = config.embeddings.as_ref().map(|embeddings| embeddings.model.clone());
+        store.run_blocking(|connection| store::vectors::set_model(connection, model.as_deref()))?;
+        let embedder = config.embeddings.clone().map(|embeddings| {
+            embed::Embedder::new(embeddings, mcp_kit::http::upstream_client(embed::REQUEST_TIMEOUT))
+        });
         Ok(Index {
             inner: Arc::new(Inner {
                 store,
@@ -148,6 +162,8 @@ impl Index {
                 readers: tokio::sync::Semaphore::new(config.limits.concurrency.max(1)),
                 running: tokio::sync::watch::channel(0).0,
                 converter_fault_until: Mutex::new(None),
+                embedder,
+                embedding: AtomicBool::new(false),
             }),
         })
     }
@@ -171,6 +187,26 @@ impl Index {
             let uid = nextcloud.uid.clone();
             let outcome = fill::pass(&index, &nextcloud).await;
             index.end_pass(&uid, outcome);
+            index.kick_embedding();
+        });
+    }
+
+    /// Starts an embedding pass unless embeddings are off or one runs;
+    /// returns at once. [`Index::idle`] waits for it too.
+    pub fn kick_embedding(&self) {
+        let Some(embedder) = self.inner.embedder.clone() else {
+            return;
+        };
+        if self.inner.embedding.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.inner.running.send_modify(|count| *count += 1);
+        let index = self.clone();
+        tokio::spawn(async move {
+            let outcome = embed::pass(&index, &embedder).await;
+            tracing::debug!(embedded = outcome.embedded, failed = outcome.failed, "embedding pass");
+            index.inner.embedding.store(false, Ordering::Release);
+            index.inner.running.send_modify(|count| *count -= 1);
         });
     }
 

@@ -1,6 +1,6 @@
 //! `index.db`: the card catalogue on disk (SQLite, FTS5).
 //!
-//! Four tables, and none of them has a user column:
+//! Its tables, and none of them has a user column:
 //! - `docs`: one row per file the index has heard of (by discovery or by
 //!   webhook) — its metadata, whether it needs reading (`dirty`), how often
 //!   reading failed (`attempts`), and what became of it (`status`).
@@ -14,6 +14,10 @@
 //!   whether a miss was a hole in the index, a permission boundary, or
 //!   vocabulary.
 //!
+//! - `vectors` ([`vectors`]): each passage's embedding, on its rowid, with
+//!   the model that made it, when embeddings are configured; `settings`
+//!   names that model.
+//!
 //! Every function here is synchronous and takes a connection; [`Store`]
 //! (a `sqlite-db` database) runs them on a blocking thread so no connection
 //! is held across `.await`. Migrations are numbered by `PRAGMA user_version`.
@@ -22,6 +26,8 @@ use super::words;
 use rusqlite::{Connection, OptionalExtension, params};
 use sqlite_db::Database;
 use std::path::Path;
+
+pub mod vectors;
 
 /// Passages per file are numbered below this; it bounds a file's text to
 /// about 1.5 GB of passages, far past [`extract::TEXT_LENGTH_MAX`].
@@ -101,6 +107,20 @@ CREATE VIRTUAL TABLE terms USING fts5 (
 UPDATE docs SET dirty = 1, attempts = 0, status = 'pending', last_error = NULL,
     version = version + 1, dirtied_at = CAST(strftime('%s', 'now') AS INTEGER)
 WHERE status = 'ok';
+"#,
+    // Embeddings (issue 17 §3): one vector per passage on its rowid, with
+    // the model that made it (store::vectors), and the server's settings
+    // that `tamebi index status` needs (the configured model).
+    r#"
+CREATE TABLE vectors (
+    rowid  INTEGER PRIMARY KEY,
+    model  TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE TABLE settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 "#,
 ];
 
@@ -409,6 +429,8 @@ fn delete_passages(connection: &Connection, fileid: u64) -> Result<(), StoreErro
     )?;
     connection
         .execute("DELETE FROM passages WHERE rowid BETWEEN ?1 AND ?2", params![first, last])?;
+    connection
+        .execute("DELETE FROM vectors WHERE rowid BETWEEN ?1 AND ?2", params![first, last])?;
     Ok(())
 }
 
@@ -583,6 +605,10 @@ pub struct Status {
     /// When the oldest pending row became pending (unix seconds).
     pub oldest_pending: Option<i64>,
     pub queries: u64,
+    /// The embeddings model the server is configured with; `None`: off.
+    pub embeddings_model: Option<String>,
+    /// Passages with a vector of that model (the rest wait for one).
+    pub embedded: u64,
 }
 
 pub fn status(connection: &Connection) -> Result<Status, StoreError> {
@@ -611,10 +637,17 @@ pub fn status(connection: &Connection) -> Result<Status, StoreError> {
                 text_bytes: row.get::<_, i64>(7)? as u64,
                 oldest_pending: row.get(8)?,
                 queries: row.get::<_, i64>(9)? as u64,
+                embeddings_model: None,
+                embedded: 0,
             })
         },
     )?;
-    Ok(status)
+    let embeddings_model = vectors::model(connection)?;
+    let embedded = match &embeddings_model {
+        Some(model) => vectors::embedded(connection, model)?,
+        None => 0,
+    };
+    Ok(Status { embeddings_model, embedded, ..status })
 }
 
 /// A row of `queries`.
@@ -686,7 +719,7 @@ pub fn passages(connection: &Connection, fileid: u64) -> Result<Vec<NewPassage>,
 pub fn clear(connection: &Connection) -> Result<(), StoreError> {
     connection.execute_batch(
         "INSERT INTO terms (terms) VALUES ('delete-all');
-         DELETE FROM passages; DELETE FROM docs; DELETE FROM queries;",
+         DELETE FROM passages; DELETE FROM vectors; DELETE FROM docs; DELETE FROM queries;",
     )?;
     Ok(())
 }

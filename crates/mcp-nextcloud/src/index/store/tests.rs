@@ -248,3 +248,106 @@ fn the_fallback_is_recorded_and_older_searches_read_as_all_words() {
     drop(store);
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// A file of `texts` read at version 1 (recorded as seen first).
+fn read_file(connection: &mut Connection, fileid: u64, texts: &[&str]) -> Result<(), StoreError> {
+    record_seen(connection, &seen(fileid, Some(1)), 1)?;
+    let version = vectors_version(connection, fileid)?;
+    let passages: Vec<NewPassage> = texts.iter().map(|text| passage(text)).collect();
+    assert!(record_passages(connection, fileid, version, None, &passages, 2)?);
+    Ok(())
+}
+
+fn vectors_version(connection: &Connection, fileid: u64) -> Result<i64, StoreError> {
+    Ok(version(connection, fileid)?.expect("the row exists"))
+}
+
+fn pending_texts(connection: &Connection, model: &str) -> Vec<String> {
+    vectors::pending(connection, model, 100).unwrap().into_iter().map(|(_, text)| text).collect()
+}
+
+#[test]
+fn passages_wait_for_a_vector_of_the_configured_model_and_a_new_model_embeds_again() {
+    in_store(|connection| {
+        read_file(connection, 1, &["first", "second"])?;
+        read_file(connection, 2, &["third"])?;
+        assert_eq!(pending_texts(connection, "m1"), ["third", "second", "first"], "newest first");
+        let pending = vectors::pending(connection, "m1", 2)?;
+        let rows: Vec<(i64, String, Vec<f32>)> =
+            pending.into_iter().map(|(rowid, text)| (rowid, text, vec![0.5, -1.0])).collect();
+        assert_eq!(vectors::record(connection, "m1", &rows)?, 2);
+        assert_eq!(pending_texts(connection, "m1"), ["first"]);
+        assert_eq!(vectors::embedded(connection, "m1")?, 2);
+        // Another model: every passage waits again; the old vectors are
+        // replaced one by one, never counted for the new model.
+        assert_eq!(pending_texts(connection, "m2").len(), 3);
+        assert_eq!(vectors::embedded(connection, "m2")?, 0);
+        let (rowid, text) = vectors::pending(connection, "m2", 1)?.remove(0);
+        assert_eq!(vectors::record(connection, "m2", &[(rowid, text, vec![1.0])])?, 1);
+        assert_eq!(
+            (vectors::embedded(connection, "m1")?, vectors::embedded(connection, "m2")?),
+            (1, 1)
+        );
+        let blob: Vec<u8> = connection.query_row(
+            "SELECT vector FROM vectors WHERE rowid = ?1",
+            [rowid],
+            |row| row.get(0),
+        )?;
+        assert_eq!(vectors::from_blob(&blob), Some(vec![1.0]));
+        Ok(())
+    });
+}
+
+#[test]
+fn a_vector_for_a_passage_replaced_meanwhile_is_not_written_and_a_reread_drops_vectors() {
+    in_store(|connection| {
+        read_file(connection, 7, &["old text"])?;
+        let (rowid, text) = vectors::pending(connection, "m", 1)?.remove(0);
+        // The file changes while the endpoint computes: same rowid, new text.
+        mark_dirty(connection, 7, "Documents/7.md", 3)?;
+        let version = vectors_version(connection, 7)?;
+        assert!(record_passages(connection, 7, version, None, &[passage("new text")], 4)?);
+        assert_eq!(vectors::record(connection, "m", &[(rowid, text, vec![1.0])])?, 0);
+        assert_eq!(pending_texts(connection, "m"), ["new text"]);
+        let (rowid, text) = vectors::pending(connection, "m", 1)?.remove(0);
+        assert_eq!(vectors::record(connection, "m", &[(rowid, text, vec![1.0])])?, 1);
+        // Read again: its passages are new rows, and so are their vectors.
+        mark_dirty(connection, 7, "Documents/7.md", 5)?;
+        let version = vectors_version(connection, 7)?;
+        assert!(record_passages(connection, 7, version, None, &[passage("newer")], 6)?);
+        assert_eq!(vectors::embedded(connection, "m")?, 0);
+        remove(connection, 7)?;
+        let left: i64 =
+            connection.query_row("SELECT COUNT(*) FROM vectors", [], |row| row.get(0))?;
+        assert_eq!(left, 0, "a removed file leaves no vector");
+        Ok(())
+    });
+}
+
+#[test]
+fn status_counts_vectors_of_the_configured_model_only() {
+    in_store(|connection| {
+        read_file(connection, 1, &["one", "two"])?;
+        assert_eq!(status(connection)?.embeddings_model, None);
+        vectors::set_model(connection, Some("m"))?;
+        let (rowid, text) = vectors::pending(connection, "m", 1)?.remove(0);
+        vectors::record(connection, "m", &[(rowid, text, vec![1.0])])?;
+        let now = status(connection)?;
+        assert_eq!(
+            (now.embeddings_model.as_deref(), now.embedded, now.passages),
+            (Some("m"), 1, 2)
+        );
+        vectors::set_model(connection, Some("other"))?;
+        assert_eq!(status(connection)?.embedded, 0);
+        vectors::set_model(connection, None)?;
+        assert_eq!(status(connection)?.embeddings_model, None);
+        Ok(())
+    });
+}
+
+#[test]
+fn blobs_round_trip_and_a_torn_blob_is_refused() {
+    let vector = vec![0.0, -1.5, f32::MIN_POSITIVE, 3.25];
+    assert_eq!(vectors::from_blob(&vectors::to_blob(&vector)), Some(vector));
+    assert_eq!(vectors::from_blob(&[0, 0, 128]), None);
+}
