@@ -97,7 +97,7 @@ async fn share_read_only(
     path: &str,
     recipient: &Account,
 ) -> (u16, Value) {
-    super::sharing::share_with(target, owner, path, recipient, Some("1")).await
+    super::shares::share_with(target, owner, path, recipient, Some("1")).await
 }
 
 #[tokio::test]

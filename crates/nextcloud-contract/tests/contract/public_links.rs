@@ -6,7 +6,7 @@
 //! and the legacy `/public.php/webdav/`.
 
 use super::provisioning::{create_account, delete_account};
-use super::sharing::share_with;
+use super::shares::share_with;
 use nextcloud_contract::{Account, Target, ocs_json};
 use serde_json::Value;
 use xml_tree::{DAV, NC, OC};

@@ -8,7 +8,7 @@
 //! them through `humanFileSize`).
 
 use super::provisioning::{create_account, delete_account, send, statuscode};
-use super::sharing::share_with;
+use super::shares::share_with;
 use nextcloud_contract::{Account, Target, sabre_error};
 use xml_tree::DAV;
 

@@ -5,7 +5,7 @@
 //! POST with the session's request token) leads to the file. alice shares,
 //! bob receives, the administrator is the other user.
 
-use super::sharing::share_with;
+use super::shares::share_with;
 use nextcloud_contract::{Cookies, Target, attribute_after, form_encode, header};
 
 const ACCEPT: &str = "/index.php/apps/files_sharing/accept";

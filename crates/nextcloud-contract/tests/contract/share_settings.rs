@@ -5,7 +5,7 @@
 //! changed (on a real server the settings are the whole server's).
 
 use super::provisioning::{create_account, delete_account, statuscode};
-use super::sharing::share_with;
+use super::shares::share_with;
 use nextcloud_contract::{Account, Target, ocs_json};
 use serde_json::Value;
 

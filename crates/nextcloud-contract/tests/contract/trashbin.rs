@@ -186,7 +186,7 @@ async fn a_recipients_deletion_goes_to_both_trashes_and_emptying_clears_one() {
     let path = format!("{folder}/doc.txt");
     assert_eq!(target.put_file(&alice, &path, "shared doc\n").await.status(), 201);
     let (status, share) =
-        super::sharing::share_with(&target, &alice, &folder, &bob, Some("31")).await;
+        super::shares::share_with(&target, &alice, &folder, &bob, Some("31")).await;
     assert_eq!(status, 200, "{share}");
     let mount = share["ocs"]["data"]["file_target"].as_str().unwrap().trim_start_matches('/');
     let bobs_path = format!("{mount}/doc.txt");
@@ -283,7 +283,7 @@ async fn a_folder_a_recipient_deletes_from_a_share_is_in_both_trashes() {
     assert_eq!(target.mkcol(&owner, "shared/sub").await, 201);
     assert_eq!(target.put_file(&owner, "shared/sub/shared_file.txt", "kept\n").await.status(), 201);
     let (status, answer) =
-        super::sharing::share_with(&target, &owner, "shared", &recipient, Some("31")).await;
+        super::shares::share_with(&target, &owner, "shared", &recipient, Some("31")).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(target.delete_file(&recipient, "shared/sub").await, 204);
     let gone = target.files_path(&owner, "shared/sub");
