@@ -37,6 +37,11 @@ pub(super) fn owned<'a>(fields: &[(&'a str, &str)]) -> Vec<(&'a str, String)> {
     fields.iter().map(|(name, value)| (*name, value.to_string())).collect()
 }
 
+/// The day `days` from today, as `expireDate` takes it (`Y-m-d`).
+pub(super) fn day_in(days: i64) -> String {
+    (chrono::Utc::now() + chrono::Duration::days(days)).format("%Y-%m-%d").to_string()
+}
+
 /// A share `owner` makes with `fields`: the status and the whole answer.
 pub(super) async fn create_share(
     target: &Target,

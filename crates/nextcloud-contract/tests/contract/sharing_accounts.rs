@@ -6,7 +6,7 @@
 use super::dav::{props_of, sees};
 use super::provisioning::statuscode;
 use super::shares::{
-    SHARES, create_share, delete_share, id_of, ids, list_shares, share_info, share_with,
+    SHARES, create_share, day_in, delete_share, id_of, ids, list_shares, share_info, share_with,
     share_with_group, shared_with, shared_with_group, update_permissions, update_share,
 };
 use super::sharing::transfer;
@@ -619,9 +619,7 @@ async fn a_link_inside_a_group_share_is_capped_by_the_group_share() {
     let (status, link) = create_share(&target, &member, &fields).await;
     assert_eq!((status, link["ocs"]["data"]["permissions"].clone()), (200, 31.into()), "{link}");
 
-    let in_three_days =
-        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
-    let fields = [("permissions", "23".to_string()), ("expireDate", in_three_days)];
+    let fields = [("permissions", "23".to_string()), ("expireDate", day_in(3))];
     assert_eq!(update_share(&target, &owner, &id, &fields).await.0, 200);
     let (_, shown) = share_info(&target, &member, &id_of(&link)).await;
     assert_eq!(
