@@ -21,6 +21,16 @@ async fn unshare(target: &Target, owner: &Account, id: &str) {
     let _ = delete_share(target, owner, id).await;
 }
 
+/// Deletes `owner`'s shares `ids`, then their `paths` (cleanup only).
+async fn unshare_and_remove(target: &Target, owner: &Account, ids: &[&str], paths: &[&str]) {
+    for id in ids {
+        unshare(target, owner, id).await;
+    }
+    for path in paths {
+        target.cleanup(owner, path).await;
+    }
+}
+
 /// "Creating a new share with user" (sharing-v1): the v1 answer is status
 /// 100 in an HTTP 200, with the AppFramework's policy.
 #[tokio::test]
@@ -84,9 +94,7 @@ async fn share_lists_are_the_callers_own_and_a_path_lists_every_recipient() {
     assert!(recipients.contains(&Value::from(bob.uid.clone())), "{recipients:?}");
     assert!(recipients.contains(&Value::from(admin.uid.clone())), "{recipients:?}");
 
-    unshare(&target, &alice, &to_bob).await;
-    unshare(&target, &alice, &to_admin).await;
-    target.cleanup(&alice, &name).await;
+    unshare_and_remove(&target, &alice, &[&to_bob, &to_admin], &[&name]).await;
 }
 
 /// "Sharee can see the filtered share" and "Sharee can't see the share
@@ -109,10 +117,7 @@ async fn a_recipient_filters_received_shares_by_their_own_path() {
     assert_eq!(status, 200, "{answer}");
     assert_eq!(ids(&answer), vec![kept.clone()], "only the share at that path");
 
-    unshare(&target, &alice, &kept).await;
-    unshare(&target, &alice, &other).await;
-    target.cleanup(&alice, &first).await;
-    target.cleanup(&alice, &second).await;
+    unshare_and_remove(&target, &alice, &[&kept, &other], &[&first, &second]).await;
 }
 
 /// "Get a share with a user which didn't received the share" and "delete
@@ -276,10 +281,7 @@ async fn share_permissions_follow_ownership_and_the_share() {
         assert_eq!(set_permissions(&target, &alice, &to_folder, permissions).await, 200);
         assert_eq!(share_permissions(&target, &bob, &folder).await, permissions);
     }
-    unshare(&target, &alice, &to_file).await;
-    unshare(&target, &alice, &to_folder).await;
-    target.cleanup(&alice, &file).await;
-    target.cleanup(&alice, &folder).await;
+    unshare_and_remove(&target, &alice, &[&to_file, &to_folder], &[&file, &folder]).await;
 }
 
 /// `webdav-related.feature` "Moving a file to a folder with no
@@ -360,10 +362,13 @@ async fn an_editable_share_takes_files_in_and_gives_them_out() {
     let deleted = target.as_account(&alice, "DELETE", &target.files_path(&alice, &uploaded));
     assert_eq!(deleted.send().await.unwrap().status(), 204, "the owner deletes it");
 
-    unshare(&target, &alice, &id_of(&editable)).await;
-    unshare(&target, &alice, &id_of(&no_delete)).await;
-    target.cleanup(&alice, &folder).await;
-    target.cleanup(&alice, &limited).await;
+    unshare_and_remove(
+        &target,
+        &alice,
+        &[&id_of(&editable), &id_of(&no_delete)],
+        &[&folder, &limited],
+    )
+    .await;
     target.cleanup(&bob, &moved_out).await;
 }
 
@@ -445,10 +450,7 @@ async fn share_info_names_the_share_and_its_item() {
         (31.into(), 31.into())
     );
 
-    unshare(&target, &alice, &id).await;
-    unshare(&target, &alice, &to_folder).await;
-    target.cleanup(&alice, &name).await;
-    target.cleanup(&alice, &folder).await;
+    unshare_and_remove(&target, &alice, &[&id, &to_folder], &[&name, &folder]).await;
 }
 
 /// `sharing-v1.feature` "Creating a share with a group",
@@ -504,9 +506,7 @@ async fn share_types_name_the_kinds_of_shares_made() {
     let (status, to_group) = share_with_group(&target, &alice, &folder, ADMIN_GROUP, None).await;
     assert_eq!(status, 200, "{to_group}");
     assert_eq!(types().await, ["0", "1"], "and with a group");
-    unshare(&target, &alice, &id_of(&to_bob)).await;
-    unshare(&target, &alice, &id_of(&to_group)).await;
-    target.cleanup(&alice, &folder).await;
+    unshare_and_remove(&target, &alice, &[&id_of(&to_bob), &id_of(&to_group)], &[&folder]).await;
 }
 
 /// `sharing-v1-part2a.feature` "User is not allowed to reshare file" and
