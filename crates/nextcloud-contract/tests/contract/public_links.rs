@@ -7,8 +7,8 @@
 
 use super::dav::share_types;
 use super::shares::{
-    create_share, create_share_v1, day_in, list_shares, owned, share_info, share_with,
-    share_with_group, text, update_share,
+    create_share, create_share_v1, day_in, list_shares, owned, share_info, shared_with,
+    shared_with_group, text, update_share,
 };
 use super::throwaway::Throwaway;
 use nextcloud_contract::{Account, Target};
@@ -337,12 +337,10 @@ async fn share_types_name_links_and_the_root_is_never_shared() {
     assert_eq!(status, 200);
     let types = || share_types(&target, &owner, "test");
     assert_eq!(types().await, vec!["3"]);
-    let (status, _) = share_with(&target, &owner, "test", &other, Some("31")).await;
-    assert_eq!(status, 200);
+    shared_with(&target, &owner, "test", &other, Some("31")).await;
     assert_eq!(types().await, vec!["0", "3"]);
     // The administrators' group is there on every Nextcloud.
-    let (status, _) = share_with_group(&target, &owner, "test", "admin", None).await;
-    assert_eq!(status, 200);
+    shared_with_group(&target, &owner, "test", "admin", None).await;
     assert_eq!(types().await, vec!["0", "1", "3"]);
 
     let (status, root) = create_link(&target, &owner, "", &[]).await;
@@ -360,8 +358,7 @@ async fn a_reshared_link_cannot_exceed_the_received_share() {
     let (people, [owner, resharer]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "TMP").await, 201);
     assert_eq!(target.mkcol(&owner, "TMP/SUB").await, 201);
-    let (status, answer) = share_with(&target, &owner, "TMP", &resharer, Some("17")).await;
-    assert_eq!(status, 200, "{answer}");
+    shared_with(&target, &owner, "TMP", &resharer, Some("17")).await;
     for path in ["TMP", "TMP/SUB"] {
         let (status, link) = create_link(&target, &resharer, path, &[]).await;
         assert_eq!(status, 200, "{path}: {link}");

@@ -5,7 +5,7 @@
 //! POST with the session's request token) leads to the file. alice shares,
 //! bob receives, the administrator is the other user.
 
-use super::shares::share_with;
+use super::shares::{id_of, share_with, shared_with};
 use nextcloud_contract::{Cookies, Target, attribute_after, form_encode, header};
 
 const ACCEPT: &str = "/index.php/apps/files_sharing/accept";
@@ -35,7 +35,7 @@ async fn the_recipient_accepts_through_the_confirmation_page() {
     assert!(target.put_file(&alice, &name, "accept me").await.status().is_success());
     let (status, created) = share_with(&target, &alice, &name, &bob, None).await;
     assert_eq!(status, 200, "{created}");
-    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let id = id_of(&created);
     let fileid = created["ocs"]["data"]["item_source"].to_string();
     let url = format!("{ACCEPT}/ocinternal:{id}");
 
@@ -78,9 +78,7 @@ async fn to_anyone_else_the_share_has_no_accept_page() {
         (target.alice().clone(), target.bob().clone(), target.admin().clone());
     let name = format!("{}.txt", target.unique("welcome"));
     assert!(target.put_file(&alice, &name, "not yours").await.status().is_success());
-    let (status, created) = share_with(&target, &alice, &name, &bob, None).await;
-    assert_eq!(status, 200, "{created}");
-    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let id = shared_with(&target, &alice, &name, &bob, None).await;
     let url = format!("{ACCEPT}/ocinternal:{id}");
 
     let response = target.as_account(&admin, "GET", &url).send().await.unwrap();

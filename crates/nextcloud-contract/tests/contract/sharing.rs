@@ -7,7 +7,7 @@
 use super::dav::{props_of, share_types};
 use super::shares::{
     SHARES_V1, create_share_v1, delete_share, id_of, ids, list_shares, share_info, share_with,
-    share_with_group, update_permissions,
+    share_with_group, shared_with, shared_with_group, update_permissions,
 };
 use nextcloud_contract::{Account, Target, form_encode, header, ocs_json};
 use serde_json::Value;
@@ -70,11 +70,8 @@ async fn share_lists_are_the_callers_own_and_a_path_lists_every_recipient() {
         (target.alice().clone(), target.bob().clone(), target.admin().clone());
     let name = format!("{}.txt", target.unique("listed"));
     target.put_file(&alice, &name, "listed").await;
-    let (status, to_bob) = share(&target, &alice, &name, &bob).await;
-    assert_eq!(status, 200, "{to_bob}");
-    let (status, to_admin) = share(&target, &alice, &name, &admin).await;
-    assert_eq!(status, 200, "{to_admin}");
-    let (to_bob, to_admin) = (id_of(&to_bob), id_of(&to_admin));
+    let to_bob = shared_with(&target, &alice, &name, &bob, None).await;
+    let to_admin = shared_with(&target, &alice, &name, &admin, None).await;
 
     let (status, own) = list_shares(&target, &alice, "").await;
     assert_eq!(status, 200);
@@ -157,10 +154,8 @@ async fn incoming_shares_of_the_same_name_get_unique_targets() {
     let folder = target.unique("foo");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     assert_eq!(target.mkcol(&admin, &folder).await, 201);
-    let (status, from_alice) = share(&target, &alice, &folder, &bob).await;
-    assert_eq!(status, 200, "{from_alice}");
-    let (status, from_admin) = share(&target, &admin, &folder, &bob).await;
-    assert_eq!(status, 200, "{from_admin}");
+    let from_alice = shared_with(&target, &alice, &folder, &bob, None).await;
+    let from_admin = shared_with(&target, &admin, &folder, &bob, None).await;
 
     let (_, answer) = list_shares(&target, &bob, "shared_with_me=true").await;
     let mut targets: Vec<String> = answer["ocs"]["data"]
@@ -174,8 +169,8 @@ async fn incoming_shares_of_the_same_name_get_unique_targets() {
     targets.sort();
     assert_eq!(targets, vec![format!("/{folder}"), format!("/{folder} (2)")]);
 
-    unshare(&target, &alice, &id_of(&from_alice)).await;
-    unshare(&target, &admin, &id_of(&from_admin)).await;
+    unshare(&target, &alice, &from_alice).await;
+    unshare(&target, &admin, &from_admin).await;
     target.cleanup(&alice, &folder).await;
     target.cleanup(&admin, &folder).await;
 }
@@ -188,9 +183,7 @@ async fn a_recipient_cannot_raise_the_permissions_of_a_received_share() {
     let (alice, bob) = (target.alice().clone(), target.bob().clone());
     let folder = target.unique("tmp");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
-    let (status, created) = share_with(&target, &alice, &folder, &bob, Some("17")).await;
-    assert_eq!(status, 200, "{created}");
-    let id = id_of(&created);
+    let id = shared_with(&target, &alice, &folder, &bob, Some("17")).await;
 
     let (status, answer) = update_permissions(&target, &bob, &id, "19").await;
     assert_eq!((status, answer["ocs"]["meta"]["statuscode"].clone()), (403, 403.into()));
@@ -264,18 +257,14 @@ async fn share_permissions_follow_ownership_and_the_share() {
     assert_eq!(share_permissions(&target, &alice, &folder).await, "31", "an owned folder");
     assert_eq!(share_permissions(&target, &alice, "").await, "31", "the owner's root");
 
-    let (status, to_file) = share(&target, &alice, &file, &bob).await;
-    assert_eq!(status, 200, "{to_file}");
-    let to_file = id_of(&to_file);
+    let to_file = shared_with(&target, &alice, &file, &bob, None).await;
     assert_eq!(share_permissions(&target, &bob, &file).await, "19", "edit and reshare");
     for permissions in ["3", "17"] {
         assert_eq!(set_permissions(&target, &alice, &to_file, permissions).await, 200);
         assert_eq!(share_permissions(&target, &bob, &file).await, permissions);
     }
 
-    let (status, to_folder) = share(&target, &alice, &folder, &bob).await;
-    assert_eq!(status, 200, "{to_folder}");
-    let to_folder = id_of(&to_folder);
+    let to_folder = shared_with(&target, &alice, &folder, &bob, None).await;
     assert_eq!(share_permissions(&target, &bob, &folder).await, "31", "all permissions");
     for permissions in ["29", "27", "23", "15"] {
         assert_eq!(set_permissions(&target, &alice, &to_folder, permissions).await, 200);
@@ -299,8 +288,7 @@ async fn a_read_only_share_refuses_moves_and_copies_into_it() {
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     let kept = format!("{folder}/overwritethis.txt");
     target.put_file(&alice, &kept, "Welcome").await;
-    let (status, created) = share_with(&target, &alice, &folder, &bob, Some("1")).await;
-    assert_eq!(status, 200, "{created}");
+    let read_only = shared_with(&target, &alice, &folder, &bob, Some("1")).await;
     let own = format!("{}.txt", target.unique("bobs"));
     target.put_file(&bob, &own, "bob's text").await;
 
@@ -312,7 +300,7 @@ async fn a_read_only_share_refuses_moves_and_copies_into_it() {
         assert_eq!(content(&target, &bob, &kept).await, Ok("Welcome".to_string()));
         assert_eq!(content(&target, &bob, &own).await, Ok("bob's text".to_string()));
     }
-    unshare(&target, &alice, &id_of(&created)).await;
+    unshare(&target, &alice, &read_only).await;
     target.cleanup(&alice, &folder).await;
     target.cleanup(&bob, &own).await;
 }
@@ -331,8 +319,7 @@ async fn an_editable_share_takes_files_in_and_gives_them_out() {
     let folder = target.unique("testshare");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     target.put_file(&alice, &format!("{folder}/welcome.txt"), "Welcome").await;
-    let (status, editable) = share_with(&target, &alice, &folder, &bob, Some("31")).await;
-    assert_eq!(status, 200, "{editable}");
+    let editable = shared_with(&target, &alice, &folder, &bob, Some("31")).await;
     let own = format!("{}.txt", target.unique("copytest"));
     target.put_file(&bob, &own, "copytest").await;
 
@@ -354,21 +341,14 @@ async fn an_editable_share_takes_files_in_and_gives_them_out() {
 
     let limited = target.unique("testfolder");
     assert_eq!(target.mkcol(&alice, &limited).await, 201);
-    let (status, no_delete) = share_with(&target, &alice, &limited, &bob, Some("23")).await;
-    assert_eq!(status, 200, "{no_delete}");
+    let no_delete = shared_with(&target, &alice, &limited, &bob, Some("23")).await;
     let uploaded = format!("{limited}/asdf.txt");
     let put = target.put_file(&bob, &uploaded, "uploaded by the recipient").await;
     assert_eq!(put.status(), 201, "create permission: the recipient uploads");
     let deleted = target.as_account(&alice, "DELETE", &target.files_path(&alice, &uploaded));
     assert_eq!(deleted.send().await.unwrap().status(), 204, "the owner deletes it");
 
-    unshare_and_remove(
-        &target,
-        &alice,
-        &[&id_of(&editable), &id_of(&no_delete)],
-        &[&folder, &limited],
-    )
-    .await;
+    unshare_and_remove(&target, &alice, &[&editable, &no_delete], &[&folder, &limited]).await;
     target.cleanup(&bob, &moved_out).await;
 }
 
@@ -386,9 +366,7 @@ async fn share_info_names_the_share_and_its_item() {
     let name = format!("{}.txt", target.unique("textfile0"));
     let text = "a file to share\n";
     target.put_file(&alice, &name, text).await;
-    let (status, created) = share(&target, &alice, &name, &bob).await;
-    assert_eq!(status, 200, "{created}");
-    let id = id_of(&created);
+    let id = shared_with(&target, &alice, &name, &bob, None).await;
 
     let (status, owned) = share_info(&target, &alice, &id).await;
     assert_eq!(status, 200, "{owned}");
@@ -419,9 +397,7 @@ async fn share_info_names_the_share_and_its_item() {
 
     let folder = target.unique("CHILD");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
-    let (status, to_folder) = share(&target, &alice, &folder, &bob).await;
-    assert_eq!(status, 200, "{to_folder}");
-    let to_folder = id_of(&to_folder);
+    let to_folder = shared_with(&target, &alice, &folder, &bob, None).await;
     let (_, folder_share) = share_info(&target, &alice, &to_folder).await;
     assert_eq!(
         (folder_share["permissions"].clone(), folder_share["item_permissions"].clone()),
@@ -500,13 +476,11 @@ async fn share_types_name_the_kinds_of_shares_made() {
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     let types = || share_types(&target, &alice, &folder);
     assert!(types().await.is_empty(), "not shared: an empty share-types");
-    let (status, to_bob) = share(&target, &alice, &folder, &bob).await;
-    assert_eq!(status, 200, "{to_bob}");
+    let to_bob = shared_with(&target, &alice, &folder, &bob, None).await;
     assert_eq!(types().await, ["0"], "shared with a user");
-    let (status, to_group) = share_with_group(&target, &alice, &folder, ADMIN_GROUP, None).await;
-    assert_eq!(status, 200, "{to_group}");
+    let to_group = shared_with_group(&target, &alice, &folder, ADMIN_GROUP, None).await;
     assert_eq!(types().await, ["0", "1"], "and with a group");
-    unshare_and_remove(&target, &alice, &[&id_of(&to_bob), &id_of(&to_group)], &[&folder]).await;
+    unshare_and_remove(&target, &alice, &[&to_bob, &to_group], &[&folder]).await;
 }
 
 /// `sharing-v1-part2a.feature` "User is not allowed to reshare file" and
@@ -531,9 +505,7 @@ async fn a_reshare_cannot_exceed_what_was_received() {
     assert_eq!(target.mkcol(&alice, &format!("{folder}/SUB")).await, 201);
     let mut made = Vec::new();
     for (path, permissions) in [(&unshareable, "1"), (&file, "17"), (&folder, "21")] {
-        let (status, answer) = share_with(&target, &alice, path, &bob, Some(permissions)).await;
-        assert_eq!(status, 200, "{answer}");
-        made.push(id_of(&answer));
+        made.push(shared_with(&target, &alice, path, &bob, Some(permissions)).await);
     }
 
     let (status, answer) = share_with(&target, &bob, &unshareable, &admin, Some("1")).await;
@@ -547,15 +519,11 @@ async fn a_reshare_cannot_exceed_what_was_received() {
     let (status, answer) = share_with(&target, &bob, &folder, &admin, Some("29")).await;
     assert_eq!(status, 404, "more than received (delete) on a folder: {answer}");
 
-    let (status, answer) = share_with(&target, &bob, &folder, &admin, Some("21")).await;
-    assert_eq!(status, 200, "{answer}");
-    let reshare = id_of(&answer);
+    let reshare = shared_with(&target, &bob, &folder, &admin, Some("21")).await;
     assert_eq!(set_permissions(&target, &bob, &reshare, "31").await, 404, "raised past 21");
     assert_eq!(set_permissions(&target, &bob, &reshare, "1").await, 200, "lowered");
     let sub = format!("{folder}/SUB");
-    let (status, answer) = share_with(&target, &bob, &sub, &admin, Some("21")).await;
-    assert_eq!(status, 200, "{answer}");
-    let sub_reshare = id_of(&answer);
+    let sub_reshare = shared_with(&target, &bob, &sub, &admin, Some("21")).await;
     assert_eq!(set_permissions(&target, &bob, &sub_reshare, "31").await, 404, "the sub-folder too");
     let (_, sub_share) = share_info(&target, &bob, &sub_reshare).await;
     assert_eq!(sub_share["permissions"], 21, "the refused update changed nothing: {sub_share}");
