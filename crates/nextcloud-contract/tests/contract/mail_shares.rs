@@ -7,7 +7,7 @@
 
 use super::public_links::{legacy_get, update};
 use super::share_settings::{set, unset};
-use super::shares::{create_share_v1, text};
+use super::shares::{SHARES_V1, create_share_at, share_fields, text};
 use super::throwaway::Throwaway;
 use nextcloud_contract::{Account, Target};
 use serde_json::Value;
@@ -21,15 +21,11 @@ async fn mail_share(
     address: &str,
     password: Option<&str>,
 ) -> (i64, Value) {
-    let mut fields = vec![
-        ("path", format!("/{path}")),
-        ("shareType", "4".to_string()),
-        ("shareWith", address.to_string()),
-    ];
+    let mut fields = share_fields(path, "4", address);
     if let Some(password) = password {
         fields.push(("password", password.to_string()));
     }
-    let (status, answer) = create_share_v1(target, owner, &fields).await;
+    let (status, answer) = create_share_at(target, owner, SHARES_V1, &fields).await;
     assert_eq!(status, 200, "v1 answers HTTP 200: {answer}");
     (answer["ocs"]["meta"]["statuscode"].as_i64().unwrap_or(0), answer["ocs"]["data"].clone())
 }

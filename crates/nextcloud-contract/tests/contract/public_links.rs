@@ -7,7 +7,7 @@
 
 use super::dav::share_types;
 use super::shares::{
-    create_share, create_share_v1, day_in, list_shares, owned, share_info, shared_with,
+    SHARES_V1, create_share, create_share_at, day_in, list_shares, owned, share_info, shared_with,
     shared_with_group, text, update_share,
 };
 use super::throwaway::Throwaway;
@@ -110,7 +110,7 @@ async fn a_files_link_downloads_by_its_token() {
     let content = "Welcome to your Nextcloud account! This is an example file for developers.";
     assert!(target.put_file(&owner, "welcome.txt", content).await.status().is_success());
     let fields = [("path", "/welcome.txt".to_string()), ("shareType", "3".to_string())];
-    let (status, answer) = create_share_v1(&target, &owner, &fields).await;
+    let (status, answer) = create_share_at(&target, &owner, SHARES_V1, &fields).await;
     assert_eq!(
         (status, answer["ocs"]["meta"]["statuscode"].clone()),
         (200, 100.into()),

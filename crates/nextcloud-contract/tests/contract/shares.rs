@@ -48,20 +48,12 @@ pub(super) async fn create_share(
     owner: &Account,
     fields: &[(&str, String)],
 ) -> (u16, Value) {
-    create_at(target, owner, SHARES, fields).await
+    create_share_at(target, owner, SHARES, fields).await
 }
 
-/// [`create_share`] through v1 (whose failures are HTTP 200 with the OCS
-/// status code in the answer).
-pub(super) async fn create_share_v1(
-    target: &Target,
-    owner: &Account,
-    fields: &[(&str, String)],
-) -> (u16, Value) {
-    create_at(target, owner, SHARES_V1, fields).await
-}
-
-async fn create_at(
+/// [`create_share`] through `api` ([`SHARES`] or [`SHARES_V1`], whose
+/// failures are HTTP 200 with the OCS status code in the answer).
+pub(super) async fn create_share_at(
     target: &Target,
     owner: &Account,
     api: &str,
@@ -121,6 +113,19 @@ pub(super) async fn shared_with_group(
     id_of(&answer)
 }
 
+/// The fields of a share of `path` of type `share_type` with `with`.
+pub(super) fn share_fields(
+    path: &str,
+    share_type: &str,
+    with: &str,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("path", format!("/{path}")),
+        ("shareType", share_type.to_string()),
+        ("shareWith", with.to_string()),
+    ]
+}
+
 async fn share_of(
     target: &Target,
     owner: &Account,
@@ -129,11 +134,7 @@ async fn share_of(
     with: &str,
     permissions: Option<&str>,
 ) -> (u16, Value) {
-    let mut fields = vec![
-        ("path", format!("/{path}")),
-        ("shareType", share_type.to_string()),
-        ("shareWith", with.to_string()),
-    ];
+    let mut fields = share_fields(path, share_type, with);
     if let Some(permissions) = permissions {
         fields.push(("permissions", permissions.to_string()));
     }

@@ -6,8 +6,8 @@
 
 use super::dav::{props_of, share_types};
 use super::shares::{
-    SHARES_V1, create_share_v1, delete_share, id_of, ids, list_shares, share_info, share_with,
-    share_with_group, shared_with, shared_with_group, update_permissions,
+    SHARES_V1, create_share_at, delete_share, id_of, ids, list_shares, share_fields, share_info,
+    share_with, share_with_group, shared_with, shared_with_group, update_permissions,
 };
 use nextcloud_contract::{Account, Target, form_encode, header, ocs_json};
 use serde_json::Value;
@@ -548,12 +548,8 @@ async fn a_room_share_without_talk_is_refused() {
     let alice = target.alice().clone();
     let name = format!("{}.txt", target.unique("room"));
     assert!(target.put_file(&alice, &name, "for a room").await.status().is_success());
-    let fields = [
-        ("path", format!("/{name}")),
-        ("shareType", "10".to_string()),
-        ("shareWith", "a-room-token".to_string()),
-    ];
-    let (status, answer) = create_share_v1(&target, &alice, &fields).await;
+    let fields = share_fields(&name, "10", "a-room-token");
+    let (status, answer) = create_share_at(&target, &alice, SHARES_V1, &fields).await;
     assert_eq!(status, 200, "v1 answers HTTP 200: {answer}");
     assert_eq!(answer["ocs"]["meta"]["statuscode"], 403, "{answer}");
     assert_eq!(
