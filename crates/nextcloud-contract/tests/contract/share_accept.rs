@@ -40,19 +40,17 @@ async fn the_recipient_accepts_through_the_confirmation_page() {
     let url = format!("{ACCEPT}/ocinternal:{id}");
 
     let cookies = target.login(&bob).await;
-    let page = target.anonymous("GET", &url).header("Cookie", cookies.header()).send().await;
+    let page = in_session(&target, &cookies, "GET", &url).send().await;
     let page = page.unwrap();
     assert_eq!(page.status(), 200);
     let html = page.text().await.unwrap();
     let token = attribute_after(&html, "data-requesttoken=\"").expect("the page's request token");
     assert!(!token.is_empty());
 
-    let without = target.anonymous("POST", &url).header("Cookie", cookies.header()).send().await;
+    let without = in_session(&target, &cookies, "POST", &url).send().await;
     assert_eq!(without.unwrap().status(), 412, "no request token: the CSRF check");
 
-    let accepted = target
-        .anonymous("POST", &url)
-        .header("Cookie", cookies.header())
+    let accepted = in_session(&target, &cookies, "POST", &url)
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(form_encode(&[("requesttoken", token)]))
         .send()
@@ -84,16 +82,14 @@ async fn to_anyone_else_the_share_has_no_accept_page() {
     let response = target.as_account(&admin, "GET", &url).send().await.unwrap();
     assert_eq!(response.status(), 404);
     let cookies = target.login(&admin).await;
-    let page = target.anonymous("GET", &url).header("Cookie", cookies.header()).send().await;
+    let page = in_session(&target, &cookies, "GET", &url).send().await;
     assert_eq!(page.unwrap().status(), 404);
     // The administrator's own request token gets past the CSRF check, and
     // the share is still not theirs to accept.
-    let token = target.anonymous("GET", "/index.php/csrftoken").header("Cookie", cookies.header());
+    let token = in_session(&target, &cookies, "GET", "/index.php/csrftoken");
     let token: serde_json::Value = token.send().await.unwrap().json().await.unwrap();
     let token = token["token"].as_str().expect("the session's request token").to_string();
-    let accepted = target
-        .anonymous("POST", &url)
-        .header("Cookie", cookies.header())
+    let accepted = in_session(&target, &cookies, "POST", &url)
         .header("requesttoken", token)
         .send()
         .await
@@ -105,6 +101,16 @@ async fn to_anyone_else_the_share_has_no_accept_page() {
     target.cleanup(&alice, &name).await;
 }
 
+/// A request in the browser session whose cookies are `cookies`.
+fn in_session(
+    target: &Target,
+    cookies: &Cookies,
+    method: &str,
+    path: &str,
+) -> reqwest::RequestBuilder {
+    target.anonymous(method, path).header("Cookie", cookies.header())
+}
+
 /// Follows redirects with the session's cookies; the last status.
 async fn follow(target: &Target, cookies: &Cookies, location: &str) -> u16 {
     let mut next = location.to_string();
@@ -113,7 +119,7 @@ async fn follow(target: &Target, cookies: &Cookies, location: &str) -> u16 {
             Some(at) => next[at..].to_string(),
             None => next.clone(),
         };
-        let response = target.anonymous("GET", &path).header("Cookie", cookies.header());
+        let response = in_session(target, cookies, "GET", &path);
         let response = response.send().await.unwrap();
         if !response.status().is_redirection() {
             return response.status().as_u16();
