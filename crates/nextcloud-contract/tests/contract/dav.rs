@@ -1,7 +1,7 @@
-//! DAV reads the sharing tests make of a user's files: one node's
-//! properties by a depth-0 PROPFIND, whether a user has a node at all.
+//! DAV reads the tests share: one node's properties by a depth-0
+//! PROPFIND, whether a user has a node at all, the error a PROPFIND gets.
 
-use nextcloud_contract::{Account, DavResponse, Target};
+use nextcloud_contract::{Account, DavResponse, Target, sabre_error};
 use xml_tree::OC;
 
 /// The first response of a depth-0 PROPFIND of `path` in `account`'s files
@@ -36,4 +36,15 @@ pub(super) async fn share_types(target: &Target, account: &Account, path: &str) 
         property.children().map(|child| child.text().trim().to_string()).collect();
     types.sort();
     types
+}
+
+/// A depth-0 PROPFIND of the DAV `path` as `account` asking for `body`:
+/// the status, sabre's exception and its message.
+pub(super) async fn propfind_error(
+    target: &Target,
+    account: &Account,
+    path: &str,
+    body: &str,
+) -> (u16, String, String) {
+    sabre_error(target.send_xml(account, "PROPFIND", path, Some("0"), body).await).await
 }
