@@ -14,6 +14,7 @@ mod contract {
     mod caldav_delegation;
     mod carddav;
     mod chunked_upload;
+    mod dav;
     mod deck;
     mod headers;
     mod mail_shares;
@@ -24,9 +25,11 @@ mod contract {
     mod quota;
     mod share_accept;
     mod share_settings;
+    mod shares;
     mod sharing;
     mod sharing_accounts;
     mod sharing_listings;
+    mod throwaway;
     mod tools;
     mod trashbin;
     mod versions;

@@ -157,7 +157,7 @@ async fn a_read_only_share_refuses_bulked_files() {
     let (alice, bob) = (target.alice().clone(), target.bob().clone());
     let folder = target.scratch_folder(&alice, "bulk-shared").await;
     let (status, shared) =
-        super::sharing::share_with(&target, &alice, &folder, &bob, Some("1")).await;
+        super::shares::share_with(&target, &alice, &folder, &bob, Some("1")).await;
     assert_eq!(status, 200, "{shared}");
     let mount =
         shared["ocs"]["data"]["file_target"].as_str().unwrap().trim_start_matches('/').to_string();

@@ -3,6 +3,7 @@
 //! (`nextcloud/caldav.rs`): the calendar home PROPFIND, a calendar-query
 //! REPORT with a time range, PUT with `If-None-Match: *`.
 
+use super::dav::propfind_error;
 use nextcloud_contract::{Account, Target};
 use xml_tree::{APPLE, CALDAV, DAV};
 
@@ -159,10 +160,7 @@ async fn another_users_calendars_are_404_in_nextclouds_words() {
     let bobs = format!("{}{uri}/", home(&bob));
     let propfind = |account: &Account| {
         let (target, account, bobs) = (&target, account.clone(), bobs.clone());
-        async move {
-            let response = target.send_xml(&account, "PROPFIND", &bobs, Some("0"), HOME_BODY).await;
-            nextcloud_contract::sabre_error(response).await
-        }
+        async move { propfind_error(target, &account, &bobs, HOME_BODY).await }
     };
     let not_found = "Sabre\\DAV\\Exception\\NotFound".to_string();
     assert_eq!(
@@ -177,9 +175,8 @@ async fn another_users_calendars_are_404_in_nextclouds_words() {
         "bob's calendar, not shared with alice"
     );
     let missing_legacy = format!("/remote.php/caldav/calendars/{}/{uri}-none/", bob.uid);
-    let answer = target.send_xml(&alice, "PROPFIND", &missing_legacy, Some("0"), HOME_BODY).await;
     assert_eq!(
-        nextcloud_contract::sabre_error(answer).await,
+        propfind_error(&target, &alice, &missing_legacy, HOME_BODY).await,
         (404, not_found.clone(), format!("Node with name '{uri}-none' could not be found")),
         "a calendar that does not exist, through the legacy endpoint"
     );
@@ -190,9 +187,8 @@ async fn another_users_calendars_are_404_in_nextclouds_words() {
         "creating a calendar over bob's existing one"
     );
     let legacy = format!("/remote.php/caldav/calendars/{}/{uri}/", bob.uid);
-    let answer = target.send_xml(&alice, "PROPFIND", &legacy, Some("0"), HOME_BODY).await;
     assert_eq!(
-        nextcloud_contract::sabre_error(answer).await,
+        propfind_error(&target, &alice, &legacy, HOME_BODY).await,
         (404, not_found.clone(), format!("Calendar with name '{uri}' could not be found")),
         "the same through the legacy endpoint"
     );

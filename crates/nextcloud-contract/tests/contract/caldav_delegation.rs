@@ -7,7 +7,7 @@
 //! accounts of their own, so that they touch nobody's real delegations.
 
 use super::caldav::{home, mkcalendar, put_event};
-use super::sharing_accounts::{accounts, delete_accounts};
+use super::throwaway::Throwaway;
 use nextcloud_contract::{Account, Target};
 use xml_tree::DAV;
 
@@ -96,8 +96,8 @@ async fn reach(
 #[tokio::test]
 async fn an_owner_grants_and_withdraws_read_access_through_their_proxy() {
     let target = Target::get().await;
-    let users = accounts(&target, 2).await;
-    let [owner, delegate] = [&users[0], &users[1]];
+    let (people, users) = Throwaway::accounts::<2>(&target).await;
+    let [owner, delegate] = &users;
     let calendar = target.unique("cal");
     assert_eq!(mkcalendar(&target, owner, &calendar).await, 201);
     assert_eq!(
@@ -130,14 +130,14 @@ async fn an_owner_grants_and_withdraws_read_access_through_their_proxy() {
     let cleared = set_members(&target, owner, owner, "read", &[]).await;
     assert_eq!(cleared.status(), 207, "an empty group-member-set withdraws the grant");
     assert_eq!(reach(&target, delegate, owner, &calendar).await, None, "no access after it");
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 #[tokio::test]
 async fn a_write_proxy_adds_events_to_the_owners_calendars() {
     let target = Target::get().await;
-    let users = accounts(&target, 2).await;
-    let [owner, delegate] = [&users[0], &users[1]];
+    let (people, users) = Throwaway::accounts::<2>(&target).await;
+    let [owner, delegate] = &users;
     let calendar = target.unique("cal");
     assert_eq!(mkcalendar(&target, owner, &calendar).await, 201);
 
@@ -158,17 +158,17 @@ async fn a_write_proxy_adds_events_to_the_owners_calendars() {
     assert!(text.contains("UID:delegated"), "{text}");
     let theirs = principal_props(&target, delegate, &format!("{}/", principal(delegate))).await;
     assert_eq!(hrefs_of(&theirs, CALSERVER, "calendar-proxy-write-for"), [principal(owner)]);
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 #[tokio::test]
 async fn nobody_sets_another_users_proxy() {
     let target = Target::get().await;
-    let users = accounts(&target, 3).await;
-    let [owner, meddler, beneficiary] = [&users[0], &users[1], &users[2]];
+    let (people, users) = Throwaway::accounts::<3>(&target).await;
+    let [owner, meddler, beneficiary] = &users;
     let response = set_members(&target, meddler, owner, "write", &[beneficiary]).await;
     assert_eq!(response.status(), 404, "the suite: someone else's proxy is a 404");
     let members = principal_props(&target, owner, &proxy(owner, "write")).await;
     assert!(hrefs_of(&members, DAV, "group-member-set").is_empty(), "and nothing changed");
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }

@@ -1,6 +1,7 @@
 //! CardDAV as Nextcloud's `dav` app serves it (sabre/dav's CardDAV plugin,
 //! RFC 6352), with the requests mcp-nextcloud sends (`nextcloud/carddav.rs`).
 
+use super::dav::propfind_error;
 use nextcloud_contract::{Account, Target};
 use xml_tree::{CARDDAV, DAV};
 
@@ -97,23 +98,20 @@ async fn another_users_address_books_are_404_in_nextclouds_words() {
     let not_found = "Sabre\\DAV\\Exception\\NotFound".to_string();
     let message = format!("Addressbook with name '{uri}' could not be found");
     let bobs = format!("{}{uri}/", home(&bob));
-    let missing = target.send_xml(&alice, "PROPFIND", &bobs, Some("0"), "").await;
     assert_eq!(
-        nextcloud_contract::sabre_error(missing).await,
+        propfind_error(&target, &alice, &bobs, "").await,
         (404, not_found.clone(), message.clone()),
         "an address book that does not exist"
     );
     assert_eq!(make_address_book(&target, &bob, &uri).await, 201);
-    let unshared = target.send_xml(&alice, "PROPFIND", &bobs, Some("0"), "").await;
     assert_eq!(
-        nextcloud_contract::sabre_error(unshared).await,
+        propfind_error(&target, &alice, &bobs, "").await,
         (404, not_found.clone(), message.clone()),
         "bob's address book, not shared with alice"
     );
     let missing_legacy = format!("/remote.php/carddav/addressbooks/{}/{uri}-none/", bob.uid);
-    let answer = target.send_xml(&alice, "PROPFIND", &missing_legacy, Some("0"), "").await;
     assert_eq!(
-        nextcloud_contract::sabre_error(answer).await,
+        propfind_error(&target, &alice, &missing_legacy, "").await,
         (404, not_found.clone(), format!("Addressbook with name '{uri}-none' could not be found")),
         "an address book that does not exist, through the legacy endpoint"
     );
@@ -125,9 +123,8 @@ async fn another_users_address_books_are_404_in_nextclouds_words() {
         "creating an address book over bob's existing one, outside users/"
     );
     let legacy = format!("/remote.php/carddav/addressbooks/{}/{uri}/", bob.uid);
-    let answer = target.send_xml(&alice, "PROPFIND", &legacy, Some("0"), "").await;
     assert_eq!(
-        nextcloud_contract::sabre_error(answer).await,
+        propfind_error(&target, &alice, &legacy, "").await,
         (404, not_found.clone(), message),
         "the same through the legacy endpoint"
     );

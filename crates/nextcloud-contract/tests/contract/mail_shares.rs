@@ -5,13 +5,12 @@
 //! The suite listens with a dummy mail server; what is mailed is not
 //! checked there, and the fake sends nothing.
 
-use super::provisioning::{create_account, delete_account};
-use super::public_links::{text, update};
+use super::public_links::{legacy_get, update};
 use super::share_settings::{set, unset};
-use nextcloud_contract::{Account, Target, ocs_json};
+use super::shares::{SHARES_V1, create_share_at, share_fields, text};
+use super::throwaway::Throwaway;
+use nextcloud_contract::{Account, Target};
 use serde_json::Value;
-
-const SHARES_V1: &str = "/ocs/v1.php/apps/files_sharing/api/v1/shares";
 
 /// A mail share of `path` for `address` (v1, as the suite's step sends
 /// it): the OCS status code and the share.
@@ -22,17 +21,11 @@ async fn mail_share(
     address: &str,
     password: Option<&str>,
 ) -> (i64, Value) {
-    let mut fields = vec![
-        ("path", format!("/{path}")),
-        ("shareType", "4".to_string()),
-        ("shareWith", address.to_string()),
-    ];
+    let mut fields = share_fields(path, "4", address);
     if let Some(password) = password {
         fields.push(("password", password.to_string()));
     }
-    let response =
-        target.ocs_form(owner, "POST", &format!("{SHARES_V1}?format=json"), &fields).await;
-    let (status, answer) = ocs_json(response).await;
+    let (status, answer) = create_share_at(target, owner, SHARES_V1, &fields).await;
     assert_eq!(status, 200, "v1 answers HTTP 200: {answer}");
     (answer["ocs"]["meta"]["statuscode"].as_i64().unwrap_or(0), answer["ocs"]["data"].clone())
 }
@@ -40,10 +33,7 @@ async fn mail_share(
 /// The suite's "last share (with password X) can be downloaded": a GET of
 /// `/public.php/webdav` with the token as user name.
 async fn download(target: &Target, token: &str, password: &str) -> (u16, String) {
-    let request = target.anonymous("GET", "/public.php/webdav").basic_auth(token, Some(password));
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
+    legacy_get(target, token, "", password).await
 }
 
 /// "Creating a new mail share" and "… with password": the share names the
@@ -52,7 +42,7 @@ async fn download(target: &Target, token: &str, password: &str) -> (u16, String)
 #[tokio::test]
 async fn a_mail_share_is_a_token_for_one_address() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert!(target.put_file(&owner, "welcome.txt", "mailed").await.status().is_success());
 
     let (code, share) = mail_share(&target, &owner, "welcome.txt", "dumy@test.com", None).await;
@@ -70,7 +60,7 @@ async fn a_mail_share_is_a_token_for_one_address() {
     assert_ne!(guarded_token, token, "each address has a token of its own");
     assert_eq!(download(&target, &guarded_token, "publicpw").await, (200, "mailed".to_string()));
     assert_eq!(download(&target, &guarded_token, "wrong").await.0, 401, "not without it");
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// "Creating a new mail share with password when password protection is
@@ -79,7 +69,7 @@ async fn a_mail_share_is_a_token_for_one_address() {
 #[tokio::test]
 async fn a_mail_share_with_its_password_is_made_when_passwords_are_enforced() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert!(target.put_file(&owner, "welcome.txt", "enforced").await.status().is_success());
     set(&target, "core", "shareapi_enforce_links_password", "yes").await;
     let (code, share) =
@@ -88,7 +78,7 @@ async fn a_mail_share_with_its_password_is_made_when_passwords_are_enforced() {
     assert_eq!(code, 100, "{share}");
     let token = text(&share, "token");
     assert_eq!(download(&target, &token, "publicpw").await, (200, "enforced".to_string()));
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// "Creating a new mail share and setting a password", "… twice" and "…
@@ -97,7 +87,7 @@ async fn a_mail_share_with_its_password_is_made_when_passwords_are_enforced() {
 #[tokio::test]
 async fn a_mail_shares_password_is_set_and_replaced_by_updates() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert!(target.put_file(&owner, "welcome.txt", "updated").await.status().is_success());
     let (code, share) = mail_share(&target, &owner, "welcome.txt", "dumy@test.com", None).await;
     assert_eq!(code, 100, "{share}");
@@ -109,5 +99,5 @@ async fn a_mail_shares_password_is_set_and_replaced_by_updates() {
         assert_eq!(download(&target, &token, password).await, (200, "updated".to_string()));
     }
     assert_eq!(download(&target, &token, "publicpw").await.0, 401, "the old one no longer");
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }

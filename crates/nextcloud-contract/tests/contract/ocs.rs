@@ -4,6 +4,7 @@
 //! status), the current user, capabilities as nc-py-api reads them
 //! (`../shared/PEERS.md`), and files_sharing's shares API.
 
+use super::shares::{delete_share, id_of, ids, list_shares, share_with};
 use nextcloud_contract::{Account, Target, ocs_json, require_app};
 use serde_json::Value;
 
@@ -97,7 +98,7 @@ async fn share_read_only(
     path: &str,
     recipient: &Account,
 ) -> (u16, Value) {
-    super::sharing::share_with(target, owner, path, recipient, Some("1")).await
+    share_with(target, owner, path, recipient, Some("1")).await
 }
 
 #[tokio::test]
@@ -108,7 +109,6 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     target.put_file(&alice, &format!("{folder}/inside.txt"), "shared").await;
 
-    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
     let (status, created) = share_read_only(&target, &alice, &folder, &bob).await;
     assert_eq!(status, 200, "{created}");
     let share = &created["ocs"]["data"];
@@ -124,28 +124,13 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     assert_eq!(share["item_type"], "folder");
     assert_eq!(share["permissions"], 1);
 
-    let (status, listed) = target
-        .ocs_call(&alice, "GET", &format!("{shares}?format=json&path=/{folder}&reshares=false"))
-        .await;
+    let query = format!("path=/{folder}&reshares=false");
+    let (status, listed) = list_shares(&target, &alice, &query).await;
     assert_eq!(status, 200);
-    let ids: Vec<String> = listed["ocs"]["data"]
-        .as_array()
-        .expect("a list of shares")
-        .iter()
-        .map(|share| share["id"].to_string().trim_matches('"').to_string())
-        .collect();
-    assert_eq!(ids, std::slice::from_ref(&id), "the folder's shares");
+    assert_eq!(ids(&listed), std::slice::from_ref(&id), "the folder's shares");
 
-    let (_, with_me) =
-        target.ocs_call(&bob, "GET", &format!("{shares}?format=json&shared_with_me=true")).await;
-    assert!(
-        with_me["ocs"]["data"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|share| share["id"].to_string().trim_matches('"') == id),
-        "bob sees the share with shared_with_me"
-    );
+    let (_, with_me) = list_shares(&target, &bob, "shared_with_me=true").await;
+    assert!(ids(&with_me).contains(&id), "bob sees the share with shared_with_me");
     let mount = target.files_path(&bob, &folder);
     let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:permissions/><oc:owner-id/></d:prop></d:propfind>"#;
     let (status, multistatus) = target.propfind(&bob, &mount, "0", body).await;
@@ -164,8 +149,7 @@ async fn a_folder_shared_with_a_user_appears_in_their_files_until_unshared() {
     let write = target.put_file(&bob, &format!("{folder}/inside.txt"), "bob was here").await;
     assert_eq!(write.status(), 403, "read-only share: no update");
 
-    let (status, deleted) =
-        target.ocs_call(&alice, "DELETE", &format!("{shares}/{id}?format=json")).await;
+    let (status, deleted) = delete_share(&target, &alice, &id).await;
     assert_eq!(status, 200, "{deleted}");
     let got = target.as_account(&bob, "GET", &in_bobs_files).send().await.unwrap();
     assert_eq!(got.status(), 404, "unshared: gone from bob's files");
@@ -199,12 +183,11 @@ async fn a_shared_file_that_clashes_is_mounted_as_name_2_before_the_extension() 
     let name = format!("{stem}.txt");
     target.put_file(&alice, &name, "alice's").await;
     target.put_file(&bob, &name, "bob's own").await;
-    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
     let (status, created) = share_read_only(&target, &alice, &name, &bob).await;
     assert_eq!(status, 200, "{created}");
     let share = &created["ocs"]["data"];
     assert_eq!(share["file_target"].as_str(), Some(format!("/{name}").as_str()), "{share}");
-    let id = share["id"].to_string().trim_matches('"').to_string();
+    let id = id_of(&created);
 
     let mounted = format!("{stem} (2).txt");
     let got = target.as_account(&bob, "GET", &target.files_path(&bob, &mounted)).send().await;
@@ -213,8 +196,7 @@ async fn a_shared_file_that_clashes_is_mounted_as_name_2_before_the_extension() 
     assert_eq!(got.text().await.unwrap(), "alice's");
     let own = target.as_account(&bob, "GET", &target.files_path(&bob, &name)).send().await;
     assert_eq!(own.unwrap().text().await.unwrap(), "bob's own", "bob's own file is untouched");
-    let (_, with_me) =
-        target.ocs_call(&bob, "GET", &format!("{shares}?format=json&shared_with_me=true")).await;
+    let (_, with_me) = list_shares(&target, &bob, "shared_with_me=true").await;
     let received = with_me["ocs"]["data"]
         .as_array()
         .unwrap()
@@ -223,7 +205,7 @@ async fn a_shared_file_that_clashes_is_mounted_as_name_2_before_the_extension() 
     let received = received.expect("bob's view of the share");
     assert_eq!(received["file_target"].as_str(), Some(format!("/{mounted}").as_str()));
 
-    let _ = target.ocs_call(&alice, "DELETE", &format!("{shares}/{id}?format=json")).await;
+    let _ = delete_share(&target, &alice, &id).await;
     target.cleanup(&alice, &name).await;
     target.cleanup(&bob, &name).await;
 }
@@ -239,7 +221,7 @@ async fn a_node_is_shared_with_the_same_user_once() {
     target.put_file(&alice, &name, "once").await;
     let (status, created) = share_read_only(&target, &alice, &name, &bob).await;
     assert_eq!(status, 200, "{created}");
-    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let id = id_of(&created);
 
     let (status, again) = share_read_only(&target, &alice, &name, &bob).await;
     assert_eq!(status, 403, "{again}");
@@ -250,11 +232,9 @@ async fn a_node_is_shared_with_the_same_user_once() {
         )),
         "{message}"
     );
-    let shares = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
-    let (_, listed) =
-        target.ocs_call(&alice, "GET", &format!("{shares}?format=json&path=/{name}")).await;
+    let (_, listed) = list_shares(&target, &alice, &format!("path=/{name}")).await;
     assert_eq!(listed["ocs"]["data"].as_array().map(Vec::len), Some(1), "{listed}");
 
-    let _ = target.ocs_call(&alice, "DELETE", &format!("{shares}/{id}?format=json")).await;
+    let _ = delete_share(&target, &alice, &id).await;
     target.cleanup(&alice, &name).await;
 }

@@ -318,7 +318,7 @@ async fn a_created_account_receives_shares_and_has_a_calendar() {
     let account = create_account(&target, &[]).await;
     let name = format!("{}.txt", target.unique("for-new"));
     target.put_file(&alice, &name, "shared").await;
-    let (status, share) = super::sharing::share_with(&target, &alice, &name, &account, None).await;
+    let (status, share) = super::shares::share_with(&target, &alice, &name, &account, None).await;
     assert_eq!(status, 200, "{share}");
     let response = target
         .as_account(&account, "GET", &target.files_path(&account, &name))

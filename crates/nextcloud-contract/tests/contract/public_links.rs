@@ -5,14 +5,15 @@
 //! reaches through `/index.php/s/{token}/download`, `/public.php/dav/files/`
 //! and the legacy `/public.php/webdav/`.
 
-use super::provisioning::{create_account, delete_account};
-use super::sharing::share_with;
-use nextcloud_contract::{Account, Target, ocs_json};
+use super::dav::share_types;
+use super::shares::{
+    SHARES_V1, create_share, create_share_at, day_in, list_shares, owned, share_info, shared_with,
+    shared_with_group, text, update_share,
+};
+use super::throwaway::Throwaway;
+use nextcloud_contract::{Account, Target};
 use serde_json::Value;
-use xml_tree::{DAV, NC, OC};
-
-const SHARES_V1: &str = "/ocs/v1.php/apps/files_sharing/api/v1/shares";
-const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
+use xml_tree::{DAV, NC};
 
 /// A link share of `path` with `fields` (v2): the status and the share.
 async fn create_link(
@@ -22,35 +23,49 @@ async fn create_link(
     fields: &[(&str, &str)],
 ) -> (u16, Value) {
     let mut all = vec![("path", format!("/{path}")), ("shareType", "3".to_string())];
-    all.extend(fields.iter().map(|(name, value)| (*name, value.to_string())));
-    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &all).await;
-    let (status, answer) = ocs_json(response).await;
+    all.extend(owned(fields));
+    let (status, answer) = create_share(target, owner, &all).await;
     (status, answer["ocs"]["data"].clone())
 }
 
+/// `owner` updates share `id` with `fields` (v2): the status and the share.
 pub(super) async fn update(
     target: &Target,
     owner: &Account,
     id: &str,
     fields: &[(&str, &str)],
 ) -> (u16, Value) {
-    let fields: Vec<(&str, String)> =
-        fields.iter().map(|(name, value)| (*name, value.to_string())).collect();
-    let response =
-        target.ocs_form(owner, "PUT", &format!("{SHARES}/{id}?format=json"), &fields).await;
-    let (status, answer) = ocs_json(response).await;
+    let (status, answer) = update_share(target, owner, id, &owned(fields)).await;
     (status, answer["ocs"]["data"].clone())
 }
 
+/// Share `id` as its owner sees it, which must be there.
 async fn info(target: &Target, owner: &Account, id: &str) -> Value {
-    let (status, answer) =
-        target.ocs_call(owner, "GET", &format!("{SHARES}/{id}?format=json")).await;
-    assert_eq!(status, 200, "{answer}");
-    answer["ocs"]["data"][0].clone()
+    let (status, share) = share_info(target, owner, id).await;
+    assert_eq!(status, 200, "{share}");
+    share
 }
 
-pub(super) fn text(share: &Value, field: &str) -> String {
-    share[field].to_string().trim_matches('"').to_string()
+/// A request as whoever holds the link `token` for what is `below` its
+/// root on the public DAV endpoint, with a password when given.
+fn public_request(
+    target: &Target,
+    method: &str,
+    token: &str,
+    below: &str,
+    password: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let request = target.anonymous(method, &format!("/public.php/dav/files/{token}{below}"));
+    match password {
+        Some(password) => request.basic_auth("anonymous", Some(password)),
+        None => request,
+    }
+}
+
+/// The status and the body as text.
+async fn status_and_text(response: reqwest::Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
 }
 
 /// A GET through the public DAV endpoint, with a password when given.
@@ -61,16 +76,23 @@ async fn public_get(
     password: Option<&str>,
     range: Option<&str>,
 ) -> (u16, String) {
-    let mut request = target.anonymous("GET", &format!("/public.php/dav/files/{token}{below}"));
-    if let Some(password) = password {
-        request = request.basic_auth("anonymous", Some(password));
-    }
+    let mut request = public_request(target, "GET", token, below, password);
     if let Some(range) = range {
         request = request.header("Range", range);
     }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
+    status_and_text(request.send().await.unwrap()).await
+}
+
+/// A GET of what is `below` a share's root on the legacy public endpoint,
+/// `/public.php/webdav`, with the token as user name and `password`.
+pub(super) async fn legacy_get(
+    target: &Target,
+    token: &str,
+    below: &str,
+    password: &str,
+) -> (u16, String) {
+    let request = target.anonymous("GET", &format!("/public.php/webdav{below}"));
+    status_and_text(request.basic_auth(token, Some(password)).send().await.unwrap()).await
 }
 
 /// "Creating a new public share" (v1: 100) and "download a public shared
@@ -84,13 +106,11 @@ async fn a_files_link_downloads_by_its_token() {
         target.ocs_call(target.alice(), "GET", "/ocs/v2.php/cloud/capabilities?format=json").await;
     let public = &capabilities["ocs"]["data"]["capabilities"]["files_sharing"]["public"];
     assert_eq!((public["enabled"].clone(), public["upload"].clone()), (true.into(), true.into()));
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     let content = "Welcome to your Nextcloud account! This is an example file for developers.";
     assert!(target.put_file(&owner, "welcome.txt", content).await.status().is_success());
     let fields = [("path", "/welcome.txt".to_string()), ("shareType", "3".to_string())];
-    let response =
-        target.ocs_form(&owner, "POST", &format!("{SHARES_V1}?format=json"), &fields).await;
-    let (status, answer) = ocs_json(response).await;
+    let (status, answer) = create_share_at(&target, &owner, SHARES_V1, &fields).await;
     assert_eq!(
         (status, answer["ocs"]["meta"]["statuscode"].clone()),
         (200, 100.into()),
@@ -113,7 +133,7 @@ async fn a_files_link_downloads_by_its_token() {
     let range = format!("bytes={start}-{}", start + 26);
     let (status, part) = public_get(&target, &token, "", None, Some(&range)).await;
     assert_eq!((status, part.as_str()), (206, "example file for developers"));
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// "Creating a new public share with password", "… and adding an
@@ -125,7 +145,7 @@ async fn a_files_link_downloads_by_its_token() {
 #[tokio::test]
 async fn a_password_guards_a_link() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert!(target.put_file(&owner, "welcome.txt", "guarded").await.status().is_success());
     let (status, share) =
         create_link(&target, &owner, "welcome.txt", &[("password", "publicpw")]).await;
@@ -140,14 +160,10 @@ async fn a_password_guards_a_link() {
         public_get(&target, &token, "", Some("publicpw"), None).await,
         (200, "guarded".into())
     );
-    let legacy =
-        target.anonymous("GET", "/public.php/webdav/").basic_auth(&token, Some("publicpw"));
-    let legacy = legacy.send().await.unwrap();
-    assert_eq!(legacy.status(), 200);
-    assert_eq!(legacy.text().await.unwrap(), "guarded");
+    let (status, legacy) = legacy_get(&target, &token, "/", "publicpw").await;
+    assert_eq!((status, legacy.as_str()), (200, "guarded"));
 
-    let in_three_days =
-        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
+    let in_three_days = day_in(3);
     let (status, updated) = update(&target, &owner, &id, &[("expireDate", &in_three_days)]).await;
     assert_eq!(status, 200, "{updated}");
     assert_eq!(
@@ -160,7 +176,7 @@ async fn a_password_guards_a_link() {
     assert_eq!(status, 200, "{updated}");
     assert_eq!(public_get(&target, &token, "", Some("publicpw"), None).await.0, 401);
     assert_eq!(public_get(&target, &token, "", Some("another publicpw"), None).await.0, 200);
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// "Creating a new public share of a folder" and "download a public shared
@@ -172,7 +188,7 @@ async fn a_password_guards_a_link() {
 #[tokio::test]
 async fn a_folder_link_serves_the_folder_and_takes_uploads_if_allowed() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "PARENT").await, 201);
     let parent = "PARENT/parent.txt";
     assert!(
@@ -182,8 +198,7 @@ async fn a_folder_link_serves_the_folder_and_takes_uploads_if_allowed() {
             .status()
             .is_success()
     );
-    let in_three_days =
-        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
+    let in_three_days = day_in(3);
     let (status, share) = create_link(
         &target,
         &owner,
@@ -206,9 +221,7 @@ async fn a_folder_link_serves_the_folder_and_takes_uploads_if_allowed() {
     let (status, part) =
         public_get(&target, &token, "/parent.txt", Some("publicpw"), Some("bytes=1-8")).await;
     assert_eq!((status, part.as_str()), (206, "extcloud"));
-    let ajax = target
-        .anonymous("GET", &format!("/public.php/dav/files/{token}/parent.txt"))
-        .basic_auth("anonymous", Some("publicpw"))
+    let ajax = public_request(&target, "GET", &token, "/parent.txt", Some("publicpw"))
         .header("X-Requested-With", "XMLHttpRequest")
         .send()
         .await
@@ -216,9 +229,7 @@ async fn a_folder_link_serves_the_folder_and_takes_uploads_if_allowed() {
     assert_eq!(ajax.text().await.unwrap(), "Nextcloud test text file parent");
 
     let body = r#"<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop><nc:note/><d:resourcetype/></d:prop></d:propfind>"#;
-    let listing = target
-        .anonymous("PROPFIND", &format!("/public.php/dav/files/{token}/"))
-        .basic_auth("anonymous", Some("publicpw"))
+    let listing = public_request(&target, "PROPFIND", &token, "/", Some("publicpw"))
         .header("Depth", "1")
         .body(body)
         .send()
@@ -232,9 +243,7 @@ async fn a_folder_link_serves_the_folder_and_takes_uploads_if_allowed() {
     assert!(root.prop(DAV, "resourcetype").is_some());
     assert!(multistatus.find("/parent.txt").is_some(), "the folder is listed");
 
-    let upload = target
-        .anonymous("PUT", &format!("/public.php/dav/files/{token}/test.txt"))
-        .basic_auth("anonymous", Some("publicpw"))
+    let upload = public_request(&target, "PUT", &token, "/test.txt", Some("publicpw"))
         .body("test")
         .send()
         .await
@@ -246,14 +255,13 @@ async fn a_folder_link_serves_the_folder_and_takes_uploads_if_allowed() {
 
     let (status, read_only) = create_link(&target, &owner, "PARENT", &[]).await;
     assert_eq!((status, read_only["permissions"].clone()), (200, 17.into()), "{read_only}");
-    let refused = target
-        .anonymous("PUT", &format!("/public.php/dav/files/{}/nope.txt", text(&read_only, "token")))
+    let refused = public_request(&target, "PUT", &text(&read_only, "token"), "/nope.txt", None)
         .body("nope")
         .send()
         .await
         .unwrap();
     assert_eq!(refused.status(), 403);
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// "Creating a new public share, updating its expiration date and getting
@@ -265,7 +273,7 @@ async fn a_folder_link_serves_the_folder_and_takes_uploads_if_allowed() {
 #[tokio::test]
 async fn a_links_permissions_and_info_follow_its_updates() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "FOLDER").await, 201);
     let (status, share) = create_link(&target, &owner, "FOLDER", &[]).await;
     assert_eq!(status, 200, "{share}");
@@ -283,8 +291,7 @@ async fn a_links_permissions_and_info_follow_its_updates() {
     ] {
         assert_eq!(shown[field], value, "{field}: {shown}");
     }
-    let in_three_days =
-        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
+    let in_three_days = day_in(3);
     let (status, updated) = update(&target, &owner, &id, &[("expireDate", &in_three_days)]).await;
     assert_eq!(status, 200, "{updated}");
     let shown = info(&target, &owner, &id).await;
@@ -314,7 +321,7 @@ async fn a_links_permissions_and_info_follow_its_updates() {
     let (status, refused) =
         create_link(&target, &owner, "file.txt", &[("publicUpload", "true")]).await;
     assert_eq!(status, 404, "no public upload to a file: {refused}");
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// "A file that is shared by link has a share-types property", "… by
@@ -324,43 +331,21 @@ async fn a_links_permissions_and_info_follow_its_updates() {
 #[tokio::test]
 async fn share_types_name_links_and_the_root_is_never_shared() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let other = create_account(&target, &[]).await;
+    let (people, [owner, other]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "test").await, 201);
     let (status, _) = create_link(&target, &owner, "test", &[("permissions", "31")]).await;
     assert_eq!(status, 200);
-    let types = || async {
-        let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:share-types/></d:prop></d:propfind>"#;
-        let (_, multistatus) =
-            target.propfind(&owner, &target.files_path(&owner, "test"), "0", body).await;
-        let response = multistatus.unwrap().responses.remove(0);
-        let mut types: Vec<String> = response
-            .prop(OC, "share-types")
-            .map(|property| {
-                property.children().map(|child| child.text().trim().to_string()).collect()
-            })
-            .unwrap_or_default();
-        types.sort();
-        types
-    };
+    let types = || share_types(&target, &owner, "test");
     assert_eq!(types().await, vec!["3"]);
-    let (status, _) = share_with(&target, &owner, "test", &other, Some("31")).await;
-    assert_eq!(status, 200);
+    shared_with(&target, &owner, "test", &other, Some("31")).await;
     assert_eq!(types().await, vec!["0", "3"]);
     // The administrators' group is there on every Nextcloud.
-    let group = [
-        ("path", "/test".to_string()),
-        ("shareType", "1".to_string()),
-        ("shareWith", "admin".to_string()),
-    ];
-    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &group).await;
-    assert_eq!(response.status(), 200);
+    shared_with_group(&target, &owner, "test", "admin", None).await;
     assert_eq!(types().await, vec!["0", "1", "3"]);
 
     let (status, root) = create_link(&target, &owner, "", &[]).await;
     assert_eq!(status, 403, "{root}");
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &other.uid).await;
+    people.remove().await;
 }
 
 /// "do not allow to increase link share permissions on reshare" and "… on
@@ -370,12 +355,10 @@ async fn share_types_name_links_and_the_root_is_never_shared() {
 #[tokio::test]
 async fn a_reshared_link_cannot_exceed_the_received_share() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let resharer = create_account(&target, &[]).await;
+    let (people, [owner, resharer]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "TMP").await, 201);
     assert_eq!(target.mkcol(&owner, "TMP/SUB").await, 201);
-    let (status, answer) = share_with(&target, &owner, "TMP", &resharer, Some("17")).await;
-    assert_eq!(status, 200, "{answer}");
+    shared_with(&target, &owner, "TMP", &resharer, Some("17")).await;
     for path in ["TMP", "TMP/SUB"] {
         let (status, link) = create_link(&target, &resharer, path, &[]).await;
         assert_eq!(status, 200, "{path}: {link}");
@@ -387,8 +370,7 @@ async fn a_reshared_link_cannot_exceed_the_received_share() {
         let page = target.as_account(&resharer, "GET", &accept).send().await.unwrap();
         assert_eq!(page.status(), 404, "a link has no accept page");
     }
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &resharer.uid).await;
+    people.remove().await;
 }
 
 /// "Download a folder" (dav-v2-public): a folder under a link, asked for
@@ -399,7 +381,7 @@ async fn a_reshared_link_cannot_exceed_the_received_share() {
 async fn a_folder_downloads_as_a_zip() {
     use std::io::Read as _;
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "testshare").await, 201);
     assert_eq!(target.mkcol(&owner, "testshare/testFolder").await, 201);
     let files = [
@@ -444,7 +426,7 @@ async fn a_folder_downloads_as_a_zip() {
     let names: Vec<String> =
         archive.file_names().map(|name| name.expect("an entry name").to_string()).collect();
     assert!(names.contains(&"testshare/testFolder/text.txt".to_string()), "{names:?}");
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// "Only allow 1 link share per file/folder" (sharing-v1, part2): the
@@ -461,7 +443,7 @@ async fn a_second_link_of_a_file_is_a_link_of_its_own() {
         target.ocs_call(target.alice(), "GET", "/ocs/v2.php/cloud/capabilities?format=json").await;
     let public = &capabilities["ocs"]["data"]["capabilities"]["files_sharing"]["public"];
     assert_eq!(public["multiple_links"], true, "{public}");
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert!(target.put_file(&owner, "welcome.txt", "welcome").await.status().is_success());
     let (status, first) = create_link(&target, &owner, "welcome.txt", &[]).await;
     assert_eq!(status, 200, "{first}");
@@ -470,8 +452,7 @@ async fn a_second_link_of_a_file_is_a_link_of_its_own() {
     assert_ne!(text(&first, "id"), text(&second, "id"));
     assert_ne!(text(&first, "token"), text(&second, "token"));
 
-    let (status, listed) =
-        target.ocs_call(&owner, "GET", &format!("{SHARES}?format=json&path=/welcome.txt")).await;
+    let (status, listed) = list_shares(&target, &owner, "path=/welcome.txt").await;
     assert_eq!(status, 200, "{listed}");
     let mut ids: Vec<String> =
         listed["ocs"]["data"].as_array().unwrap().iter().map(|share| text(share, "id")).collect();
@@ -483,5 +464,5 @@ async fn a_second_link_of_a_file_is_a_link_of_its_own() {
         let (status, body) = public_get(&target, &text(link, "token"), "", None, None).await;
         assert_eq!((status, body.as_str()), (200, "welcome"));
     }
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }

@@ -7,8 +7,9 @@
 //! the provisioning API and read back as the server stored them (it rounds
 //! them through `humanFileSize`).
 
-use super::provisioning::{create_account, delete_account, send, statuscode};
-use super::sharing::share_with;
+use super::provisioning::{send, statuscode};
+use super::shares::shared_with;
+use super::throwaway::Throwaway;
 use nextcloud_contract::{Account, Target, sabre_error};
 use xml_tree::DAV;
 
@@ -51,7 +52,7 @@ async fn put(target: &Target, account: &Account, url: &str, bytes: usize) -> req
 #[tokio::test]
 async fn with_a_quota_of_nothing_an_upload_is_507() {
     let target = Target::get().await;
-    let user = create_account(&target, &[]).await;
+    let (people, [user]) = Throwaway::accounts(&target).await;
     assert_eq!(set_quota(&target, &user, "0").await, Some(0));
     for url in [
         format!("/remote.php/webdav/{}.txt", target.unique("asdf")),
@@ -80,7 +81,7 @@ async fn with_a_quota_of_nothing_an_upload_is_507() {
         .await
         .unwrap();
     assert_eq!(assemble.status(), 507);
-    delete_account(&target, &user.uid).await;
+    people.remove().await;
 }
 
 /// "Retrieving folder quota when no quota is set", "… when quota is set"
@@ -91,7 +92,7 @@ async fn with_a_quota_of_nothing_an_upload_is_507() {
 #[tokio::test]
 async fn what_is_free_is_the_quota_less_ones_own_files() {
     let target = Target::get().await;
-    let user = create_account(&target, &[]).await;
+    let (people, [user]) = Throwaway::accounts(&target).await;
     assert_eq!(set_quota(&target, &user, "none").await, None);
     assert_eq!(quota_of(&target, &user, "").await.0, -3, "no quota");
 
@@ -130,7 +131,7 @@ async fn what_is_free_is_the_quota_less_ones_own_files() {
         .unwrap();
     assert_eq!(moved.status(), 201, "a move inside one's files needs none");
 
-    delete_account(&target, &user.uid).await;
+    people.remove().await;
 }
 
 /// "Retrieving folder quota when quota is set and a file was received":
@@ -138,18 +139,15 @@ async fn what_is_free_is_the_quota_less_ones_own_files() {
 #[tokio::test]
 async fn a_received_file_costs_the_recipient_nothing() {
     let target = Target::get().await;
-    let (owner, recipient) =
-        (create_account(&target, &[]).await, create_account(&target, &[]).await);
+    let (people, [owner, recipient]) = Throwaway::accounts(&target).await;
     let quota = set_quota(&target, &recipient, "1 KB").await.unwrap();
     let (before, used) = quota_of(&target, &recipient, "").await;
     assert_eq!(before, (quota - used).max(0));
     let name = format!("{}.txt", target.unique("user0"));
     assert_eq!(put(&target, &owner, &target.files_path(&owner, &name), 93).await.status(), 201);
-    let (status, answer) = share_with(&target, &owner, &name, &recipient, None).await;
-    assert_eq!(status, 200, "{answer}");
+    shared_with(&target, &owner, &name, &recipient, None).await;
     assert_eq!(quota_of(&target, &recipient, "").await.0, before);
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &recipient.uid).await;
+    people.remove().await;
 }
 
 /// "Retrieving folder quota of shared folder with quota when no quota is
@@ -161,14 +159,12 @@ async fn a_received_file_costs_the_recipient_nothing() {
 #[tokio::test]
 async fn a_share_reports_and_spends_its_owners_quota() {
     let target = Target::get().await;
-    let (owner, recipient) =
-        (create_account(&target, &[]).await, create_account(&target, &[]).await);
+    let (people, [owner, recipient]) = Throwaway::accounts(&target).await;
     set_quota(&target, &owner, "10 MB").await.unwrap();
     set_quota(&target, &recipient, "none").await;
     let folder = target.unique("testquota");
     assert_eq!(target.mkcol(&owner, &folder).await, 201);
-    let (status, answer) = share_with(&target, &owner, &folder, &recipient, Some("31")).await;
-    assert_eq!(status, 200, "{answer}");
+    shared_with(&target, &owner, &folder, &recipient, Some("31")).await;
     let (owners_free, _) = quota_of(&target, &owner, "").await;
     assert_eq!(quota_of(&target, &recipient, &folder).await.0, owners_free);
 
@@ -181,14 +177,12 @@ async fn a_share_reports_and_spends_its_owners_quota() {
 
     let file = format!("{}.txt", target.unique("myfile"));
     assert_eq!(put(&target, &owner, &target.files_path(&owner, &file), 40).await.status(), 201);
-    let (status, answer) = share_with(&target, &owner, &file, &recipient, Some("19")).await;
-    assert_eq!(status, 200, "{answer}");
+    shared_with(&target, &owner, &file, &recipient, Some("19")).await;
     assert_eq!(set_quota(&target, &recipient, "0").await, Some(0));
     let own = put(&target, &recipient, &format!("/remote.php/webdav/{file}-own.txt"), 60).await;
     assert_eq!(own.status(), 507, "the recipient's own files have no room");
     let overwrite = put(&target, &recipient, &format!("/remote.php/webdav/{file}"), 60).await;
     assert_eq!(overwrite.status(), 204, "the file's owner has the space");
 
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &recipient.uid).await;
+    people.remove().await;
 }

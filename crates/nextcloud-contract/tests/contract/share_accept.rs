@@ -5,7 +5,7 @@
 //! POST with the session's request token) leads to the file. alice shares,
 //! bob receives, the administrator is the other user.
 
-use super::sharing::share_with;
+use super::shares::{id_of, share_with, shared_with};
 use nextcloud_contract::{Cookies, Target, attribute_after, form_encode, header};
 
 const ACCEPT: &str = "/index.php/apps/files_sharing/accept";
@@ -35,24 +35,22 @@ async fn the_recipient_accepts_through_the_confirmation_page() {
     assert!(target.put_file(&alice, &name, "accept me").await.status().is_success());
     let (status, created) = share_with(&target, &alice, &name, &bob, None).await;
     assert_eq!(status, 200, "{created}");
-    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let id = id_of(&created);
     let fileid = created["ocs"]["data"]["item_source"].to_string();
     let url = format!("{ACCEPT}/ocinternal:{id}");
 
     let cookies = target.login(&bob).await;
-    let page = target.anonymous("GET", &url).header("Cookie", cookies.header()).send().await;
+    let page = in_session(&target, &cookies, "GET", &url).send().await;
     let page = page.unwrap();
     assert_eq!(page.status(), 200);
     let html = page.text().await.unwrap();
     let token = attribute_after(&html, "data-requesttoken=\"").expect("the page's request token");
     assert!(!token.is_empty());
 
-    let without = target.anonymous("POST", &url).header("Cookie", cookies.header()).send().await;
+    let without = in_session(&target, &cookies, "POST", &url).send().await;
     assert_eq!(without.unwrap().status(), 412, "no request token: the CSRF check");
 
-    let accepted = target
-        .anonymous("POST", &url)
-        .header("Cookie", cookies.header())
+    let accepted = in_session(&target, &cookies, "POST", &url)
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(form_encode(&[("requesttoken", token)]))
         .send()
@@ -78,24 +76,20 @@ async fn to_anyone_else_the_share_has_no_accept_page() {
         (target.alice().clone(), target.bob().clone(), target.admin().clone());
     let name = format!("{}.txt", target.unique("welcome"));
     assert!(target.put_file(&alice, &name, "not yours").await.status().is_success());
-    let (status, created) = share_with(&target, &alice, &name, &bob, None).await;
-    assert_eq!(status, 200, "{created}");
-    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
+    let id = shared_with(&target, &alice, &name, &bob, None).await;
     let url = format!("{ACCEPT}/ocinternal:{id}");
 
     let response = target.as_account(&admin, "GET", &url).send().await.unwrap();
     assert_eq!(response.status(), 404);
     let cookies = target.login(&admin).await;
-    let page = target.anonymous("GET", &url).header("Cookie", cookies.header()).send().await;
+    let page = in_session(&target, &cookies, "GET", &url).send().await;
     assert_eq!(page.unwrap().status(), 404);
     // The administrator's own request token gets past the CSRF check, and
     // the share is still not theirs to accept.
-    let token = target.anonymous("GET", "/index.php/csrftoken").header("Cookie", cookies.header());
+    let token = in_session(&target, &cookies, "GET", "/index.php/csrftoken");
     let token: serde_json::Value = token.send().await.unwrap().json().await.unwrap();
     let token = token["token"].as_str().expect("the session's request token").to_string();
-    let accepted = target
-        .anonymous("POST", &url)
-        .header("Cookie", cookies.header())
+    let accepted = in_session(&target, &cookies, "POST", &url)
         .header("requesttoken", token)
         .send()
         .await
@@ -107,6 +101,16 @@ async fn to_anyone_else_the_share_has_no_accept_page() {
     target.cleanup(&alice, &name).await;
 }
 
+/// A request in the browser session whose cookies are `cookies`.
+fn in_session(
+    target: &Target,
+    cookies: &Cookies,
+    method: &str,
+    path: &str,
+) -> reqwest::RequestBuilder {
+    target.anonymous(method, path).header("Cookie", cookies.header())
+}
+
 /// Follows redirects with the session's cookies; the last status.
 async fn follow(target: &Target, cookies: &Cookies, location: &str) -> u16 {
     let mut next = location.to_string();
@@ -115,7 +119,7 @@ async fn follow(target: &Target, cookies: &Cookies, location: &str) -> u16 {
             Some(at) => next[at..].to_string(),
             None => next.clone(),
         };
-        let response = target.anonymous("GET", &path).header("Cookie", cookies.header());
+        let response = in_session(target, cookies, "GET", &path);
         let response = response.send().await.unwrap();
         if !response.status().is_redirection() {
             return response.status().as_u16();

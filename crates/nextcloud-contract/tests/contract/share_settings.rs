@@ -4,13 +4,13 @@
 //! public upload and outgoing federation. Each test restores what it
 //! changed (on a real server the settings are the whole server's).
 
-use super::provisioning::{create_account, delete_account, statuscode};
-use super::sharing::share_with;
+use super::provisioning::statuscode;
+use super::shares::{create_share, day_in, list_shares, share_with};
+use super::throwaway::Throwaway;
 use nextcloud_contract::{Account, Target, ocs_json};
 use serde_json::Value;
 
 const CONFIG: &str = "/ocs/v2.php/apps/provisioning_api/api/v1/config/apps";
-const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
 
 pub(super) async fn set(target: &Target, app: &str, key: &str, value: &str) {
     let response = target
@@ -33,13 +33,13 @@ pub(super) async fn unset(target: &Target, app: &str, key: &str) {
 
 /// A share made with `fields` (v2): the status and the share.
 async fn create(target: &Target, owner: &Account, fields: &[(&str, String)]) -> (u16, Value) {
-    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), fields).await;
-    let (status, answer) = ocs_json(response).await;
+    let (status, answer) = create_share(target, owner, fields).await;
     (status, answer["ocs"]["data"].clone())
 }
 
+/// An expiry `days` from today as a share shows it.
 fn in_days(days: i64) -> String {
-    (chrono::Utc::now() + chrono::Duration::days(days)).format("%Y-%m-%d 00:00:00").to_string()
+    format!("{} 00:00:00", day_in(days))
 }
 
 /// The config API itself: a value set reads back, `defaultValue` stands in
@@ -73,8 +73,7 @@ async fn the_administrator_sets_and_reads_app_config() {
 #[tokio::test]
 async fn the_default_permissions_shape_new_shares() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let recipient = create_account(&target, &[]).await;
+    let (people, [owner, recipient]) = Throwaway::accounts(&target).await;
     assert!(target.put_file(&owner, "welcome.txt", "welcome").await.status().is_success());
     assert_eq!(target.mkcol(&owner, "FOLDER").await, 201);
 
@@ -85,19 +84,7 @@ async fn the_default_permissions_shape_new_shares() {
     assert_eq!((status, folder["ocs"]["data"]["permissions"].clone()), (200, 7.into()), "{folder}");
 
     set(&target, "core", "shareapi_default_permissions", "23").await;
-    let gid = target.unique("group23");
-    let (_, made) = target
-        .ocs_call(
-            target.admin(),
-            "POST",
-            &format!("/ocs/v1.php/cloud/groups?format=json&groupid={gid}"),
-        )
-        .await;
-    assert_eq!(statuscode(&made), 100, "{made}");
-    let member =
-        format!("/ocs/v1.php/cloud/users/{}/groups?format=json&groupid={gid}", recipient.uid);
-    let (_, joined) = target.ocs_call(target.admin(), "POST", &member).await;
-    assert_eq!(statuscode(&joined), 100, "{joined}");
+    let gid = people.group(&[&recipient]).await;
     for (share_type, with) in [("0", recipient.uid.clone()), ("1", gid.clone())] {
         let name = format!("{}.txt", target.unique("welcome"));
         assert!(target.put_file(&owner, &name, "welcome").await.status().is_success());
@@ -108,8 +95,8 @@ async fn the_default_permissions_shape_new_shares() {
         ];
         let (status, share) = create(&target, &owner, &fields).await;
         assert_eq!((status, share["permissions"].clone()), (200, 19.into()), "{share}");
-        let received = format!("{SHARES}?format=json&shared_with_me=true&path=/{name}");
-        let (_, answer) = target.ocs_call(&recipient, "GET", &received).await;
+        let received = format!("shared_with_me=true&path=/{name}");
+        let (_, answer) = list_shares(&target, &recipient, &received).await;
         let seen = &answer["ocs"]["data"][0];
         assert_eq!(
             (seen["permissions"].clone(), seen["item_permissions"].clone()),
@@ -118,11 +105,7 @@ async fn the_default_permissions_shape_new_shares() {
         );
     }
     unset(&target, "core", "shareapi_default_permissions").await;
-    target
-        .ocs_call(target.admin(), "DELETE", &format!("/ocs/v1.php/cloud/groups/{gid}?format=json"))
-        .await;
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &recipient.uid).await;
+    people.remove().await;
 }
 
 /// "Creating a new internal share with default expiration date", "… with
@@ -134,8 +117,7 @@ async fn the_default_permissions_shape_new_shares() {
 #[tokio::test]
 async fn default_expiry_days_apply_to_new_shares() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let recipient = create_account(&target, &[]).await;
+    let (people, [owner, recipient]) = Throwaway::accounts(&target).await;
     let user_share = |name: &str| {
         vec![
             ("path", format!("/{name}")),
@@ -184,8 +166,7 @@ async fn default_expiry_days_apply_to_new_shares() {
             unset(&target, "core", key).await;
         }
     }
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &recipient.uid).await;
+    people.remove().await;
 }
 
 /// "Changing api_enabled" (capabilities: `public.upload` follows
@@ -197,7 +178,7 @@ async fn default_expiry_days_apply_to_new_shares() {
 #[tokio::test]
 async fn public_upload_and_federation_settings_shape_links() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "testshare").await, 201);
     assert!(
         target
@@ -238,7 +219,7 @@ async fn public_upload_and_federation_settings_shape_links() {
         target.anonymous("GET", &format!("/public.php/dav/files/{token}/image.png")).send().await;
     assert_eq!(download.unwrap().text().await.unwrap(), "not really a png");
     unset(&target, "files_sharing", "outgoing_server2server_share_enabled").await;
-    delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// The capability lines of "getting capabilities with admin user" and

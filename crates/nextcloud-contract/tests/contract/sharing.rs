@@ -4,49 +4,31 @@
 //! Three accounts take part: alice (owner), bob (recipient) and the
 //! administrator (an outsider, or a second owner).
 
+use super::dav::{props_of, share_types};
+use super::shares::{
+    SHARES_V1, create_share_at, delete_share, id_of, ids, list_shares, share_fields, share_info,
+    share_with, share_with_group, shared_with, shared_with_group, update_permissions,
+};
 use nextcloud_contract::{Account, Target, form_encode, header, ocs_json};
 use serde_json::Value;
-
-const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
-
-/// A user share of `path` from `owner` to `recipient` (v2, JSON), with
-/// `permissions` or the server's default; the status and the answer.
-pub(super) async fn share_with(
-    target: &Target,
-    owner: &Account,
-    path: &str,
-    recipient: &Account,
-    permissions: Option<&str>,
-) -> (u16, Value) {
-    let mut fields = vec![
-        ("path", format!("/{path}")),
-        ("shareType", "0".to_string()),
-        ("shareWith", recipient.uid.clone()),
-    ];
-    if let Some(permissions) = permissions {
-        fields.push(("permissions", permissions.to_string()));
-    }
-    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    ocs_json(response).await
-}
 
 /// [`share_with`] the default permissions.
 async fn share(target: &Target, owner: &Account, path: &str, recipient: &Account) -> (u16, Value) {
     share_with(target, owner, path, recipient, None).await
 }
 
-fn id_of(answer: &Value) -> String {
-    answer["ocs"]["data"]["id"].to_string().trim_matches('"').to_string()
-}
-
-/// The ids in a list answer.
-fn ids(answer: &Value) -> Vec<String> {
-    let list = answer["ocs"]["data"].as_array().cloned().unwrap_or_default();
-    list.iter().map(|share| share["id"].to_string().trim_matches('"').to_string()).collect()
-}
-
 async fn unshare(target: &Target, owner: &Account, id: &str) {
-    let _ = target.ocs_call(owner, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
+    let _ = delete_share(target, owner, id).await;
+}
+
+/// Deletes `owner`'s shares `ids`, then their `paths` (cleanup only).
+async fn unshare_and_remove(target: &Target, owner: &Account, ids: &[&str], paths: &[&str]) {
+    for id in ids {
+        unshare(target, owner, id).await;
+    }
+    for path in paths {
+        target.cleanup(owner, path).await;
+    }
 }
 
 /// "Creating a new share with user" (sharing-v1): the v1 answer is status
@@ -58,7 +40,7 @@ async fn a_user_share_made_through_v1_is_100_with_the_app_frameworks_policy() {
     let name = format!("{}.txt", target.unique("v1"));
     target.put_file(&alice, &name, "v1").await;
     let response = target
-        .ocs(&alice, "POST", "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json")
+        .ocs(&alice, "POST", &format!("{SHARES_V1}?format=json"))
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(form_encode(&[
             ("path", format!("/{name}")),
@@ -88,22 +70,18 @@ async fn share_lists_are_the_callers_own_and_a_path_lists_every_recipient() {
         (target.alice().clone(), target.bob().clone(), target.admin().clone());
     let name = format!("{}.txt", target.unique("listed"));
     target.put_file(&alice, &name, "listed").await;
-    let (status, to_bob) = share(&target, &alice, &name, &bob).await;
-    assert_eq!(status, 200, "{to_bob}");
-    let (status, to_admin) = share(&target, &alice, &name, &admin).await;
-    assert_eq!(status, 200, "{to_admin}");
-    let (to_bob, to_admin) = (id_of(&to_bob), id_of(&to_admin));
+    let to_bob = shared_with(&target, &alice, &name, &bob, None).await;
+    let to_admin = shared_with(&target, &alice, &name, &admin, None).await;
 
-    let (status, own) = target.ocs_call(&alice, "GET", &format!("{SHARES}?format=json")).await;
+    let (status, own) = list_shares(&target, &alice, "").await;
     assert_eq!(status, 200);
     let own = ids(&own);
     assert!(own.contains(&to_bob) && own.contains(&to_admin), "alice lists her shares: {own:?}");
 
-    let (_, others) = target.ocs_call(&admin, "GET", &format!("{SHARES}?format=json")).await;
+    let (_, others) = list_shares(&target, &admin, "").await;
     assert!(!ids(&others).contains(&to_bob), "another user's list holds none of alice's shares");
 
-    let (_, of_file) =
-        target.ocs_call(&alice, "GET", &format!("{SHARES}?format=json&path=/{name}")).await;
+    let (_, of_file) = list_shares(&target, &alice, &format!("path=/{name}")).await;
     let recipients: Vec<Value> = of_file["ocs"]["data"]
         .as_array()
         .unwrap()
@@ -113,9 +91,7 @@ async fn share_lists_are_the_callers_own_and_a_path_lists_every_recipient() {
     assert!(recipients.contains(&Value::from(bob.uid.clone())), "{recipients:?}");
     assert!(recipients.contains(&Value::from(admin.uid.clone())), "{recipients:?}");
 
-    unshare(&target, &alice, &to_bob).await;
-    unshare(&target, &alice, &to_admin).await;
-    target.cleanup(&alice, &name).await;
+    unshare_and_remove(&target, &alice, &[&to_bob, &to_admin], &[&name]).await;
 }
 
 /// "Sharee can see the filtered share" and "Sharee can't see the share
@@ -133,15 +109,12 @@ async fn a_recipient_filters_received_shares_by_their_own_path() {
     let (_, other) = share(&target, &alice, &second, &bob).await;
     let (kept, other) = (id_of(&kept), id_of(&other));
 
-    let filtered = format!("{SHARES}?format=json&shared_with_me=true&path=/{first}");
-    let (status, answer) = target.ocs_call(&bob, "GET", &filtered).await;
+    let filtered = format!("shared_with_me=true&path=/{first}");
+    let (status, answer) = list_shares(&target, &bob, &filtered).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(ids(&answer), vec![kept.clone()], "only the share at that path");
 
-    unshare(&target, &alice, &kept).await;
-    unshare(&target, &alice, &other).await;
-    target.cleanup(&alice, &first).await;
-    target.cleanup(&alice, &second).await;
+    unshare_and_remove(&target, &alice, &[&kept, &other], &[&first, &second]).await;
 }
 
 /// "Get a share with a user which didn't received the share" and "delete
@@ -157,14 +130,13 @@ async fn to_an_outsider_a_share_does_not_exist() {
     target.put_file(&alice, &name, "mine").await;
     let (_, created) = share(&target, &alice, &name, &bob).await;
     let id = id_of(&created);
-    let v1 = format!("/ocs/v1.php/apps/files_sharing/api/v1/shares/{id}?format=json");
+    let v1 = format!("{SHARES_V1}/{id}?format=json");
 
     let (status, answer) = target.ocs_call(&admin, "GET", &v1).await;
     assert_eq!((status, answer["ocs"]["meta"]["statuscode"].clone()), (200, 404.into()));
     let (status, answer) = target.ocs_call(&admin, "DELETE", &v1).await;
     assert_eq!((status, answer["ocs"]["meta"]["statuscode"].clone()), (200, 404.into()));
-    let (status, still) =
-        target.ocs_call(&alice, "GET", &format!("{SHARES}/{id}?format=json")).await;
+    let (status, still) = share_info(&target, &alice, &id).await;
     assert_eq!(status, 200, "the share is still there: {still}");
 
     unshare(&target, &alice, &id).await;
@@ -182,13 +154,10 @@ async fn incoming_shares_of_the_same_name_get_unique_targets() {
     let folder = target.unique("foo");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     assert_eq!(target.mkcol(&admin, &folder).await, 201);
-    let (status, from_alice) = share(&target, &alice, &folder, &bob).await;
-    assert_eq!(status, 200, "{from_alice}");
-    let (status, from_admin) = share(&target, &admin, &folder, &bob).await;
-    assert_eq!(status, 200, "{from_admin}");
+    let from_alice = shared_with(&target, &alice, &folder, &bob, None).await;
+    let from_admin = shared_with(&target, &admin, &folder, &bob, None).await;
 
-    let received = format!("{SHARES}?format=json&shared_with_me=true");
-    let (_, answer) = target.ocs_call(&bob, "GET", &received).await;
+    let (_, answer) = list_shares(&target, &bob, "shared_with_me=true").await;
     let mut targets: Vec<String> = answer["ocs"]["data"]
         .as_array()
         .unwrap()
@@ -200,8 +169,8 @@ async fn incoming_shares_of_the_same_name_get_unique_targets() {
     targets.sort();
     assert_eq!(targets, vec![format!("/{folder}"), format!("/{folder} (2)")]);
 
-    unshare(&target, &alice, &id_of(&from_alice)).await;
-    unshare(&target, &admin, &id_of(&from_admin)).await;
+    unshare(&target, &alice, &from_alice).await;
+    unshare(&target, &admin, &from_admin).await;
     target.cleanup(&alice, &folder).await;
     target.cleanup(&admin, &folder).await;
 }
@@ -214,60 +183,23 @@ async fn a_recipient_cannot_raise_the_permissions_of_a_received_share() {
     let (alice, bob) = (target.alice().clone(), target.bob().clone());
     let folder = target.unique("tmp");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
-    let (status, created) = share_with(&target, &alice, &folder, &bob, Some("17")).await;
-    assert_eq!(status, 200, "{created}");
-    let id = id_of(&created);
+    let id = shared_with(&target, &alice, &folder, &bob, Some("17")).await;
 
-    let raised = target
-        .ocs_form(
-            &bob,
-            "PUT",
-            &format!("{SHARES}/{id}?format=json"),
-            &[("permissions", "19".to_string())],
-        )
-        .await;
-    let (status, answer) = ocs_json(raised).await;
+    let (status, answer) = update_permissions(&target, &bob, &id, "19").await;
     assert_eq!((status, answer["ocs"]["meta"]["statuscode"].clone()), (403, 403.into()));
-    let (_, still) = target.ocs_call(&alice, "GET", &format!("{SHARES}/{id}?format=json")).await;
-    assert_eq!(still["ocs"]["data"][0]["permissions"], 17, "{still}");
+    let (_, still) = share_info(&target, &alice, &id).await;
+    assert_eq!(still["permissions"], 17, "{still}");
 
     unshare(&target, &alice, &id).await;
     target.cleanup(&alice, &folder).await;
 }
 
-/// A group share of `path` from `owner` to the group `gid` (v2, JSON).
-async fn share_with_group(target: &Target, owner: &Account, path: &str, gid: &str) -> (u16, Value) {
-    let fields = [
-        ("path", format!("/{path}")),
-        ("shareType", "1".to_string()),
-        ("shareWith", gid.to_string()),
-    ];
-    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    ocs_json(response).await
-}
-
 /// `account` sets the permissions of share `id`: the HTTP status and the
 /// OCS statuscode (v2: the same number).
 async fn set_permissions(target: &Target, account: &Account, id: &str, permissions: &str) -> u16 {
-    let response = target
-        .ocs_form(
-            account,
-            "PUT",
-            &format!("{SHARES}/{id}?format=json"),
-            &[("permissions", permissions.to_string())],
-        )
-        .await;
-    let (status, answer) = ocs_json(response).await;
+    let (status, answer) = update_permissions(target, account, id, permissions).await;
     assert_eq!(answer["ocs"]["meta"]["statuscode"], status, "v2: statuscode = HTTP: {answer}");
     status
-}
-
-/// Share `id` as `account` sees it (`GET /shares/{id}`): the status and the
-/// share.
-async fn info(target: &Target, account: &Account, id: &str) -> (u16, Value) {
-    let (status, answer) =
-        target.ocs_call(account, "GET", &format!("{SHARES}/{id}?format=json")).await;
-    (status, answer["ocs"]["data"][0].clone())
 }
 
 /// The Administrators' group: there on every Nextcloud, with the suite's
@@ -278,10 +210,7 @@ const ADMIN_GROUP: &str = "admin";
 /// `<ocs:share-permissions>` of `path` as `account` sees it.
 async fn share_permissions(target: &Target, account: &Account, path: &str) -> String {
     let body = r#"<d:propfind xmlns:d="DAV:" xmlns:x="http://open-collaboration-services.org/ns"><d:prop><x:share-permissions/></d:prop></d:propfind>"#;
-    let (status, multistatus) =
-        target.propfind(account, &target.files_path(account, path), "0", body).await;
-    assert_eq!(status, 207, "PROPFIND {path} as {}", account.uid);
-    let response = &multistatus.unwrap().responses[0];
+    let response = props_of(target, account, path, body).await;
     response
         .text("http://open-collaboration-services.org/ns", "share-permissions")
         .unwrap_or_else(|| panic!("share-permissions of {path} as {}", account.uid))
@@ -328,27 +257,20 @@ async fn share_permissions_follow_ownership_and_the_share() {
     assert_eq!(share_permissions(&target, &alice, &folder).await, "31", "an owned folder");
     assert_eq!(share_permissions(&target, &alice, "").await, "31", "the owner's root");
 
-    let (status, to_file) = share(&target, &alice, &file, &bob).await;
-    assert_eq!(status, 200, "{to_file}");
-    let to_file = id_of(&to_file);
+    let to_file = shared_with(&target, &alice, &file, &bob, None).await;
     assert_eq!(share_permissions(&target, &bob, &file).await, "19", "edit and reshare");
     for permissions in ["3", "17"] {
         assert_eq!(set_permissions(&target, &alice, &to_file, permissions).await, 200);
         assert_eq!(share_permissions(&target, &bob, &file).await, permissions);
     }
 
-    let (status, to_folder) = share(&target, &alice, &folder, &bob).await;
-    assert_eq!(status, 200, "{to_folder}");
-    let to_folder = id_of(&to_folder);
+    let to_folder = shared_with(&target, &alice, &folder, &bob, None).await;
     assert_eq!(share_permissions(&target, &bob, &folder).await, "31", "all permissions");
     for permissions in ["29", "27", "23", "15"] {
         assert_eq!(set_permissions(&target, &alice, &to_folder, permissions).await, 200);
         assert_eq!(share_permissions(&target, &bob, &folder).await, permissions);
     }
-    unshare(&target, &alice, &to_file).await;
-    unshare(&target, &alice, &to_folder).await;
-    target.cleanup(&alice, &file).await;
-    target.cleanup(&alice, &folder).await;
+    unshare_and_remove(&target, &alice, &[&to_file, &to_folder], &[&file, &folder]).await;
 }
 
 /// `webdav-related.feature` "Moving a file to a folder with no
@@ -366,8 +288,7 @@ async fn a_read_only_share_refuses_moves_and_copies_into_it() {
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     let kept = format!("{folder}/overwritethis.txt");
     target.put_file(&alice, &kept, "Welcome").await;
-    let (status, created) = share_with(&target, &alice, &folder, &bob, Some("1")).await;
-    assert_eq!(status, 200, "{created}");
+    let read_only = shared_with(&target, &alice, &folder, &bob, Some("1")).await;
     let own = format!("{}.txt", target.unique("bobs"));
     target.put_file(&bob, &own, "bob's text").await;
 
@@ -379,7 +300,7 @@ async fn a_read_only_share_refuses_moves_and_copies_into_it() {
         assert_eq!(content(&target, &bob, &kept).await, Ok("Welcome".to_string()));
         assert_eq!(content(&target, &bob, &own).await, Ok("bob's text".to_string()));
     }
-    unshare(&target, &alice, &id_of(&created)).await;
+    unshare(&target, &alice, &read_only).await;
     target.cleanup(&alice, &folder).await;
     target.cleanup(&bob, &own).await;
 }
@@ -398,8 +319,7 @@ async fn an_editable_share_takes_files_in_and_gives_them_out() {
     let folder = target.unique("testshare");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
     target.put_file(&alice, &format!("{folder}/welcome.txt"), "Welcome").await;
-    let (status, editable) = share_with(&target, &alice, &folder, &bob, Some("31")).await;
-    assert_eq!(status, 200, "{editable}");
+    let editable = shared_with(&target, &alice, &folder, &bob, Some("31")).await;
     let own = format!("{}.txt", target.unique("copytest"));
     target.put_file(&bob, &own, "copytest").await;
 
@@ -421,18 +341,14 @@ async fn an_editable_share_takes_files_in_and_gives_them_out() {
 
     let limited = target.unique("testfolder");
     assert_eq!(target.mkcol(&alice, &limited).await, 201);
-    let (status, no_delete) = share_with(&target, &alice, &limited, &bob, Some("23")).await;
-    assert_eq!(status, 200, "{no_delete}");
+    let no_delete = shared_with(&target, &alice, &limited, &bob, Some("23")).await;
     let uploaded = format!("{limited}/asdf.txt");
     let put = target.put_file(&bob, &uploaded, "uploaded by the recipient").await;
     assert_eq!(put.status(), 201, "create permission: the recipient uploads");
     let deleted = target.as_account(&alice, "DELETE", &target.files_path(&alice, &uploaded));
     assert_eq!(deleted.send().await.unwrap().status(), 204, "the owner deletes it");
 
-    unshare(&target, &alice, &id_of(&editable)).await;
-    unshare(&target, &alice, &id_of(&no_delete)).await;
-    target.cleanup(&alice, &folder).await;
-    target.cleanup(&alice, &limited).await;
+    unshare_and_remove(&target, &alice, &[&editable, &no_delete], &[&folder, &limited]).await;
     target.cleanup(&bob, &moved_out).await;
 }
 
@@ -450,11 +366,9 @@ async fn share_info_names_the_share_and_its_item() {
     let name = format!("{}.txt", target.unique("textfile0"));
     let text = "a file to share\n";
     target.put_file(&alice, &name, text).await;
-    let (status, created) = share(&target, &alice, &name, &bob).await;
-    assert_eq!(status, 200, "{created}");
-    let id = id_of(&created);
+    let id = shared_with(&target, &alice, &name, &bob, None).await;
 
-    let (status, owned) = info(&target, &alice, &id).await;
+    let (status, owned) = share_info(&target, &alice, &id).await;
     assert_eq!(status, 200, "{owned}");
     assert_eq!(owned["id"].to_string().trim_matches('"'), id, "{owned}");
     let expected = [
@@ -483,17 +397,14 @@ async fn share_info_names_the_share_and_its_item() {
 
     let folder = target.unique("CHILD");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
-    let (status, to_folder) = share(&target, &alice, &folder, &bob).await;
-    assert_eq!(status, 200, "{to_folder}");
-    let to_folder = id_of(&to_folder);
-    let (_, folder_share) = info(&target, &alice, &to_folder).await;
+    let to_folder = shared_with(&target, &alice, &folder, &bob, None).await;
+    let (_, folder_share) = share_info(&target, &alice, &to_folder).await;
     assert_eq!(
         (folder_share["permissions"].clone(), folder_share["item_permissions"].clone()),
         (31.into(), 31.into())
     );
 
-    let (_, received) =
-        target.ocs_call(&bob, "GET", &format!("{SHARES}?format=json&shared_with_me=true")).await;
+    let (_, received) = list_shares(&target, &bob, "shared_with_me=true").await;
     let received = received["ocs"]["data"].as_array().unwrap().clone();
     let find = |id: &str| {
         received
@@ -515,10 +426,7 @@ async fn share_info_names_the_share_and_its_item() {
         (31.into(), 31.into())
     );
 
-    unshare(&target, &alice, &id).await;
-    unshare(&target, &alice, &to_folder).await;
-    target.cleanup(&alice, &name).await;
-    target.cleanup(&alice, &folder).await;
+    unshare_and_remove(&target, &alice, &[&id, &to_folder], &[&name, &folder]).await;
 }
 
 /// `sharing-v1.feature` "Creating a share with a group",
@@ -533,7 +441,7 @@ async fn a_group_share_reaches_its_members_until_its_owner_deletes_it() {
     let (alice, admin) = (target.alice().clone(), target.admin().clone());
     let name = format!("{}.txt", target.unique("welcome"));
     target.put_file(&alice, &name, "for the group").await;
-    let (status, created) = share_with_group(&target, &alice, &name, ADMIN_GROUP).await;
+    let (status, created) = share_with_group(&target, &alice, &name, ADMIN_GROUP, None).await;
     assert_eq!(status, 200, "{created}");
     let share = &created["ocs"]["data"];
     assert_eq!(
@@ -542,17 +450,15 @@ async fn a_group_share_reaches_its_members_until_its_owner_deletes_it() {
     );
     let id = id_of(&created);
 
-    let (_, received) =
-        target.ocs_call(&admin, "GET", &format!("{SHARES}?format=json&shared_with_me=true")).await;
+    let (_, received) = list_shares(&target, &admin, "shared_with_me=true").await;
     assert!(ids(&received).contains(&id), "a member sees the group share: {received}");
     assert_eq!(content(&target, &admin, &name).await, Ok("for the group".to_string()));
-    assert_eq!(info(&target, &admin, &id).await.0, 200, "a member gets the share");
+    assert_eq!(share_info(&target, &admin, &id).await.0, 200, "a member gets the share");
 
-    let (status, deleted) =
-        target.ocs_call(&alice, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
+    let (status, deleted) = delete_share(&target, &alice, &id).await;
     assert_eq!(status, 200, "{deleted}");
-    assert_eq!(info(&target, &alice, &id).await.0, 404, "gone for the owner");
-    assert_eq!(info(&target, &admin, &id).await.0, 404, "gone for the member");
+    assert_eq!(share_info(&target, &alice, &id).await.0, 404, "gone for the owner");
+    assert_eq!(share_info(&target, &admin, &id).await.0, 404, "gone for the member");
     assert_eq!(content(&target, &admin, &name).await, Err(404), "unmounted");
     target.cleanup(&alice, &name).await;
 }
@@ -568,29 +474,13 @@ async fn share_types_name_the_kinds_of_shares_made() {
     let (alice, bob) = (target.alice().clone(), target.bob().clone());
     let folder = target.unique("test");
     assert_eq!(target.mkcol(&alice, &folder).await, 201);
-    let types = || async {
-        let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:share-types/></d:prop></d:propfind>"#;
-        let path = target.files_path(&alice, &folder);
-        let (status, multistatus) = target.propfind(&alice, &path, "0", body).await;
-        assert_eq!(status, 207);
-        let response = multistatus.unwrap().responses[0].clone();
-        let property = response
-            .prop(xml_tree::OC, "share-types")
-            .unwrap_or_else(|| panic!("a 200 propstat with oc:share-types: {response:?}"));
-        let mut types: Vec<String> = property.children().map(|child| child.text()).collect();
-        types.sort();
-        types
-    };
+    let types = || share_types(&target, &alice, &folder);
     assert!(types().await.is_empty(), "not shared: an empty share-types");
-    let (status, to_bob) = share(&target, &alice, &folder, &bob).await;
-    assert_eq!(status, 200, "{to_bob}");
+    let to_bob = shared_with(&target, &alice, &folder, &bob, None).await;
     assert_eq!(types().await, ["0"], "shared with a user");
-    let (status, to_group) = share_with_group(&target, &alice, &folder, ADMIN_GROUP).await;
-    assert_eq!(status, 200, "{to_group}");
+    let to_group = shared_with_group(&target, &alice, &folder, ADMIN_GROUP, None).await;
     assert_eq!(types().await, ["0", "1"], "and with a group");
-    unshare(&target, &alice, &id_of(&to_bob)).await;
-    unshare(&target, &alice, &id_of(&to_group)).await;
-    target.cleanup(&alice, &folder).await;
+    unshare_and_remove(&target, &alice, &[&to_bob, &to_group], &[&folder]).await;
 }
 
 /// `sharing-v1-part2a.feature` "User is not allowed to reshare file" and
@@ -615,9 +505,7 @@ async fn a_reshare_cannot_exceed_what_was_received() {
     assert_eq!(target.mkcol(&alice, &format!("{folder}/SUB")).await, 201);
     let mut made = Vec::new();
     for (path, permissions) in [(&unshareable, "1"), (&file, "17"), (&folder, "21")] {
-        let (status, answer) = share_with(&target, &alice, path, &bob, Some(permissions)).await;
-        assert_eq!(status, 200, "{answer}");
-        made.push(id_of(&answer));
+        made.push(shared_with(&target, &alice, path, &bob, Some(permissions)).await);
     }
 
     let (status, answer) = share_with(&target, &bob, &unshareable, &admin, Some("1")).await;
@@ -631,17 +519,13 @@ async fn a_reshare_cannot_exceed_what_was_received() {
     let (status, answer) = share_with(&target, &bob, &folder, &admin, Some("29")).await;
     assert_eq!(status, 404, "more than received (delete) on a folder: {answer}");
 
-    let (status, answer) = share_with(&target, &bob, &folder, &admin, Some("21")).await;
-    assert_eq!(status, 200, "{answer}");
-    let reshare = id_of(&answer);
+    let reshare = shared_with(&target, &bob, &folder, &admin, Some("21")).await;
     assert_eq!(set_permissions(&target, &bob, &reshare, "31").await, 404, "raised past 21");
     assert_eq!(set_permissions(&target, &bob, &reshare, "1").await, 200, "lowered");
     let sub = format!("{folder}/SUB");
-    let (status, answer) = share_with(&target, &bob, &sub, &admin, Some("21")).await;
-    assert_eq!(status, 200, "{answer}");
-    let sub_reshare = id_of(&answer);
+    let sub_reshare = shared_with(&target, &bob, &sub, &admin, Some("21")).await;
     assert_eq!(set_permissions(&target, &bob, &sub_reshare, "31").await, 404, "the sub-folder too");
-    let (_, sub_share) = info(&target, &bob, &sub_reshare).await;
+    let (_, sub_share) = share_info(&target, &bob, &sub_reshare).await;
     assert_eq!(sub_share["permissions"], 21, "the refused update changed nothing: {sub_share}");
 
     for id in [reshare_of_file, reshare, sub_reshare] {
@@ -664,13 +548,8 @@ async fn a_room_share_without_talk_is_refused() {
     let alice = target.alice().clone();
     let name = format!("{}.txt", target.unique("room"));
     assert!(target.put_file(&alice, &name, "for a room").await.status().is_success());
-    let fields = [
-        ("path", format!("/{name}")),
-        ("shareType", "10".to_string()),
-        ("shareWith", "a-room-token".to_string()),
-    ];
-    let v1 = "/ocs/v1.php/apps/files_sharing/api/v1/shares?format=json";
-    let (status, answer) = ocs_json(target.ocs_form(&alice, "POST", v1, &fields).await).await;
+    let fields = share_fields(&name, "10", "a-room-token");
+    let (status, answer) = create_share_at(&target, &alice, SHARES_V1, &fields).await;
     assert_eq!(status, 200, "v1 answers HTTP 200: {answer}");
     assert_eq!(answer["ocs"]["meta"]["statuscode"], 403, "{answer}");
     assert_eq!(

@@ -1,77 +1,18 @@
 //! Sharing scenarios that need more people than the suite's three
 //! accounts, or groups made for them (`sharing_features/sharing-v1*`):
 //! the administrator makes the accounts and groups through the
-//! provisioning API and deletes them afterwards.
+//! provisioning API and deletes them afterwards ([`Throwaway`]).
 
-use super::provisioning::{create_account, delete_account, send, statuscode};
-use super::sharing::share_with;
-use nextcloud_contract::{Account, Target, ocs_json};
+use super::dav::{props_of, sees};
+use super::provisioning::statuscode;
+use super::shares::{
+    SHARES, create_share, day_in, delete_share, id_of, ids, list_shares, share_info, share_with,
+    share_with_group, shared_with, shared_with_group, update_permissions, update_share,
+};
+use super::sharing::transfer;
+use super::throwaway::Throwaway;
+use nextcloud_contract::{Account, Target};
 use serde_json::Value;
-
-const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
-const GROUPS: &str = "/ocs/v1.php/cloud/groups";
-
-/// `count` accounts made for the test.
-pub(super) async fn accounts(target: &Target, count: usize) -> Vec<Account> {
-    let mut made = Vec::with_capacity(count);
-    for _ in 0..count {
-        made.push(create_account(target, &[]).await);
-    }
-    made
-}
-
-pub(super) async fn delete_accounts(target: &Target, accounts: &[Account]) {
-    for account in accounts {
-        delete_account(target, &account.uid).await;
-    }
-}
-
-/// A group made for the test, with `members`.
-pub(super) async fn create_group(target: &Target, members: &[&Account]) -> String {
-    let gid = target.unique("group");
-    let (status, answer) =
-        send(target, target.admin(), "POST", GROUPS, &[("groupid", gid.clone())]).await;
-    assert_eq!((status, statuscode(&answer)), (200, 100.into()), "{answer}");
-    for member in members {
-        let path = format!("/ocs/v1.php/cloud/users/{}/groups", member.uid);
-        let (status, answer) =
-            send(target, target.admin(), "POST", &path, &[("groupid", gid.clone())]).await;
-        assert_eq!((status, statuscode(&answer)), (200, 100.into()), "{answer}");
-    }
-    gid
-}
-
-pub(super) async fn delete_group(target: &Target, gid: &str) -> Value {
-    let path = format!("{GROUPS}/{gid}?format=json");
-    target.ocs_call(target.admin(), "DELETE", &path).await.1
-}
-
-pub(super) async fn share_with_group(
-    target: &Target,
-    owner: &Account,
-    path: &str,
-    gid: &str,
-) -> String {
-    let fields = [
-        ("path", format!("/{path}")),
-        ("shareType", "1".to_string()),
-        ("shareWith", gid.to_string()),
-    ];
-    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    let (status, answer) = ocs_json(response).await;
-    assert_eq!(status, 200, "{answer}");
-    answer["ocs"]["data"]["id"].to_string().trim_matches('"').to_string()
-}
-
-/// Whether `account` can list the folder or read the file at `path`.
-async fn sees(target: &Target, account: &Account, path: &str) -> bool {
-    let (status, _) = target.propfind(account, &target.files_path(account, path), "0", "").await;
-    status == 207
-}
-
-async fn share_status(target: &Target, account: &Account, id: &str) -> u16 {
-    target.ocs_call(account, "GET", &format!("{SHARES}/{id}?format=json")).await.0
-}
 
 /// "Group shares are deleted when the group is deleted" (sharing-v1-part2a):
 /// once the administrator deletes the group, its share is gone for the
@@ -79,22 +20,19 @@ async fn share_status(target: &Target, account: &Account, id: &str) -> u16 {
 #[tokio::test]
 async fn deleting_a_group_deletes_its_shares() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let member = create_account(&target, &[]).await;
-    let gid = create_group(&target, &[&member]).await;
+    let (people, [owner, member]) = Throwaway::accounts(&target).await;
+    let gid = people.group(&[&member]).await;
     let folder = target.unique("group-shared");
     assert_eq!(target.mkcol(&owner, &folder).await, 201);
-    let id = share_with_group(&target, &owner, &folder, &gid).await;
+    let id = shared_with_group(&target, &owner, &folder, &gid, None).await;
     assert!(sees(&target, &member, &folder).await, "a member has the folder");
 
-    let deleted = delete_group(&target, &gid).await;
+    let deleted = people.delete_group(&gid).await;
     assert_eq!(statuscode(&deleted), 100, "{deleted}");
-    assert_eq!(share_status(&target, &owner, &id).await, 404, "the share is gone");
+    assert_eq!(share_info(&target, &owner, &id).await.0, 404, "the share is gone");
     assert!(!sees(&target, &member, &folder).await, "the former member lost the folder");
     assert!(sees(&target, &owner, &folder).await, "the owner keeps it");
-
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &member.uid).await;
+    people.remove().await;
 }
 
 /// "Keep usergroup shares (#22143)" (sharing-v1-part2b): a member moves
@@ -103,28 +41,18 @@ async fn deleting_a_group_deletes_its_shares() {
 #[tokio::test]
 async fn deleting_one_member_keeps_the_group_share_for_the_others() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let (one, other) = (create_account(&target, &[]).await, create_account(&target, &[]).await);
-    let gid = create_group(&target, &[&one, &other]).await;
+    let (people, [owner, one, other]) = Throwaway::accounts(&target).await;
+    let gid = people.group(&[&one, &other]).await;
     let tmp = target.unique("TMP");
     assert_eq!(target.mkcol(&owner, &tmp).await, 201);
-    share_with_group(&target, &owner, &tmp, &gid).await;
+    shared_with_group(&target, &owner, &tmp, &gid, None).await;
     assert!(sees(&target, &other, &tmp).await);
 
     assert_eq!(target.mkcol(&one, "myFOLDER").await, 201);
-    let moved = target
-        .as_account(&one, "MOVE", &target.files_path(&one, &tmp))
-        .header("Destination", target.url(&target.files_path(&one, "myFOLDER/myTMP")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(moved.status(), 201);
-    delete_account(&target, &other.uid).await;
+    assert_eq!(transfer(&target, &one, "MOVE", &tmp, "myFOLDER/myTMP").await, 201);
+    people.delete_account(&other).await;
     assert!(sees(&target, &one, "myFOLDER/myTMP").await, "the moved share stays");
-
-    delete_group(&target, &gid).await;
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &one.uid).await;
+    people.remove().await;
 }
 
 /// "Reshared files can be still accessed if a user in the middle removes
@@ -134,16 +62,12 @@ async fn deleting_one_member_keeps_the_group_share_for_the_others() {
 #[tokio::test]
 async fn a_reshare_outlives_the_resharer_leaving_the_share() {
     let target = Target::get().await;
-    let mut chain = Vec::new();
-    for _ in 0..4 {
-        chain.push(create_account(&target, &[]).await);
-    }
+    let (people, chain) = Throwaway::accounts::<4>(&target).await;
     let name = format!("{}.txt", target.unique("textfile0"));
     let put = target.put_file(&chain[0], &name, "Nextcloud test text file").await;
     assert!(put.status().is_success());
     for pair in chain.windows(2) {
-        let (status, answer) = share_with(&target, &pair[0], &name, &pair[1], Some("31")).await;
-        assert_eq!(status, 200, "{} to {}: {answer}", pair[0].uid, pair[1].uid);
+        shared_with(&target, &pair[0], &name, &pair[1], Some("31")).await;
     }
     assert_eq!(target.delete_file(&chain[1], &name).await, 204, "the middle leaves the share");
     let range = target
@@ -154,10 +78,7 @@ async fn a_reshare_outlives_the_resharer_leaving_the_share() {
         .unwrap();
     assert_eq!(range.status(), 206);
     assert_eq!(range.text().await.unwrap(), "extcloud");
-
-    for account in &chain {
-        delete_account(&target, &account.uid).await;
-    }
+    people.remove().await;
 }
 
 /// "… not allowed to reshare file with more permissions even if shares of
@@ -169,8 +90,8 @@ async fn a_reshare_outlives_the_resharer_leaving_the_share() {
 #[tokio::test]
 async fn a_reshare_is_limited_by_its_own_share_whatever_else_is_shared() {
     let target = Target::get().await;
-    let users = accounts(&target, 4).await;
-    let [owner, resharer, recipient, other] = [&users[0], &users[1], &users[2], &users[3]];
+    let (people, users) = Throwaway::accounts::<4>(&target).await;
+    let [owner, resharer, recipient, other] = &users;
     let tmp = target.unique("TMP");
     let folder = target.unique("FOLDER");
     let others_folder = target.unique("FOLDER3");
@@ -183,27 +104,15 @@ async fn a_reshare_is_limited_by_its_own_share_whatever_else_is_shared() {
         (other, &others_folder, resharer, "15"),
         (owner, &tmp, resharer, "21"),
     ] {
-        let (status, answer) = share_with(&target, from, path, to, Some(permissions)).await;
-        assert_eq!(status, 200, "{answer}");
+        shared_with(&target, from, path, to, Some(permissions)).await;
     }
 
     let (status, answer) = share_with(&target, resharer, &tmp, recipient, Some("31")).await;
     assert_eq!(status, 404, "a new reshare past 21: {answer}");
-    let (status, answer) = share_with(&target, resharer, &tmp, recipient, Some("21")).await;
-    assert_eq!(status, 200, "{answer}");
-    let id = answer["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
-    let response = target
-        .ocs_form(
-            resharer,
-            "PUT",
-            &format!("{SHARES}/{id}?format=json"),
-            &[("permissions", "31".to_string())],
-        )
-        .await;
-    let (status, answer) = ocs_json(response).await;
+    let id = shared_with(&target, resharer, &tmp, recipient, Some("21")).await;
+    let (status, answer) = update_permissions(&target, resharer, &id, "31").await;
     assert_eq!(status, 404, "an update past 21: {answer}");
-
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 /// "Empting trashbin" and "orphaned shares" (sharing-v1-part3): a shared
@@ -212,12 +121,10 @@ async fn a_reshare_is_limited_by_its_own_share_whatever_else_is_shared() {
 #[tokio::test]
 async fn a_share_deleted_with_its_parent_is_gone_for_the_recipient() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let recipient = create_account(&target, &[]).await;
+    let (people, [owner, recipient]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "common").await, 201);
     assert_eq!(target.mkcol(&owner, "common/sub").await, 201);
-    let (status, answer) = share_with(&target, &owner, "common/sub", &recipient, Some("31")).await;
-    assert_eq!(status, 200, "{answer}");
+    shared_with(&target, &owner, "common/sub", &recipient, Some("31")).await;
     assert!(sees(&target, &recipient, "sub").await);
 
     assert_eq!(target.delete_file(&owner, "common").await, 204);
@@ -225,9 +132,7 @@ async fn a_share_deleted_with_its_parent_is_gone_for_the_recipient() {
     let trash = format!("/remote.php/dav/trashbin/{}/trash/", owner.uid);
     assert_eq!(target.send(&owner, "DELETE", &trash).await.status(), 204, "the trash emptied");
     assert!(!sees(&target, &recipient, "sub").await, "and after");
-
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &recipient.uid).await;
+    people.remove().await;
 }
 
 /// "Get a share with a user with resharing rights", "delete a share with a
@@ -238,27 +143,22 @@ async fn a_share_deleted_with_its_parent_is_gone_for_the_recipient() {
 #[tokio::test]
 async fn resharing_rights_show_sibling_shares_but_do_not_own_them() {
     let target = Target::get().await;
-    let users = accounts(&target, 4).await;
-    let [owner, resharer, sibling, outsider] = [&users[0], &users[1], &users[2], &users[3]];
+    let (people, users) = Throwaway::accounts::<4>(&target).await;
+    let [owner, resharer, sibling, outsider] = &users;
     let name = format!("{}.txt", target.unique("textfile0"));
     assert!(target.put_file(owner, &name, "shared twice").await.status().is_success());
-    let (status, first) = share_with(&target, owner, &name, resharer, None).await;
-    assert_eq!(status, 200, "{first}");
-    let (status, second) = share_with(&target, owner, &name, sibling, None).await;
-    assert_eq!(status, 200, "{second}");
-    let id = second["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
-    let path = format!("{SHARES}/{id}?format=json");
+    shared_with(&target, owner, &name, resharer, None).await;
+    let id = shared_with(&target, owner, &name, sibling, None).await;
 
-    let (status, seen) = target.ocs_call(resharer, "GET", &path).await;
+    let (status, seen) = share_info(&target, resharer, &id).await;
     assert_eq!(status, 200, "{seen}");
-    let seen = &seen["ocs"]["data"][0];
     assert_eq!(seen["share_with"], sibling.uid.as_str(), "{seen}");
     assert_eq!(
         (seen["uid_owner"].clone(), seen["permissions"].clone()),
         (owner.uid.as_str().into(), 19.into())
     );
     assert_eq!(seen["path"], format!("/{name}"), "the path as the resharer sees it");
-    assert_eq!(target.ocs_call(outsider, "GET", &path).await.0, 404);
+    assert_eq!(share_info(&target, outsider, &id).await.0, 404);
 
     let v1 = format!("/ocs/v1.php/apps/files_sharing/api/v1/shares/{id}?format=json");
     let (status, refused) = target.ocs_call(resharer, "DELETE", &v1).await;
@@ -267,19 +167,18 @@ async fn resharing_rights_show_sibling_shares_but_do_not_own_them() {
         (200, 403.into()),
         "{refused}"
     );
-    let response =
-        target.ocs_form(resharer, "PUT", &path, &[("permissions", "1".to_string())]).await;
-    assert_eq!(ocs_json(response).await.0, 403, "not theirs to edit");
+    let (status, _) = update_permissions(&target, resharer, &id, "1").await;
+    assert_eq!(status, 403, "not theirs to edit");
     assert!(sees(&target, resharer, &name).await, "and their own share is untouched");
     assert!(sees(&target, sibling, &name).await, "nor the sibling's");
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 /// The shares `?subfiles=true&path=…` lists for `account`: (sharer, file
 /// owner, recipient, path) of each, in the server's order.
 async fn subfile_shares(target: &Target, account: &Account, path: &str) -> Vec<[String; 4]> {
-    let query = format!("{SHARES}?format=json&subfiles=true&path={path}");
-    let (status, answer) = target.ocs_call(account, "GET", &query).await;
+    let query = format!("subfiles=true&path={path}");
+    let (status, answer) = list_shares(target, account, &query).await;
     assert_eq!(status, 200, "{answer}");
     let text = |share: &Value, field: &str| share[field].as_str().unwrap_or_default().to_string();
     answer["ocs"]["data"]
@@ -304,11 +203,7 @@ async fn subfile_shares(target: &Target, account: &Account, path: &str) -> Vec<[
 #[tokio::test]
 async fn subfiles_lists_the_shares_of_a_folders_children() {
     let target = Target::get().await;
-    let [owner, one, two] = [
-        create_account(&target, &[]).await,
-        create_account(&target, &[]).await,
-        create_account(&target, &[]).await,
-    ];
+    let (people, [owner, one, two]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "PARENT").await, 201);
     assert_eq!(target.mkcol(&owner, "PARENT/CHILD").await, 201);
     for (account, path) in [
@@ -326,8 +221,7 @@ async fn subfiles_lists_the_shares_of_a_folders_children() {
         (&owner, "textfile0.txt", &one),
         (&one, "textfile0.txt", &owner),
     ] {
-        let (status, answer) = share_with(&target, from, path, to, None).await;
-        assert_eq!(status, 200, "{path}: {answer}");
+        shared_with(&target, from, path, to, None).await;
     }
     let o = owner.uid.clone();
     assert_eq!(
@@ -343,9 +237,7 @@ async fn subfiles_lists_the_shares_of_a_folders_children() {
         vec![[o.clone(), o.clone(), one.uid.clone(), "/textfile0.txt".to_string()]],
         "not the one received"
     );
-    for account in [&owner, &one, &two] {
-        delete_account(&target, &account.uid).await;
-    }
+    people.remove().await;
 }
 
 /// "getting all shares including subfiles in a shared directory with
@@ -356,16 +248,13 @@ async fn subfiles_lists_the_shares_of_a_folders_children() {
 #[tokio::test]
 async fn subfiles_shows_reshares_to_whoever_may_reshare() {
     let target = Target::get().await;
-    let users = accounts(&target, 4).await;
-    let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
+    let (people, users) = Throwaway::accounts::<4>(&target).await;
+    let [owner, one, two, three] = &users;
     assert_eq!(target.mkcol(owner, "PARENT").await, 201);
     assert_eq!(target.mkcol(owner, "PARENT/CHILD").await, 201);
-    let (status, first) = share_with(&target, owner, "PARENT", one, Some("31")).await;
-    assert_eq!(status, 200, "{first}");
-    let (status, answer) = share_with(&target, one, "PARENT/CHILD", two, Some("31")).await;
-    assert_eq!(status, 200, "{answer}");
-    let (status, answer) = share_with(&target, two, "CHILD", three, Some("31")).await;
-    assert_eq!(status, 200, "{answer}");
+    let first = shared_with(&target, owner, "PARENT", one, Some("31")).await;
+    shared_with(&target, one, "PARENT/CHILD", two, Some("31")).await;
+    shared_with(&target, two, "CHILD", three, Some("31")).await;
     let row = |by: &Account, to: &Account, path: &str| {
         [by.uid.clone(), owner.uid.clone(), to.uid.clone(), path.to_string()]
     };
@@ -377,46 +266,21 @@ async fn subfiles_shows_reshares_to_whoever_may_reshare() {
         subfile_shares(&target, one, "PARENT").await,
         vec![row(one, two, "/PARENT/CHILD"), row(two, three, "/PARENT/CHILD")]
     );
-    let id = first["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
-    let response = target
-        .ocs_form(
-            owner,
-            "PUT",
-            &format!("{SHARES}/{id}?format=json"),
-            &[("permissions", "1".to_string())],
-        )
-        .await;
-    assert_eq!(response.status(), 200);
+    assert_eq!(update_permissions(&target, owner, &first, "1").await.0, 200);
     assert_eq!(subfile_shares(&target, one, "PARENT").await, vec![row(one, two, "/PARENT/CHILD")]);
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 /// `oc:permissions` of `path` as `account` sees it.
 async fn dav_permissions(target: &Target, account: &Account, path: &str) -> String {
     let body = r#"<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:permissions/></d:prop></d:propfind>"#;
-    let (status, multistatus) =
-        target.propfind(account, &target.files_path(account, path), "0", body).await;
-    assert_eq!(status, 207, "PROPFIND {path} as {}", account.uid);
-    let response = &multistatus.unwrap().responses[0];
+    let response = props_of(target, account, path, body).await;
     response.text("http://owncloud.org/ns", "permissions").unwrap_or_default()
 }
 
-async fn share_folder_with_group(
-    target: &Target,
-    owner: &Account,
-    path: &str,
-    gid: &str,
-    permissions: &str,
-) {
-    let fields = [
-        ("path", format!("/{path}")),
-        ("shareType", "1".to_string()),
-        ("shareWith", gid.to_string()),
-        ("permissions", permissions.to_string()),
-    ];
-    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    let (status, answer) = ocs_json(response).await;
-    assert_eq!(status, 200, "{path} with {gid}: {answer}");
+/// `getetag` of `path` as `account` sees it.
+async fn etag(target: &Target, account: &Account, path: &str) -> String {
+    props_of(target, account, path, "").await.text("DAV:", "getetag").unwrap_or_default()
 }
 
 /// The "Merging shares for recipient when shared from outside …" scenarios
@@ -430,11 +294,9 @@ async fn share_folder_with_group(
 #[tokio::test]
 async fn shares_of_one_node_merge_into_one_mount() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let member = create_account(&target, &[]).await;
-    let next = create_account(&target, &[]).await;
-    let one = create_group(&target, &[&member]).await;
-    let two = create_group(&target, &[&member]).await;
+    let (people, [owner, member, next]) = Throwaway::accounts(&target).await;
+    let one = people.group(&[&member]).await;
+    let two = people.group(&[&member]).await;
     // (folder, its group shares (group, permissions), a user share's permissions)
     type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<&'a str>);
     let cases: [Case; 5] = [
@@ -447,12 +309,10 @@ async fn shares_of_one_node_merge_into_one_mount() {
     for (folder, groups, user) in cases {
         assert_eq!(target.mkcol(&owner, folder).await, 201);
         for (gid, permissions) in groups {
-            share_folder_with_group(&target, &owner, folder, gid, permissions).await;
+            shared_with_group(&target, &owner, folder, gid, Some(permissions)).await;
         }
         if let Some(permissions) = user {
-            let (status, answer) =
-                share_with(&target, &owner, folder, &member, Some(permissions)).await;
-            assert_eq!(status, 200, "{folder}: {answer}");
+            shared_with(&target, &owner, folder, &member, Some(permissions)).await;
         }
         assert!(sees(&target, &member, folder).await, "{folder}");
         assert!(!sees(&target, &member, &format!("{folder} (2)")).await, "{folder}: one mount");
@@ -462,28 +322,12 @@ async fn shares_of_one_node_merge_into_one_mount() {
     // A group share (15) and a user share (17) of one folder: reshares
     // may have the union (31).
     assert_eq!(target.mkcol(&owner, "TMP").await, 201);
-    share_folder_with_group(&target, &owner, "TMP", &one, "15").await;
-    let (status, answer) = share_with(&target, &owner, "TMP", &member, Some("17")).await;
-    assert_eq!(status, 200, "{answer}");
-    let (status, reshare) = share_with(&target, &member, "TMP", &next, Some("17")).await;
-    assert_eq!(status, 200, "{reshare}");
-    let id = reshare["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
-    let response = target
-        .ocs_form(
-            &member,
-            "PUT",
-            &format!("{SHARES}/{id}?format=json"),
-            &[("permissions", "31".to_string())],
-        )
-        .await;
-    let (status, answer) = ocs_json(response).await;
+    shared_with_group(&target, &owner, "TMP", &one, Some("15")).await;
+    shared_with(&target, &owner, "TMP", &member, Some("17")).await;
+    let reshare = shared_with(&target, &member, "TMP", &next, Some("17")).await;
+    let (status, answer) = update_permissions(&target, &member, &reshare, "31").await;
     assert_eq!(status, 200, "the union allows it: {answer}");
-    for gid in [&one, &two] {
-        delete_group(&target, gid).await;
-    }
-    for account in [&owner, &member, &next] {
-        delete_account(&target, &account.uid).await;
-    }
+    people.remove().await;
 }
 
 /// "Merging shares for recipient when shared from inside with group", "…
@@ -493,25 +337,18 @@ async fn shares_of_one_node_merge_into_one_mount() {
 #[tokio::test]
 async fn an_owner_in_the_groups_they_share_with_sees_one_folder() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let one = create_group(&target, &[&owner]).await;
-    let two = create_group(&target, &[&owner]).await;
-    assert_eq!(target.mkcol(&owner, "merge-test-inside-twogroups-perms").await, 201);
-    share_folder_with_group(&target, &owner, "merge-test-inside-twogroups-perms", &one, "31").await;
-    share_folder_with_group(&target, &owner, "merge-test-inside-twogroups-perms", &two, "1").await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
+    let one = people.group(&[&owner]).await;
+    let two = people.group(&[&owner]).await;
+    let folder = "merge-test-inside-twogroups-perms";
+    assert_eq!(target.mkcol(&owner, folder).await, 201);
+    shared_with_group(&target, &owner, folder, &one, Some("31")).await;
+    shared_with_group(&target, &owner, folder, &two, Some("1")).await;
     for suffix in [" (2)", " (3)"] {
-        assert!(
-            !sees(&target, &owner, &format!("merge-test-inside-twogroups-perms{suffix}")).await
-        );
+        assert!(!sees(&target, &owner, &format!("{folder}{suffix}")).await);
     }
-    assert_eq!(
-        dav_permissions(&target, &owner, "merge-test-inside-twogroups-perms").await,
-        "RGDNVCK"
-    );
-    for gid in [&one, &two] {
-        delete_group(&target, gid).await;
-    }
-    delete_account(&target, &owner.uid).await;
+    assert_eq!(dav_permissions(&target, &owner, folder).await, "RGDNVCK");
+    people.remove().await;
 }
 
 /// "Merging shares for recipient when shared from outside with group then
@@ -521,33 +358,24 @@ async fn an_owner_in_the_groups_they_share_with_sees_one_folder() {
 #[tokio::test]
 async fn a_second_share_joins_the_renamed_mount() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let member = create_account(&target, &[]).await;
-    let gid = create_group(&target, &[&member]).await;
+    let (people, [owner, member]) = Throwaway::accounts(&target).await;
+    let gid = people.group(&[&member]).await;
     for group_first in [true, false] {
         let folder = target.unique("merge-test-rename");
         assert_eq!(target.mkcol(&owner, &folder).await, 201);
-        let first_user = || async {
-            let (status, answer) = share_with(&target, &owner, &folder, &member, Some("31")).await;
-            assert_eq!(status, 200, "{answer}");
-        };
+        let with_user = || shared_with(&target, &owner, &folder, &member, Some("31"));
+        let with_group = || shared_with_group(&target, &owner, &folder, &gid, Some("31"));
         if group_first {
-            share_folder_with_group(&target, &owner, &folder, &gid, "31").await;
+            with_group().await;
         } else {
-            first_user().await;
+            with_user().await;
         }
         let renamed = format!("{folder}-renamed");
-        let moved = target
-            .as_account(&member, "MOVE", &target.files_path(&member, &folder))
-            .header("Destination", target.url(&target.files_path(&member, &renamed)))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(moved.status(), 201);
+        assert_eq!(transfer(&target, &member, "MOVE", &folder, &renamed).await, 201);
         if group_first {
-            first_user().await;
+            with_user().await;
         } else {
-            share_folder_with_group(&target, &owner, &folder, &gid, "31").await;
+            with_group().await;
         }
         assert_eq!(
             dav_permissions(&target, &member, &renamed).await,
@@ -556,9 +384,7 @@ async fn a_second_share_joins_the_renamed_mount() {
         );
         assert!(!sees(&target, &member, &folder).await, "group first: {group_first}");
     }
-    delete_group(&target, &gid).await;
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &member.uid).await;
+    people.remove().await;
 }
 
 /// "Share of folder and sub-folder to same user - core#20645"
@@ -567,21 +393,17 @@ async fn a_second_share_joins_the_renamed_mount() {
 #[tokio::test]
 async fn a_folder_and_its_sub_folder_shared_apart_are_two_mounts() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let member = create_account(&target, &[]).await;
-    let gid = create_group(&target, &[&member]).await;
+    let (people, [owner, member]) = Throwaway::accounts(&target).await;
+    let gid = people.group(&[&member]).await;
     assert_eq!(target.mkcol(&owner, "PARENT").await, 201);
     assert_eq!(target.mkcol(&owner, "PARENT/CHILD").await, 201);
     assert!(target.put_file(&owner, "PARENT/CHILD/child.txt", "child").await.status().is_success());
-    let (status, answer) = share_with(&target, &owner, "PARENT", &member, Some("31")).await;
-    assert_eq!(status, 200, "{answer}");
-    share_folder_with_group(&target, &owner, "PARENT/CHILD", &gid, "31").await;
+    shared_with(&target, &owner, "PARENT", &member, Some("31")).await;
+    shared_with_group(&target, &owner, "PARENT/CHILD", &gid, Some("31")).await;
     for path in ["PARENT", "PARENT/CHILD", "PARENT/CHILD/child.txt", "CHILD", "CHILD/child.txt"] {
         assert!(sees(&target, &member, path).await, "{path}");
     }
-    delete_group(&target, &gid).await;
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &member.uid).await;
+    people.remove().await;
 }
 
 /// "getting share info of a group share" (part2), "Deleting a group share
@@ -593,30 +415,16 @@ async fn a_folder_and_its_sub_folder_shared_apart_are_two_mounts() {
 #[tokio::test]
 async fn a_group_share_seen_by_owner_and_member_and_left_by_one() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let member = create_account(&target, &[]).await;
-    let gid = create_group(&target, &[&owner, &member]).await;
+    let (people, [owner, member]) = Throwaway::accounts(&target).await;
+    let gid = people.group(&[&owner, &member]).await;
     assert!(
         target.put_file(&member, "textfile0.txt", "the member's own").await.status().is_success()
     );
     assert_eq!(target.mkcol(&owner, "PARENT").await, 201);
     assert!(target.put_file(&owner, "PARENT/textfile0.txt", "shared").await.status().is_success());
-    let fields = [
-        ("path", "/PARENT/textfile0.txt".to_string()),
-        ("shareType", "1".to_string()),
-        ("shareWith", gid.clone()),
-    ];
-    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    let (status, created) = ocs_json(response).await;
-    assert_eq!(status, 200, "{created}");
-    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
-    let info = |account: &Account| {
-        let target = &target;
-        let path = format!("{SHARES}/{id}?format=json");
-        let account = account.clone();
-        async move { target.ocs_call(&account, "GET", &path).await.1["ocs"]["data"][0].clone() }
-    };
-    let owners = info(&owner).await;
+    let shared = "PARENT/textfile0.txt";
+    let id = shared_with_group(&target, &owner, shared, &gid, None).await;
+    let owners = share_info(&target, &owner, &id).await.1;
     for (field, value) in [
         ("share_type", Value::from(1)),
         ("share_with", gid.as_str().into()),
@@ -628,7 +436,7 @@ async fn a_group_share_seen_by_owner_and_member_and_left_by_one() {
     ] {
         assert_eq!(owners[field], value, "owner's {field}: {owners}");
     }
-    let members = info(&member).await;
+    let members = share_info(&target, &member, &id).await.1;
     for (field, value) in [
         ("file_target", Value::from("/textfile0 (2).txt")),
         ("path", "/textfile0 (2).txt".into()),
@@ -638,33 +446,20 @@ async fn a_group_share_seen_by_owner_and_member_and_left_by_one() {
         assert_eq!(members[field], value, "member's {field}: {members}");
     }
 
-    let etag = |account: &Account, path: &'static str| {
-        let target = &target;
-        let account = account.clone();
-        async move {
-            let url = target.files_path(&account, path);
-            let (_, multistatus) = target.propfind(&account, &url, "0", "").await;
-            multistatus.unwrap().responses[0].text("DAV:", "getetag").unwrap_or_default()
-        }
-    };
-    let (owners_folder, members_root) = (etag(&owner, "PARENT").await, etag(&member, "").await);
-    let (status, left) =
-        target.ocs_call(&member, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
+    let owners_folder = etag(&target, &owner, "PARENT").await;
+    let members_root = etag(&target, &member, "").await;
+    let (status, left) = delete_share(&target, &member, &id).await;
     assert_eq!(status, 200, "{left}");
     assert!(!sees(&target, &member, "textfile0 (2).txt").await, "gone from the member's files");
-    assert_ne!(etag(&member, "").await, members_root, "the member's root changed");
-    assert_eq!(etag(&owner, "PARENT").await, owners_folder, "the owner's folder did not");
-    assert_eq!(share_status(&target, &owner, &id).await, 200, "the share stays the owner's");
+    assert_ne!(etag(&target, &member, "").await, members_root, "the member's root changed");
+    assert_eq!(etag(&target, &owner, "PARENT").await, owners_folder, "the owner's folder did not");
+    assert_eq!(share_info(&target, &owner, &id).await.0, 200, "the share stays the owner's");
 
     // "sharing again an own file while belonging to a group" (part3).
-    let (status, _) =
-        target.ocs_call(&owner, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
-    assert_eq!(status, 200);
-    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    assert_eq!(ocs_json(response).await.0, 200, "shared again");
-    delete_group(&target, &gid).await;
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &member.uid).await;
+    assert_eq!(delete_share(&target, &owner, &id).await.0, 200);
+    let (status, _) = share_with_group(&target, &owner, shared, &gid, None).await;
+    assert_eq!(status, 200, "shared again");
+    people.remove().await;
 }
 
 /// "keep group permissions in sync" (part2a) and "Delete all group shares"
@@ -674,38 +469,16 @@ async fn a_group_share_seen_by_owner_and_member_and_left_by_one() {
 #[tokio::test]
 async fn a_moved_group_mount_follows_its_share() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let member = create_account(&target, &[]).await;
-    let gid = create_group(&target, &[&member]).await;
+    let (people, [owner, member]) = Throwaway::accounts(&target).await;
+    let gid = people.group(&[&member]).await;
     assert!(target.put_file(&owner, "textfile0.txt", "in sync").await.status().is_success());
     assert!(target.put_file(&member, "textfile0.txt", "the member's").await.status().is_success());
     assert_eq!(target.mkcol(&member, "FOLDER").await, 201);
-    let fields = [
-        ("path", "/textfile0.txt".to_string()),
-        ("shareType", "1".to_string()),
-        ("shareWith", gid.clone()),
-    ];
-    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    let (status, created) = ocs_json(response).await;
-    assert_eq!(status, 200, "{created}");
-    let id = created["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
-    let moved = target
-        .as_account(&member, "MOVE", &target.files_path(&member, "textfile0 (2).txt"))
-        .header("Destination", target.url(&target.files_path(&member, "FOLDER/textfile0.txt")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(moved.status(), 201);
+    let id = shared_with_group(&target, &owner, "textfile0.txt", &gid, None).await;
+    let moved = transfer(&target, &member, "MOVE", "textfile0 (2).txt", "FOLDER/textfile0.txt");
+    assert_eq!(moved.await, 201);
 
-    let response = target
-        .ocs_form(
-            &owner,
-            "PUT",
-            &format!("{SHARES}/{id}?format=json"),
-            &[("permissions", "1".to_string())],
-        )
-        .await;
-    let (status, updated) = ocs_json(response).await;
+    let (status, updated) = update_permissions(&target, &owner, &id, "1").await;
     assert_eq!(status, 200, "{updated}");
     let shown = &updated["ocs"]["data"];
     assert_eq!(
@@ -724,28 +497,16 @@ async fn a_moved_group_mount_follows_its_share() {
         "the member's"
     );
 
-    let (status, _) =
-        target.ocs_call(&owner, "DELETE", &format!("{SHARES}/{id}?format=json")).await;
-    assert_eq!(status, 200);
-    let (_, received) =
-        target.ocs_call(&member, "GET", &format!("{SHARES}?format=json&shared_with_me=true")).await;
-    let ids: Vec<String> = received["ocs"]["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|share| share["id"].to_string().trim_matches('"').to_string())
-        .collect();
-    assert!(!ids.contains(&id), "{received}");
+    assert_eq!(delete_share(&target, &owner, &id).await.0, 200);
+    let (_, received) = list_shares(&target, &member, "shared_with_me=true").await;
+    assert!(!ids(&received).contains(&id), "{received}");
     assert!(!sees(&target, &member, "FOLDER/textfile0.txt").await);
-    delete_group(&target, &gid).await;
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &member.uid).await;
+    people.remove().await;
 }
 
 /// The recipients the share list names for `account` with `query`.
 async fn listed_recipients(target: &Target, account: &Account, query: &str) -> Vec<String> {
-    let (status, answer) =
-        target.ocs_call(account, "GET", &format!("{SHARES}?format=json&{query}")).await;
+    let (status, answer) = list_shares(target, account, query).await;
     assert_eq!(status, 200, "{answer}");
     let mut with: Vec<String> = answer["ocs"]["data"]
         .as_array()
@@ -765,13 +526,11 @@ async fn listed_recipients(target: &Target, account: &Account, query: &str) -> V
 #[tokio::test]
 async fn reshares_lists_every_share_of_the_node_to_whoever_may_reshare() {
     let target = Target::get().await;
-    let users = accounts(&target, 4).await;
-    let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
+    let (people, users) = Throwaway::accounts::<4>(&target).await;
+    let [owner, one, two, three] = &users;
     assert!(target.put_file(owner, "textfile0.txt", "listed").await.status().is_success());
-    let (status, answer) = share_with(&target, owner, "textfile0.txt", one, None).await;
-    assert_eq!(status, 200, "{answer}");
-    let (status, answer) = share_with(&target, one, "textfile0.txt", two, None).await;
-    assert_eq!(status, 200, "{answer}");
+    shared_with(&target, owner, "textfile0.txt", one, None).await;
+    shared_with(&target, one, "textfile0.txt", two, None).await;
     let mut expected = vec![one.uid.clone(), two.uid.clone()];
     expected.sort();
     assert_eq!(
@@ -783,12 +542,11 @@ async fn reshares_lists_every_share_of_the_node_to_whoever_may_reshare() {
     let name = format!("{}.txt", target.unique("second"));
     assert!(target.put_file(owner, &name, "listed").await.status().is_success());
     for recipient in [one, two] {
-        let (status, answer) = share_with(&target, owner, &name, recipient, None).await;
-        assert_eq!(status, 200, "{answer}");
+        shared_with(&target, owner, &name, recipient, None).await;
     }
     let seen = listed_recipients(&target, one, &format!("reshares=true&path={name}")).await;
     assert_eq!(seen, vec![two.uid.clone()], "not the share made with them");
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 /// "getting inherited shares of a file" (sharing-v1): `/shares/inherited`
@@ -798,8 +556,8 @@ async fn reshares_lists_every_share_of_the_node_to_whoever_may_reshare() {
 #[tokio::test]
 async fn inherited_shares_are_those_of_the_folders_above() {
     let target = Target::get().await;
-    let users = accounts(&target, 4).await;
-    let [owner, one, two, three] = [&users[0], &users[1], &users[2], &users[3]];
+    let (people, users) = Throwaway::accounts::<4>(&target).await;
+    let [owner, one, two, three] = &users;
     assert_eq!(target.mkcol(owner, "first").await, 201);
     assert_eq!(target.mkcol(owner, "first/second").await, 201);
     for path in ["first/test1.txt", "first/second/test2.txt"] {
@@ -811,8 +569,7 @@ async fn inherited_shares_are_those_of_the_folders_above() {
         ("first/test1.txt", three, None),
         ("first/second/test2.txt", three, None),
     ] {
-        let (status, answer) = share_with(&target, owner, path, to, permissions).await;
-        assert_eq!(status, 200, "{path}: {answer}");
+        shared_with(&target, owner, path, to, permissions).await;
     }
     let inherited = |account: &Account, path: &'static str| {
         let target = &target;
@@ -839,7 +596,7 @@ async fn inherited_shares_are_those_of_the_folders_above() {
     assert_eq!(inherited(two, "first/test1.txt").await.0, 404, "not theirs to reach");
     assert_eq!(inherited(one, "first/second/test2.txt").await, (200, vec![two.uid.clone()]));
     assert_eq!(inherited(one, "first/test1.txt").await, (200, vec![]));
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 /// "Link shares inside of group shares keep their original data when the
@@ -849,45 +606,22 @@ async fn inherited_shares_are_those_of_the_folders_above() {
 #[tokio::test]
 async fn a_link_inside_a_group_share_is_capped_by_the_group_share() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let member = create_account(&target, &[]).await;
-    let gid = create_group(&target, &[&member]).await;
+    let (people, [owner, member]) = Throwaway::accounts(&target).await;
+    let gid = people.group(&[&member]).await;
     assert_eq!(target.mkcol(&owner, "share").await, 201);
-    let fields = [
-        ("path", "/share".to_string()),
-        ("shareType", "1".to_string()),
-        ("shareWith", gid.clone()),
-    ];
-    let response = target.ocs_form(&owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    let (status, group_share) = ocs_json(response).await;
-    assert_eq!(status, 200, "{group_share}");
+    let id = shared_with_group(&target, &owner, "share", &gid, None).await;
     assert_eq!(target.mkcol(&owner, "share/subfolder").await, 201);
     let fields = [
         ("path", "/share/subfolder".to_string()),
         ("shareType", "3".to_string()),
         ("permissions", "31".to_string()),
     ];
-    let response =
-        target.ocs_form(&member, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    let (status, link) = ocs_json(response).await;
+    let (status, link) = create_share(&target, &member, &fields).await;
     assert_eq!((status, link["ocs"]["data"]["permissions"].clone()), (200, 31.into()), "{link}");
 
-    let id = group_share["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
-    let in_three_days =
-        (chrono::Utc::now() + chrono::Duration::days(3)).format("%Y-%m-%d").to_string();
-    let response = target
-        .ocs_form(
-            &owner,
-            "PUT",
-            &format!("{SHARES}/{id}?format=json"),
-            &[("permissions", "23".to_string()), ("expireDate", in_three_days)],
-        )
-        .await;
-    assert_eq!(response.status(), 200);
-    let link_id = link["ocs"]["data"]["id"].to_string().trim_matches('"').to_string();
-    let (_, shown) =
-        target.ocs_call(&member, "GET", &format!("{SHARES}/{link_id}?format=json")).await;
-    let shown = &shown["ocs"]["data"][0];
+    let fields = [("permissions", "23".to_string()), ("expireDate", day_in(3))];
+    assert_eq!(update_share(&target, &owner, &id, &fields).await.0, 200);
+    let (_, shown) = share_info(&target, &member, &id_of(&link)).await;
     assert_eq!(
         (
             shown["share_type"].clone(),
@@ -898,7 +632,5 @@ async fn a_link_inside_a_group_share_is_capped_by_the_group_share() {
         (3.into(), 23.into(), "/subfolder".into(), Value::Null),
         "{shown}"
     );
-    delete_group(&target, &gid).await;
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &member.uid).await;
+    people.remove().await;
 }

@@ -15,15 +15,12 @@
 //! send that same update, see it refused, and check the listings the suite
 //! checks.
 
-use super::sharing::{share_with, transfer};
-use super::sharing_accounts::{
-    accounts, create_group, delete_accounts, delete_group, share_with_group,
-};
+use super::dav::sees;
+use super::shares::{SHARES, SHARES_V1, list_shares, share_info, shared_with, shared_with_group};
+use super::sharing::transfer;
+use super::throwaway::Throwaway;
 use nextcloud_contract::{Account, Target};
 use serde_json::Value;
-
-const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
-const SHARES_V1: &str = "/ocs/v1.php/apps/files_sharing/api/v1/shares";
 
 /// Every account of `users` gets a file `name` of its own.
 async fn everyone_has(target: &Target, users: &[Account], name: &str) {
@@ -31,13 +28,6 @@ async fn everyone_has(target: &Target, users: &[Account], name: &str) {
         let put = target.put_file(user, name, "Nextcloud test text file\n").await;
         assert!(put.status().is_success(), "{}: {}", user.uid, put.status());
     }
-}
-
-/// `owner` shares `path` with `recipient` (default permissions): the id.
-async fn shared(target: &Target, owner: &Account, path: &str, recipient: &Account) -> String {
-    let (status, answer) = share_with(target, owner, path, recipient, None).await;
-    assert_eq!(status, 200, "{answer}");
-    answer["ocs"]["data"]["id"].to_string().trim_matches('"').to_string()
 }
 
 /// "user X accepts last share": the recipient's POST to the pending share
@@ -61,15 +51,14 @@ async fn update_as_nobody(target: &Target, owner: &Account, id: &str) {
         .await
         .unwrap();
     assert_eq!(refused.status(), 401);
-    let (_, still) = target.ocs_call(owner, "GET", &format!("{SHARES}/{id}?format=json")).await;
-    assert_eq!(still["ocs"]["data"][0]["permissions"], 19, "{still}");
+    let (_, still) = share_info(target, owner, id).await;
+    assert_eq!(still["permissions"], 19, "{still}");
 }
 
 /// The fields the suite compares, of each share listed at `query`, in the
 /// server's order.
 async fn listed(target: &Target, account: &Account, query: &str) -> Vec<[String; 7]> {
-    let (status, answer) =
-        target.ocs_call(account, "GET", &format!("{SHARES}?format=json&{query}")).await;
+    let (status, answer) = list_shares(target, account, query).await;
     assert_eq!(status, 200, "{answer}");
     let field = |share: &Value, name: &str| share[name].as_str().unwrap_or_default().to_string();
     answer["ocs"]["data"]
@@ -103,17 +92,17 @@ fn row(fields: [&str; 7]) -> [String; 7] {
 #[tokio::test]
 async fn a_recipient_who_may_reshare_lists_every_share_of_the_file() {
     let target = Target::get().await;
-    let users = accounts(&target, 4).await;
-    let [me, owner, other, mine] = [&users[0], &users[1], &users[2], &users[3]];
+    let (people, users) = Throwaway::accounts::<4>(&target).await;
+    let [me, owner, other, mine] = &users;
     let stem = target.unique("textfile0");
     let (name, mounted) = (format!("{stem}.txt"), format!("{stem} (2).txt"));
     everyone_has(&target, &users, &name).await;
 
-    let received = shared(&target, owner, &name, me).await;
+    let received = shared_with(&target, owner, &name, me, None).await;
     accept(&target, me, &received).await;
     let query = format!("reshares=true&path=/{mounted}");
     update_as_nobody(&target, owner, &received).await;
-    shared(&target, owner, &name, other).await;
+    shared_with(&target, owner, &name, other, None).await;
     let storage = format!("shared::/{mounted}");
     let by_owner = row([
         &owner.uid,
@@ -126,7 +115,7 @@ async fn a_recipient_who_may_reshare_lists_every_share_of_the_file() {
     ]);
     assert_eq!(listed(&target, me, &query).await, vec![by_owner.clone()]);
 
-    shared(&target, me, &mounted, mine).await;
+    shared_with(&target, me, &mounted, mine, None).await;
     let by_me = row([
         &me.uid,
         &owner.uid,
@@ -141,7 +130,7 @@ async fn a_recipient_who_may_reshare_lists_every_share_of_the_file() {
     let mut expected = vec![by_me, by_owner];
     expected.sort();
     assert_eq!(rows, expected);
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 /// "getting all shares including subfiles in a directory after moving a
@@ -152,19 +141,19 @@ async fn a_recipient_who_may_reshare_lists_every_share_of_the_file() {
 #[tokio::test]
 async fn subfiles_of_ones_own_folder_list_the_shares_of_a_received_file_moved_into_it() {
     let target = Target::get().await;
-    let users = accounts(&target, 3).await;
-    let [me, owner, other] = [&users[0], &users[1], &users[2]];
+    let (people, users) = Throwaway::accounts::<3>(&target).await;
+    let [me, owner, other] = &users;
     let stem = target.unique("textfile0");
     let (name, mounted) = (format!("{stem}.txt"), format!("{stem} (2).txt"));
     everyone_has(&target, &users, &name).await;
     let folder = target.scratch_folder(me, "FOLDER").await;
 
-    let mine = shared(&target, me, &name, owner).await;
+    let mine = shared_with(&target, me, &name, owner, None).await;
     accept(&target, owner, &mine).await;
-    let received = shared(&target, owner, &name, me).await;
+    let received = shared_with(&target, owner, &name, me, None).await;
     accept(&target, me, &received).await;
     update_as_nobody(&target, owner, &received).await;
-    shared(&target, owner, &name, other).await;
+    shared_with(&target, owner, &name, other, None).await;
 
     assert_eq!(transfer(&target, me, "MOVE", &mounted, &format!("{folder}/{name}")).await, 201);
     let moved = format!("/{folder}/{name}");
@@ -208,7 +197,7 @@ async fn subfiles_of_ones_own_folder_list_the_shares_of_a_received_file_moved_in
     let mut rows = listed(&target, me, &query).await;
     rows.sort();
     assert_eq!(rows, expected);
-    delete_accounts(&target, &users).await;
+    people.remove().await;
 }
 
 /// "Share a file by multiple channels" (part2, part3): a file its owner
@@ -217,16 +206,16 @@ async fn subfiles_of_ones_own_folder_list_the_shares_of_a_received_file_moved_in
 #[tokio::test]
 async fn a_file_moved_into_a_group_folder_is_read_through_the_group_share() {
     let target = Target::get().await;
-    let users = accounts(&target, 3).await;
-    let [folder_owner, file_owner, member] = [&users[0], &users[1], &users[2]];
-    let gid = create_group(&target, &[file_owner, member]).await;
+    let (people, users) = Throwaway::accounts::<3>(&target).await;
+    let [folder_owner, file_owner, member] = &users;
+    let gid = people.group(&[file_owner, member]).await;
     let common = target.unique("common");
     assert_eq!(target.mkcol(folder_owner, &common).await, 201);
     assert_eq!(target.mkcol(folder_owner, &format!("{common}/sub")).await, 201);
-    share_with_group(&target, folder_owner, &common, &gid).await;
+    shared_with_group(&target, folder_owner, &common, &gid, None).await;
     let name = format!("{}.txt", target.unique("textfile0"));
     everyone_has(&target, std::slice::from_ref(file_owner), &name).await;
-    shared(&target, file_owner, &name, member).await;
+    shared_with(&target, file_owner, &name, member, None).await;
 
     let into = format!("{common}/{name}");
     assert_eq!(transfer(&target, file_owner, "MOVE", &name, &into).await, 201);
@@ -241,8 +230,6 @@ async fn a_file_moved_into_a_group_folder_is_read_through_the_group_share() {
         .unwrap();
     assert_eq!(ranged.status(), 206);
     assert_eq!(ranged.text().await.unwrap(), "test text");
-    let (status, _) = target.propfind(member, &target.files_path(member, &deeper), "0", "").await;
-    assert_eq!(status, 207, "the member sees {deeper}");
-    delete_group(&target, &gid).await;
-    delete_accounts(&target, &users).await;
+    assert!(sees(&target, member, &deeper).await, "the member sees {deeper}");
+    people.remove().await;
 }

@@ -7,6 +7,8 @@
 //! A real server's trash is shared by every test of the run, so each test
 //! finds its own items by their original location (a unique folder).
 
+use super::shares::share_with;
+use super::throwaway::Throwaway;
 use super::webdav::{eq_fileid, fileid_of, search};
 use nextcloud_contract::{Account, DavResponse, Multistatus, Target, header};
 use xml_tree::{DAV, NC, OC};
@@ -49,6 +51,32 @@ pub(super) async fn restore(target: &Target, account: &Account, href: &str) -> u
         target.url(&format!("/remote.php/dav/trashbin/{}/restore/{name}", account.uid));
     let moved = target.as_account(account, "MOVE", href).header("Destination", destination);
     moved.send().await.expect("MOVE").status().as_u16()
+}
+
+/// The file in the trashed folder `trashed` whose name was `filename`, if
+/// its listing holds it.
+async fn trashed_child(
+    target: &Target,
+    account: &Account,
+    trashed: &DavResponse,
+    filename: &str,
+) -> Option<DavResponse> {
+    let inside = listing(target, account, &format!("{}/", item_name(trashed))).await;
+    inside
+        .responses
+        .into_iter()
+        .find(|response| response.text(NC, "trashbin-filename").as_deref() == Some(filename))
+}
+
+/// A trash item's name, `name.d<deletion time>`.
+fn item_name(trashed: &DavResponse) -> String {
+    trashed.href.trim_end_matches('/').rsplit('/').next().unwrap().to_string()
+}
+
+/// `account` writes `path` (a new file: 201) and deletes it (204).
+async fn put_and_delete(target: &Target, account: &Account, path: &str, content: &str) {
+    assert_eq!(target.put_file(account, path, content).await.status(), 201, "PUT {path}");
+    assert_eq!(target.delete_file(account, path).await, 204, "DELETE {path}");
 }
 
 #[tokio::test]
@@ -97,8 +125,7 @@ async fn restoring_onto_a_taken_name_adds_restored_before_the_extension() {
     let alice = target.alice().clone();
     let folder = target.scratch_folder(&alice, "trash-taken").await;
     let path = format!("{folder}/plan.md");
-    assert_eq!(target.put_file(&alice, &path, "old plan\n").await.status(), 201);
-    assert_eq!(target.delete_file(&alice, &path).await, 204);
+    put_and_delete(&target, &alice, &path, "old plan\n").await;
     assert_eq!(target.put_file(&alice, &path, "new plan\n").await.status(), 201);
 
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
@@ -117,8 +144,7 @@ async fn an_item_whose_folder_is_gone_restores_to_the_root() {
     let folder = target.scratch_folder(&alice, "trash-orphan").await;
     let name = format!("{}.txt", target.unique("orphan"));
     let path = format!("{folder}/{name}");
-    assert_eq!(target.put_file(&alice, &path, "orphan\n").await.status(), 201);
-    assert_eq!(target.delete_file(&alice, &path).await, 204);
+    put_and_delete(&target, &alice, &path, "orphan\n").await;
     assert_eq!(target.delete_file(&alice, &folder).await, 204);
 
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
@@ -143,13 +169,8 @@ async fn a_deleted_folder_lists_its_content_and_restores_whole() {
 
     let trashed = item(&target, &alice, &boxed).await.expect("the folder is in the trash");
     assert!(trashed.prop(DAV, "resourcetype").unwrap().child(DAV, "collection").is_some());
-    let name = trashed.href.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
-    let inside = listing(&target, &alice, &format!("{name}/")).await;
-    let child = inside
-        .responses
-        .iter()
-        .find(|response| response.text(NC, "trashbin-filename").as_deref() == Some("in.txt"))
-        .expect("the deleted folder lists its file");
+    let child = trashed_child(&target, &alice, &trashed, "in.txt").await;
+    let child = child.expect("the deleted folder lists its file");
     assert_eq!(child.text(NC, "trashbin-original-location"), Some(format!("{boxed}/in.txt")));
     assert_eq!(target.get_text(&alice, &child.href).await, (200, "inside\n".to_string()));
 
@@ -165,8 +186,7 @@ async fn deleting_a_trash_item_removes_it_for_good() {
     let alice = target.alice().clone();
     let folder = target.scratch_folder(&alice, "trash-purge").await;
     let path = format!("{folder}/gone.txt");
-    assert_eq!(target.put_file(&alice, &path, "gone\n").await.status(), 201);
-    assert_eq!(target.delete_file(&alice, &path).await, 204);
+    put_and_delete(&target, &alice, &path, "gone\n").await;
     let trashed = item(&target, &alice, &path).await.expect("in the trash");
     assert_eq!(target.send(&alice, "DELETE", &trashed.href).await.status(), 204);
     assert!(item(&target, &alice, &path).await.is_none(), "a purged item is not listed");
@@ -185,8 +205,7 @@ async fn a_recipients_deletion_goes_to_both_trashes_and_emptying_clears_one() {
     let folder = target.scratch_folder(&alice, "trash-shared").await;
     let path = format!("{folder}/doc.txt");
     assert_eq!(target.put_file(&alice, &path, "shared doc\n").await.status(), 201);
-    let (status, share) =
-        super::sharing::share_with(&target, &alice, &folder, &bob, Some("31")).await;
+    let (status, share) = share_with(&target, &alice, &folder, &bob, Some("31")).await;
     assert_eq!(status, 200, "{share}");
     let mount = share["ocs"]["data"]["file_target"].as_str().unwrap().trim_start_matches('/');
     let bobs_path = format!("{mount}/doc.txt");
@@ -245,7 +264,7 @@ async fn search_does_not_find_trashed_files_and_finds_restored_ones() {
 #[tokio::test]
 async fn a_file_restored_from_a_deleted_folder_lands_at_the_root() {
     let target = Target::get().await;
-    let owner = super::provisioning::create_account(&target, &[]).await;
+    let (people, [owner]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "testfolder").await, 201);
     assert_eq!(
         target.put_file(&owner, "testfolder/textfile0.txt", "restore me\n").await.status(),
@@ -253,22 +272,15 @@ async fn a_file_restored_from_a_deleted_folder_lands_at_the_root() {
     );
     assert_eq!(target.delete_file(&owner, "testfolder").await, 204);
     let trashed = item(&target, &owner, "testfolder").await.expect("the folder is in the trash");
-    let name = trashed.href.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
-    let inside = listing(&target, &owner, &format!("{name}/")).await;
-    let child = inside
-        .responses
-        .iter()
-        .find(|response| response.text(NC, "trashbin-filename").as_deref() == Some("textfile0.txt"))
-        .expect("the deleted folder lists its file")
-        .href
-        .clone();
-    assert_eq!(restore(&target, &owner, &child).await, 201);
+    let child = trashed_child(&target, &owner, &trashed, "textfile0.txt").await;
+    let child = child.expect("the deleted folder lists its file");
+    assert_eq!(restore(&target, &owner, &child.href).await, 201);
     let back = target.files_path(&owner, "textfile0.txt");
     assert_eq!(target.get_text(&owner, &back).await, (200, "restore me\n".to_string()));
     assert!(item(&target, &owner, "testfolder").await.is_some(), "the folder stays in the trash");
-    let left = listing(&target, &owner, &format!("{name}/")).await;
+    let left = listing(&target, &owner, &format!("{}/", item_name(&trashed))).await;
     assert_eq!(left.responses.len(), 1, "and holds nothing more: {:?}", left.responses.len());
-    super::provisioning::delete_account(&target, &owner.uid).await;
+    people.remove().await;
 }
 
 /// "deleting folder out of a share as recipient creates a backup for the
@@ -277,13 +289,11 @@ async fn a_file_restored_from_a_deleted_folder_lands_at_the_root() {
 #[tokio::test]
 async fn a_folder_a_recipient_deletes_from_a_share_is_in_both_trashes() {
     let target = Target::get().await;
-    let owner = super::provisioning::create_account(&target, &[]).await;
-    let recipient = super::provisioning::create_account(&target, &[]).await;
+    let (people, [owner, recipient]) = Throwaway::accounts(&target).await;
     assert_eq!(target.mkcol(&owner, "shared").await, 201);
     assert_eq!(target.mkcol(&owner, "shared/sub").await, 201);
     assert_eq!(target.put_file(&owner, "shared/sub/shared_file.txt", "kept\n").await.status(), 201);
-    let (status, answer) =
-        super::sharing::share_with(&target, &owner, "shared", &recipient, Some("31")).await;
+    let (status, answer) = share_with(&target, &owner, "shared", &recipient, Some("31")).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(target.delete_file(&recipient, "shared/sub").await, 204);
     let gone = target.files_path(&owner, "shared/sub");
@@ -291,18 +301,11 @@ async fn a_folder_a_recipient_deletes_from_a_share_is_in_both_trashes() {
     for (account, location) in [(&owner, "shared/sub"), (&recipient, "shared/sub")] {
         let trashed = item(&target, account, location).await;
         let trashed = trashed.unwrap_or_else(|| panic!("{}'s trash has the folder", account.uid));
-        let name = trashed.href.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
-        let inside = listing(&target, account, &format!("{name}/")).await;
         assert!(
-            inside
-                .responses
-                .iter()
-                .any(|response| response.text(NC, "trashbin-filename").as_deref()
-                    == Some("shared_file.txt")),
+            trashed_child(&target, account, &trashed, "shared_file.txt").await.is_some(),
             "{}'s trashed folder holds its file",
             account.uid
         );
     }
-    super::provisioning::delete_account(&target, &owner.uid).await;
-    super::provisioning::delete_account(&target, &recipient.uid).await;
+    people.remove().await;
 }

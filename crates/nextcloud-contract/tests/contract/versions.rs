@@ -9,7 +9,7 @@
 
 use super::trashbin;
 use super::webdav::fileid_of;
-use nextcloud_contract::{Account, Multistatus, Target, header};
+use nextcloud_contract::{Account, DavResponse, Multistatus, Target, header};
 use xml_tree::DAV;
 
 const VERSION_PROPERTIES: &str = concat!(
@@ -44,6 +44,35 @@ async fn list(target: &Target, account: &Account, fileid: u64) -> Multistatus {
     multistatus.unwrap()
 }
 
+/// The status of a PROPFIND by `caller` of `owner`'s versions of `fileid`.
+async fn versions_status(target: &Target, caller: &Account, owner: &Account, fileid: u64) -> u16 {
+    let path = versions_of(owner, fileid);
+    target.propfind(caller, &path, "1", VERSION_PROPERTIES).await.0
+}
+
+/// The version of `fileid` that `write` (its content and mtime) left, as
+/// `listing` lists it, with that content's length; `what` names it.
+fn listed<'a>(
+    listing: &'a Multistatus,
+    fileid: u64,
+    (content, mtime): (&str, i64),
+    what: &str,
+) -> &'a DavResponse {
+    let version = listing.find(&format!("/{fileid}/{mtime}")).expect(what);
+    assert_eq!(version.text(DAV, "getcontentlength"), Some(content.len().to_string()), "{what}");
+    version
+}
+
+/// A GET of the version of `fileid` that `write` left: its status and body.
+async fn get_version(
+    target: &Target,
+    account: &Account,
+    fileid: u64,
+    (_, mtime): (&str, i64),
+) -> (u16, String) {
+    target.get_text(account, &format!("{}/{mtime}", versions_of(account, fileid))).await
+}
+
 /// A file written twice: its path and id.
 async fn twice_written(target: &Target, account: &Account, folder: &str) -> (String, u64) {
     assert_eq!(target.mkcol(account, folder).await, 201);
@@ -63,17 +92,12 @@ async fn an_overwrite_keeps_the_previous_content_as_a_version() {
     let (_, fileid) = twice_written(&target, &alice, &folder).await;
 
     let listing = list(&target, &alice, fileid).await;
-    let old =
-        listing.find(&format!("/{fileid}/{}", FIRST.1)).expect("the old content is a version");
-    assert_eq!(old.text(DAV, "getcontentlength"), Some(FIRST.0.len().to_string()));
+    let old = listed(&listing, fileid, FIRST, "the old content is a version");
     assert!(old.prop(DAV, "getlastmodified").is_some());
     assert!(old.prop(DAV, "getetag").is_some());
-    let current =
-        listing.find(&format!("/{fileid}/{}", SECOND.1)).expect("the current one is listed");
-    assert_eq!(current.text(DAV, "getcontentlength"), Some(SECOND.0.len().to_string()));
+    listed(&listing, fileid, SECOND, "the current one is listed");
 
-    let old_path = format!("{}/{}", versions_of(&alice, fileid), FIRST.1);
-    assert_eq!(target.get_text(&alice, &old_path).await, (200, FIRST.0.to_string()));
+    assert_eq!(get_version(&target, &alice, fileid, FIRST).await, (200, FIRST.0.to_string()));
     target.cleanup(&alice, &folder).await;
 }
 
@@ -92,12 +116,8 @@ async fn restoring_a_version_makes_it_current_and_keeps_the_replaced_one() {
     let file = target.files_path(&alice, &path);
     assert_eq!(target.get_text(&alice, &file).await, (200, FIRST.0.to_string()));
     let listing = list(&target, &alice, fileid).await;
-    let replaced = listing
-        .find(&format!("/{fileid}/{}", SECOND.1))
-        .expect("the replaced content is kept as a version");
-    assert_eq!(replaced.text(DAV, "getcontentlength"), Some(SECOND.0.len().to_string()));
-    let replaced_path = format!("{}/{}", versions_of(&alice, fileid), SECOND.1);
-    assert_eq!(target.get_text(&alice, &replaced_path).await, (200, SECOND.0.to_string()));
+    listed(&listing, fileid, SECOND, "the replaced content is kept as a version");
+    assert_eq!(get_version(&target, &alice, fileid, SECOND).await, (200, SECOND.0.to_string()));
     target.cleanup(&alice, &folder).await;
 }
 
@@ -108,8 +128,7 @@ async fn versions_go_to_the_trash_with_their_file_and_come_back() {
     let folder = target.unique("versions-trash");
     let (path, fileid) = twice_written(&target, &alice, &folder).await;
     assert_eq!(target.delete_file(&alice, &path).await, 204);
-    let (status, _) =
-        target.propfind(&alice, &versions_of(&alice, fileid), "1", VERSION_PROPERTIES).await;
+    let status = versions_status(&target, &alice, &alice, fileid).await;
     assert_eq!(status, 404, "a trashed file has no versions collection");
 
     let item = trashbin::item(&target, &alice, &path).await.expect("the file is in the trash");
@@ -130,11 +149,9 @@ async fn another_users_versions_are_refused() {
     let bob = target.bob().clone();
     let folder = target.unique("versions-foreign");
     let (_, fileid) = twice_written(&target, &bob, &folder).await;
-    let path = format!("/remote.php/dav/versions/{}/versions/{fileid}", bob.uid);
-    let (status, _) = target.propfind(&alice, &path, "1", VERSION_PROPERTIES).await;
+    let status = versions_status(&target, &alice, &bob, fileid).await;
     assert_eq!(status, 403, "someone else's versions home is refused");
-    let (status, _) =
-        target.propfind(&alice, &versions_of(&alice, fileid), "1", VERSION_PROPERTIES).await;
+    let status = versions_status(&target, &alice, &alice, fileid).await;
     assert_eq!(status, 404, "a file id the caller cannot see has no versions");
     target.cleanup(&bob, &folder).await;
 }

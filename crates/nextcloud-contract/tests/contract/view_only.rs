@@ -3,41 +3,36 @@
 //! restriction, its files are not copied out, and they are not downloaded
 //! either while `shareapi_allow_view_without_download` is off.
 
-use super::provisioning::{create_account, delete_account};
-use nextcloud_contract::{Account, Target, form_encode, ocs_json};
+use super::share_settings::{set, unset};
+use super::shares::{create_share, owned, share_info, text, update_share};
+use super::throwaway::Throwaway;
+use nextcloud_contract::{Account, Target};
 use serde_json::Value;
 
-const SHARES: &str = "/ocs/v2.php/apps/files_sharing/api/v1/shares";
-const CONFIG: &str = "/ocs/v2.php/apps/provisioning_api/api/v1/config/apps/core";
 const VIEW_ONLY: &str = r#"[{"scope":"permissions","key":"download","value":false}]"#;
 
+/// A share made with `fields`, which must succeed: the share.
 async fn create(target: &Target, owner: &Account, fields: &[(&str, &str)]) -> Value {
-    let fields: Vec<(&str, String)> =
-        fields.iter().map(|(name, value)| (*name, value.to_string())).collect();
-    let response = target.ocs_form(owner, "POST", &format!("{SHARES}?format=json"), &fields).await;
-    let (status, answer) = ocs_json(response).await;
+    let (status, answer) = create_share(target, owner, &owned(fields)).await;
     assert_eq!(status, 200, "{fields:?}: {answer}");
     answer["ocs"]["data"].clone()
 }
 
+/// `share` as `account` sees it, which must be there.
 async fn info(target: &Target, account: &Account, share: &Value) -> Value {
-    let id = share["id"].to_string().trim_matches('"').to_string();
-    let (status, answer) =
-        target.ocs_call(account, "GET", &format!("{SHARES}/{id}?format=json")).await;
-    assert_eq!(status, 200, "{answer}");
-    answer["ocs"]["data"][0].clone()
+    let (status, seen) = share_info(target, account, &text(share, "id")).await;
+    assert_eq!(status, 200, "{seen}");
+    seen
 }
 
+/// Sets `shareapi_allow_view_without_download` to `value`, or back to the
+/// default.
 async fn allow_view_without_download(target: &Target, value: Option<&str>) {
-    let path = format!("{CONFIG}/shareapi_allow_view_without_download?format=json");
-    let response = match value {
-        Some(value) => target
-            .ocs(target.admin(), "POST", &path)
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(form_encode(&[("value", value.to_string())])),
-        None => target.ocs(target.admin(), "DELETE", &path),
-    };
-    assert_eq!(response.send().await.unwrap().status(), 200);
+    let key = "shareapi_allow_view_without_download";
+    match value {
+        Some(value) => set(target, "core", key, value).await,
+        None => unset(target, "core", key).await,
+    }
 }
 
 /// "download restrictions can not be dropped" and "… when re-sharing even
@@ -47,9 +42,7 @@ async fn allow_view_without_download(target: &Target, value: Option<&str>) {
 #[tokio::test]
 async fn download_restrictions_survive_a_reshare() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let resharer = create_account(&target, &[]).await;
-    let next = create_account(&target, &[]).await;
+    let (people, [owner, resharer, next]) = Throwaway::accounts(&target).await;
     assert!(target.put_file(&owner, "tmp.txt", "foo").await.status().is_success());
     let first = create(
         &target,
@@ -85,24 +78,14 @@ async fn download_restrictions_survive_a_reshare() {
         &[("path", "/tmp.txt"), ("shareType", "3"), ("permissions", "1")],
     )
     .await;
-    let id = link["id"].to_string().trim_matches('"').to_string();
-    let response = target
-        .ocs_form(
-            &resharer,
-            "PUT",
-            &format!("{SHARES}/{id}?format=json"),
-            &[("hideDownload", "false".to_string())],
-        )
-        .await;
-    assert_eq!(response.status(), 200);
+    let fields = [("hideDownload", "false".to_string())];
+    assert_eq!(update_share(&target, &resharer, &text(&link, "id"), &fields).await.0, 200);
     let seen = info(&target, &resharer, &link).await;
     assert_eq!(
         (seen["hide_download"].clone(), seen["attributes"].clone()),
         (1.into(), VIEW_ONLY.into())
     );
-    for account in [&owner, &resharer, &next] {
-        delete_account(&target, &account.uid).await;
-    }
+    people.remove().await;
 }
 
 /// "Cannot download a file when it's shared view-only without
@@ -113,8 +96,7 @@ async fn download_restrictions_survive_a_reshare() {
 #[tokio::test]
 async fn a_view_only_share_is_neither_copied_nor_downloaded_without_the_setting() {
     let target = Target::get().await;
-    let owner = create_account(&target, &[]).await;
-    let recipient = create_account(&target, &[]).await;
+    let (people, [owner, recipient]) = Throwaway::accounts(&target).await;
     assert!(target.put_file(&owner, "document.odt", "a document").await.status().is_success());
     assert_eq!(target.mkcol(&owner, "sharedviewonly").await, 201);
     let inner = "sharedviewonly/document.odt";
@@ -160,6 +142,5 @@ async fn a_view_only_share_is_neither_copied_nor_downloaded_without_the_setting(
         assert_eq!(copy(path).await, 403, "{path}: never copied");
     }
     allow_view_without_download(&target, None).await;
-    delete_account(&target, &owner.uid).await;
-    delete_account(&target, &recipient.uid).await;
+    people.remove().await;
 }

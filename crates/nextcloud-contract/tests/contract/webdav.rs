@@ -3,7 +3,7 @@
 //! PUT, RFC 7233 ranges, RFC 5323 SEARCH (basicsearch) as
 //! mcp-nextcloud sends it (`index/visible.rs`, `tools/files_read.rs`).
 
-use nextcloud_contract::{Account, Target, header};
+use nextcloud_contract::{Account, Multistatus, Target, header};
 use xml_tree::{DAV, OC};
 
 /// The properties mcp-nextcloud asks for (`nextcloud/dav.rs`).
@@ -62,6 +62,12 @@ impl<'a> Scratch<'a> {
             request = request.body(body.to_string());
         }
         request.send().await.unwrap_or_else(|error| panic!("{method} {name}: {error}"))
+    }
+
+    /// A depth-0 PROPFIND of the scratch file `name` for mcp-nextcloud's
+    /// properties and `extra`: the status and the multistatus.
+    async fn props(&self, name: &str, extra: &str) -> (u16, Option<Multistatus>) {
+        self.target.propfind(&self.account, &self.dav(name), "0", &propfind_body(extra)).await
     }
 
     async fn done(self) {
@@ -185,8 +191,7 @@ async fn put_answers_file_id_and_etag_and_honours_preconditions() {
         scratch.send("PUT", "dated.txt", &[("X-OC-MTime", "1700000000")], Some("dated")).await;
     assert_eq!(dated.status(), 201);
     assert_eq!(header(&dated, "x-oc-mtime"), "accepted");
-    let (_, multistatus) =
-        target.propfind(&account, &scratch.dav("dated.txt"), "0", &propfind_body("")).await;
+    let (_, multistatus) = scratch.props("dated.txt", "").await;
     let modified = multistatus.unwrap().responses[0].text(DAV, "getlastmodified").unwrap();
     assert_eq!(modified, "Tue, 14 Nov 2023 22:13:20 GMT");
     scratch.done().await;
@@ -241,8 +246,7 @@ async fn move_and_delete() {
     assert_eq!(moved.status(), 201, "MOVE to a new name is 201");
     let gone = target.as_account(&account, "GET", &scratch.dav("from.txt")).send().await.unwrap();
     assert_eq!(gone.status(), 404, "the source is gone");
-    let (_, multistatus) =
-        target.propfind(&account, &scratch.dav("to.txt"), "0", &propfind_body("")).await;
+    let (_, multistatus) = scratch.props("to.txt", "").await;
     let fileid = multistatus.unwrap().responses[0].text(OC, "fileid").unwrap();
     assert_eq!(fileid.parse::<u64>().unwrap(), fileid_of(&oc_fileid), "a move keeps the id");
 
@@ -277,8 +281,7 @@ async fn a_folder_moved_onto_its_own_parent_is_403() {
     let parent = target.url(&scratch.dav("test"));
     let answer = scratch.send("MOVE", "test/test", &[("Destination", parent.as_str())], None).await;
     assert_eq!(answer.status(), 403, "MOVE of a folder onto its own parent");
-    let (status, _) =
-        target.propfind(&account, &scratch.dav("test/test"), "0", &propfind_body("")).await;
+    let (status, _) = scratch.props("test/test", "").await;
     assert_eq!(status, 207, "the folder is still where it was");
     scratch.done().await;
 }
@@ -545,8 +548,7 @@ async fn copy_head_and_favorites() {
         .send("COPY", "a.txt", &[("Destination", target.url(&scratch.dav("b.txt")).as_str())], None)
         .await;
     assert_eq!(copied.status(), 201, "COPY to a new name is 201");
-    let (_, multistatus) =
-        target.propfind(&account, &scratch.dav("b.txt"), "0", &propfind_body("")).await;
+    let (_, multistatus) = scratch.props("b.txt", "").await;
     let copy = &multistatus.unwrap().responses[0];
     let copy_id: u64 = copy.text(OC, "fileid").unwrap().parse().unwrap();
     assert_ne!(copy_id, original, "a copy is a new file with its own id");
@@ -560,9 +562,7 @@ async fn copy_head_and_favorites() {
     assert_eq!(response.status(), 207);
     let answer = nextcloud_contract::Multistatus::parse(&response.bytes().await.unwrap());
     assert!(answer.responses[0].prop(OC, "favorite").is_some(), "a 200 propstat for oc:favorite");
-    let (_, multistatus) = target
-        .propfind(&account, &scratch.dav("a.txt"), "0", &propfind_body("<oc:favorite/>"))
-        .await;
+    let (_, multistatus) = scratch.props("a.txt", "<oc:favorite/>").await;
     assert_eq!(multistatus.unwrap().responses[0].text(OC, "favorite").as_deref(), Some("1"));
     scratch.done().await;
 }
@@ -721,8 +721,7 @@ async fn the_legacy_root_moves_copies_and_serves_ranges() {
         let renamed = send("MOVE", legacy("testshare"), legacy(name)).await;
         assert_eq!(renamed, 400, "MOVE to {name} through the old root");
     }
-    let (status, _) =
-        target.propfind(&account, &scratch.dav("testshare"), "0", &propfind_body("")).await;
+    let (status, _) = scratch.props("testshare", "").await;
     assert_eq!(status, 207, "the folder was not renamed");
     scratch.done().await;
 }
