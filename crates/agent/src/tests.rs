@@ -147,6 +147,20 @@ async fn reads_a(written: Vec<Result<ModelEvent, ModelError>>) -> (Vec<AgentEven
     (events, called[0].id.clone())
 }
 
+/// Runs one step answered by `written` with no call in it; checks the turn
+/// was answered and that no tool ran, and returns the events and the
+/// answer the conversation keeps.
+async fn answers_alone(written: Vec<Result<ModelEvent, ModelError>>) -> (Vec<AgentEvent>, String) {
+    let model = Scripted::new(vec![written]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert!(tools.called().is_empty());
+    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    let text = text.clone();
+    (events, text)
+}
+
 /// The text the user was shown, every delta together.
 fn shown(events: &[AgentEvent]) -> String {
     events
@@ -451,12 +465,7 @@ async fn an_answer_that_starts_like_json_is_shown_once_it_is_not_a_call() {
     for (answer, expected) in
         [(answer, r#"{"name": "Alice", "email": "a@example.com"}"#), (prose, "Here it is.")]
     {
-        let model = Scripted::new(vec![answer]);
-        let tools = Tools::new();
-        let (ending, events) = run(&model, &tools, start(), vec![]).await;
-        assert_eq!(ending, Ending::Answered);
-        assert!(tools.called().is_empty());
-        let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+        let (_, text) = answers_alone(answer).await;
         assert_eq!(text, expected);
     }
 }
@@ -478,12 +487,7 @@ async fn call_markup_that_cannot_be_read_is_not_shown_as_the_answer() {
         Ok(ModelEvent::TextDelta("<tool_call>\n{\"name\": \"read\", \"argu".into())),
         Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
     ];
-    let model = Scripted::new(vec![written]);
-    let tools = Tools::new();
-    let (ending, events) = run(&model, &tools, start(), vec![]).await;
-    assert_eq!(ending, Ending::Answered);
-    assert!(tools.called().is_empty());
-    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    let (_, text) = answers_alone(written).await;
     assert_eq!(text, step::UNREADABLE_CALL_TEXT);
 }
 
@@ -511,12 +515,7 @@ async fn template_tokens_after_an_answer_are_dropped_with_what_follows() {
         Ok(ModelEvent::TextDelta("<|im_end|>\n<|im_start|>user\nThanks".into())),
         Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
     ];
-    let model = Scripted::new(vec![answer]);
-    let tools = Tools::new();
-    let (ending, events) = run(&model, &tools, start(), vec![]).await;
-    assert_eq!(ending, Ending::Answered);
-    assert!(tools.called().is_empty());
-    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    let (_, text) = answers_alone(answer).await;
     assert_eq!(text, "The budget is 40 000 €.");
 }
 
@@ -527,11 +526,7 @@ async fn an_echoed_prompt_tag_is_neither_shown_nor_kept() {
         Ok(ModelEvent::TextDelta("dar_example &gt;".into())),
         Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
     ];
-    let model = Scripted::new(vec![answer]);
-    let tools = Tools::new();
-    let (ending, events) = run(&model, &tools, start(), vec![]).await;
-    assert_eq!(ending, Ending::Answered);
+    let (events, text) = answers_alone(answer).await;
     assert_eq!(shown(&events), "The review is on Tuesday at 10:00.");
-    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
     assert_eq!(text, "The review is on Tuesday at 10:00.");
 }
