@@ -37,10 +37,15 @@ impl Model for Scripted {
 }
 
 fn text(words: &str) -> Vec<Result<ModelEvent, ModelError>> {
-    vec![
-        Ok(ModelEvent::TextDelta(words.to_string())),
-        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
-    ]
+    deltas(&[words])
+}
+
+/// A step answered in `parts`, one text delta each, then a stop.
+fn deltas(parts: &[&str]) -> Vec<Result<ModelEvent, ModelError>> {
+    let mut events: Vec<_> =
+        parts.iter().map(|part| Ok(ModelEvent::TextDelta(part.to_string()))).collect();
+    events.push(Ok(ModelEvent::Finish { reason: FinishReason::Stop }));
+    events
 }
 
 fn calls(calls: &[(&str, &str, &str)]) -> Vec<Result<ModelEvent, ModelError>> {
@@ -145,6 +150,20 @@ async fn reads_a(written: Vec<Result<ModelEvent, ModelError>>) -> (Vec<AgentEven
         ("read", r#"{"path":"a"}"#)
     );
     (events, called[0].id.clone())
+}
+
+/// Runs one step answered by `written` with no call in it; checks the turn
+/// was answered and that no tool ran, and returns the events and the
+/// answer the conversation keeps.
+async fn answers_alone(written: Vec<Result<ModelEvent, ModelError>>) -> (Vec<AgentEvent>, String) {
+    let model = Scripted::new(vec![written]);
+    let tools = Tools::new();
+    let (ending, events) = run(&model, &tools, start(), vec![]).await;
+    assert_eq!(ending, Ending::Answered);
+    assert!(tools.called().is_empty());
+    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    let text = text.clone();
+    (events, text)
 }
 
 /// The text the user was shown, every delta together.
@@ -423,11 +442,7 @@ async fn a_failure_followed_by_another_call_is_not_stuck() {
 
 #[tokio::test]
 async fn a_call_written_as_text_runs_as_a_call_and_its_markup_is_never_shown() {
-    let written = vec![
-        Ok(ModelEvent::TextDelta("functions.re".into())),
-        Ok(ModelEvent::TextDelta("ad:\n{\"path\": \"a\"}".into())),
-        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
-    ];
+    let written = deltas(&["functions.re", "ad:\n{\"path\": \"a\"}"]);
     let (events, id) = reads_a(written).await;
     assert!(id.starts_with("call_"), "{id}");
     let shown = shown(&events);
@@ -438,25 +453,12 @@ async fn a_call_written_as_text_runs_as_a_call_and_its_markup_is_never_shown() {
 
 #[tokio::test]
 async fn an_answer_that_starts_like_json_is_shown_once_it_is_not_a_call() {
-    let answer = vec![
-        Ok(ModelEvent::TextDelta("{\"name\": \"Alice\",".into())),
-        Ok(ModelEvent::TextDelta(" \"email\": \"a@example.com\"}".into())),
-        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
-    ];
-    let prose = vec![
-        Ok(ModelEvent::TextDelta("Here".into())),
-        Ok(ModelEvent::TextDelta(" it is.".into())),
-        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
-    ];
+    let answer = deltas(&["{\"name\": \"Alice\",", " \"email\": \"a@example.com\"}"]);
+    let prose = deltas(&["Here", " it is."]);
     for (answer, expected) in
         [(answer, r#"{"name": "Alice", "email": "a@example.com"}"#), (prose, "Here it is.")]
     {
-        let model = Scripted::new(vec![answer]);
-        let tools = Tools::new();
-        let (ending, events) = run(&model, &tools, start(), vec![]).await;
-        assert_eq!(ending, Ending::Answered);
-        assert!(tools.called().is_empty());
-        let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+        let (_, text) = answers_alone(answer).await;
         assert_eq!(text, expected);
     }
 }
@@ -474,29 +476,18 @@ async fn an_empty_answer_is_never_shown_as_a_blank_reply() {
 
 #[tokio::test]
 async fn call_markup_that_cannot_be_read_is_not_shown_as_the_answer() {
-    let written = vec![
-        Ok(ModelEvent::TextDelta("<tool_call>\n{\"name\": \"read\", \"argu".into())),
-        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
-    ];
-    let model = Scripted::new(vec![written]);
-    let tools = Tools::new();
-    let (ending, events) = run(&model, &tools, start(), vec![]).await;
-    assert_eq!(ending, Ending::Answered);
-    assert!(tools.called().is_empty());
-    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    let written = deltas(&["<tool_call>\n{\"name\": \"read\", \"argu"]);
+    let (_, text) = answers_alone(written).await;
     assert_eq!(text, step::UNREADABLE_CALL_TEXT);
 }
 
 #[tokio::test]
 async fn a_call_written_after_prose_runs_and_only_the_prose_is_shown() {
-    let written = vec![
-        Ok(ModelEvent::TextDelta("Let me read it.\n<tool".into())),
-        Ok(ModelEvent::TextDelta(
-            "_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}".into(),
-        )),
-        Ok(ModelEvent::TextDelta("</tool_call>".into())),
-        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
-    ];
+    let written = deltas(&[
+        "Let me read it.\n<tool",
+        "_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a\"}}",
+        "</tool_call>",
+    ]);
     let (events, _) = reads_a(written).await;
     let shown = shown(&events);
     assert_eq!(shown, "Let me read it.\nRead.", "no markup reached the user");
@@ -506,32 +497,15 @@ async fn a_call_written_after_prose_runs_and_only_the_prose_is_shown() {
 
 #[tokio::test]
 async fn template_tokens_after_an_answer_are_dropped_with_what_follows() {
-    let answer = vec![
-        Ok(ModelEvent::TextDelta("The budget is 40 000 €.".into())),
-        Ok(ModelEvent::TextDelta("<|im_end|>\n<|im_start|>user\nThanks".into())),
-        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
-    ];
-    let model = Scripted::new(vec![answer]);
-    let tools = Tools::new();
-    let (ending, events) = run(&model, &tools, start(), vec![]).await;
-    assert_eq!(ending, Ending::Answered);
-    assert!(tools.called().is_empty());
-    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
+    let answer = deltas(&["The budget is 40 000 €.", "<|im_end|>\n<|im_start|>user\nThanks"]);
+    let (_, text) = answers_alone(answer).await;
     assert_eq!(text, "The budget is 40 000 €.");
 }
 
 #[tokio::test]
 async fn an_echoed_prompt_tag_is_neither_shown_nor_kept() {
-    let answer = vec![
-        Ok(ModelEvent::TextDelta("The review is on Tuesday at 10:00.&lt;/calen".into())),
-        Ok(ModelEvent::TextDelta("dar_example &gt;".into())),
-        Ok(ModelEvent::Finish { reason: FinishReason::Stop }),
-    ];
-    let model = Scripted::new(vec![answer]);
-    let tools = Tools::new();
-    let (ending, events) = run(&model, &tools, start(), vec![]).await;
-    assert_eq!(ending, Ending::Answered);
+    let answer = deltas(&["The review is on Tuesday at 10:00.&lt;/calen", "dar_example &gt;"]);
+    let (events, text) = answers_alone(answer).await;
     assert_eq!(shown(&events), "The review is on Tuesday at 10:00.");
-    let Message::Assistant { text, .. } = &kept(&events)[0] else { panic!() };
     assert_eq!(text, "The review is on Tuesday at 10:00.");
 }

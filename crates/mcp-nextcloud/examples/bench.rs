@@ -41,8 +41,9 @@
 //!
 //! Any failed request aborts the run: a benchmark of errors measures nothing.
 
+mod common;
+
 use fake_nextcloud::{FakeNextcloud, Fixture};
-use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -52,8 +53,6 @@ const REQUESTS_DEFAULT: usize = 2000;
 /// Requests sent before each row is measured (connections, caches, JWKS).
 const WARMUP_REQUESTS: usize = 100;
 const CONCURRENCIES: [usize; 3] = [1, 8, 64];
-const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
-const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
 
 /// One kind of request the benchmark repeats.
 #[derive(Clone)]
@@ -104,25 +103,15 @@ async fn main() {
     let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default())
         .await
         .expect("the fake Nextcloud starts");
-    let mcp = McpNextcloud::start(Config {
-        server: scenario::harness::Stack::mcp_server_config(&fake, MCP_AUDIENCE),
-        upstream: UpstreamAuth::SecondToken { nextcloud_audience: NEXTCLOUD_AUDIENCE.to_string() },
-        index: Default::default(),
-        converter: None,
-    })
-    .await
-    .expect("mcp-nextcloud starts");
+    let mcp = common::start_mcp_nextcloud(&fake).await;
 
-    let mcp_token = token(&fake, "alice", MCP_AUDIENCE);
-    let nextcloud_token = token(&fake, "alice", NEXTCLOUD_AUDIENCE);
+    let mcp_headers = common::mcp_headers(&fake, "alice");
+    let nextcloud_token = mcp_headers[1].1.clone();
     let target = Arc::new(Target {
         http: reqwest::Client::new(),
         mcp_url: mcp.url().to_string(),
         nextcloud_url: fake.base_url().to_string(),
-        mcp_headers: vec![
-            ("authorization".into(), format!("Bearer {mcp_token}")),
-            ("x-tamebi-nextcloud-token".into(), nextcloud_token.clone()),
-        ],
+        mcp_headers,
         nextcloud_token,
     });
 
@@ -207,10 +196,6 @@ async fn main() {
     print_table(&rows);
     mcp.shutdown().await;
     fake.shutdown().await;
-}
-
-fn token(fake: &FakeNextcloud, uid: &str, audience: &str) -> String {
-    fake.shared.mint_access_token(uid, audience)
 }
 
 /// What files_search sends for `name: "notes"`.

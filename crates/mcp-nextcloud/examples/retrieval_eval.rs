@@ -31,9 +31,10 @@
 //!
 //! "With embeddings" has no row yet: files_grep is lexical (FTS5) only.
 
+mod common;
+
 use fake_nextcloud::fixture::FileFixture;
 use fake_nextcloud::{FakeNextcloud, Fixture};
-use mcp_nextcloud::{Config, McpNextcloud, UpstreamAuth};
 use scenario::mcp_client::McpClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -41,8 +42,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const MCP_AUDIENCE: &str = "http://127.0.0.1:9101/mcp";
-const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
 const USER: &str = "alice";
 const TOP: usize = 5;
 /// Passes started before giving up on a ready index.
@@ -152,25 +151,9 @@ async fn main() {
     let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default())
         .await
         .expect("the fake Nextcloud starts with the drive");
-    let mcp = McpNextcloud::start(Config {
-        server: scenario::harness::Stack::mcp_server_config(&fake, MCP_AUDIENCE),
-        upstream: UpstreamAuth::SecondToken { nextcloud_audience: NEXTCLOUD_AUDIENCE.to_string() },
-        index: Default::default(),
-        converter: None,
-    })
-    .await
-    .expect("mcp-nextcloud starts");
+    let mcp = common::start_mcp_nextcloud(&fake).await;
     let client = McpClient::new(format!("{}/mcp", mcp.url()));
-    let headers = vec![
-        (
-            "authorization".to_string(),
-            format!("Bearer {}", fake.shared.mint_access_token(USER, MCP_AUDIENCE)),
-        ),
-        (
-            "x-tamebi-nextcloud-token".to_string(),
-            fake.shared.mint_access_token(USER, NEXTCLOUD_AUDIENCE),
-        ),
-    ];
+    let headers = common::mcp_headers(&fake, USER);
 
     // The index fills in passes that files_grep calls start: call until
     // alice's index is ready.

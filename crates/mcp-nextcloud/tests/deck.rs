@@ -264,8 +264,7 @@ async fn carol_cannot_create_or_move_on_a_board_not_shared_with_her() {
             json!({"board_id": ids.board, "stack_id": ids.stacks[0], "title": "Intrusion"}),
         )
         .await;
-    assert_eq!(failure_kind(&create), Some("not_found"));
-    assert!(text_of(&create).contains("not shared with them"), "{}", text_of(&create));
+    assert_failure(&create, "not_found", "not shared with them");
     let moved = stack
         .call_tool(
             "carol",
@@ -302,8 +301,7 @@ async fn a_read_only_board_is_listed_but_takes_no_cards() {
             json!({"board_id": board, "stack_id": inbox, "title": "Mine"}),
         )
         .await;
-    assert_eq!(failure_kind(&create), Some("refused_by_nextcloud"));
-    assert!(text_of(&create).contains("edit rights"), "{}", text_of(&create));
+    assert_failure(&create, "refused_by_nextcloud", "edit rights");
     assert!(text_of(&create).contains("Bob's"), "{}", text_of(&create));
     let moved = stack
         .call_tool(
@@ -312,8 +310,7 @@ async fn a_read_only_board_is_listed_but_takes_no_cards() {
             json!({"card_id": ids.budget_card, "board_id": board, "stack_id": inbox}),
         )
         .await;
-    assert_eq!(failure_kind(&moved), Some("refused_by_nextcloud"));
-    assert!(text_of(&moved).contains("edit rights"), "{}", text_of(&moved));
+    assert_failure(&moved, "refused_by_nextcloud", "edit rights");
     assert_eq!(
         card_titles(&stack.call_tool("alice", "deck_cards", json!({"board": board})).await),
         ["Bob's card"]
@@ -461,8 +458,7 @@ async fn archived_cards_are_hidden_unless_asked_for_and_are_not_moved() {
             json!({"card_id": ids.two_factor_card, "board_id": ids.board, "stack_id": ids.stacks[2]}),
         )
         .await;
-    assert_eq!(failure_kind(&moved), Some("conflict"));
-    assert!(text_of(&moved).contains("unarchive"), "{}", text_of(&moved));
+    assert_failure(&moved, "conflict", "unarchive");
 }
 
 #[tokio::test]
@@ -570,8 +566,7 @@ async fn archived_boards_are_hidden_unless_asked_for() {
     assert_eq!(ok(&hidden)["boards"], json!([]));
     assert!(text_of(&hidden).contains("include_archived=true"), "{}", text_of(&hidden));
     let named = stack.call_tool("bob", "deck_cards", json!({"board": "Apollo"})).await;
-    assert_eq!(failure_kind(&named), Some("not_found"));
-    assert!(text_of(&named).contains("is archived"), "{}", text_of(&named));
+    assert_failure(&named, "not_found", "is archived");
     let shown = stack.call_tool("bob", "deck_cards", json!({"include_archived": true})).await;
     assert_eq!(ok(&shown)["boards"][0]["archived"], true);
     let created = stack

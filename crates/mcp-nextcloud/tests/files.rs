@@ -283,8 +283,7 @@ async fn write_replaces_only_when_told_to() {
     let refused = stack
         .call_tool("alice", "files_write", json!({"path": "Documents/todo.txt", "content": "gone"}))
         .await;
-    assert_eq!(failure_kind(&refused), Some("conflict"));
-    assert!(text_of(&refused).contains("already exists"), "{}", text_of(&refused));
+    assert_failure(&refused, "conflict", "already exists");
     assert!(text_of(&refused).contains("overwrite=true"), "{}", text_of(&refused));
     assert_eq!(stored(&stack, "alice", "Documents/todo.txt").unwrap(), original);
 
@@ -428,12 +427,7 @@ async fn write_when_storage_is_full_nextcloud_is_down_or_old() {
     let old_server = stack
         .call_tool("alice", "files_write", json!({"path": "Nowhere/a.md", "content": "x"}))
         .await;
-    assert_eq!(failure_kind(&old_server), Some("conflict"));
-    assert!(
-        text_of(&old_server).contains("\"Nowhere\" does not exist"),
-        "{}",
-        text_of(&old_server)
-    );
+    assert_failure(&old_server, "conflict", "\"Nowhere\" does not exist");
 }
 
 // ---- files_move --------------------------------------------------------
@@ -501,8 +495,7 @@ async fn move_never_overwrites() {
             json!({"path": "Documents/todo.txt", "destination": "Documents/notes-reunion.md"}),
         )
         .await;
-    assert_eq!(failure_kind(&result), Some("conflict"));
-    assert!(text_of(&result).contains("Choose another name"), "{}", text_of(&result));
+    assert_failure(&result, "conflict", "Choose another name");
     assert_eq!(stored(&stack, "alice", "Documents/notes-reunion.md").unwrap(), notes);
     assert_eq!(stored(&stack, "alice", "Documents/todo.txt").unwrap(), todo);
 }
@@ -642,6 +635,5 @@ async fn a_scan_without_text_is_unreadable_not_guessed() {
     let stack = start(second_token()).await;
     let result =
         stack.call_tool("bob", "files_read", json!({"path": "Scans/scan-facture.pdf"})).await;
-    assert_eq!(failure_kind(&result), Some("unreadable"));
-    assert!(text_of(&result).contains("without a text layer"), "{}", text_of(&result));
+    assert_failure(&result, "unreadable", "without a text layer");
 }

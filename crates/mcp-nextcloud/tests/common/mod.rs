@@ -28,6 +28,14 @@ pub use scenario::harness::{
 };
 pub const NEXTCLOUD_TOKEN_HEADER: &str = wire::headers::NEXTCLOUD_TOKEN;
 
+/// Asserts that `result` is a failure of `kind` whose text says `words`
+/// (the text shown when it does not).
+#[track_caller]
+pub fn assert_failure(result: &Value, kind: &str, words: &str) {
+    assert_eq!(failure_kind(result), Some(kind));
+    assert!(text_of(result).contains(words), "{}", text_of(result));
+}
+
 /// The harness's stack and client (`stack.fake`, `stack.mcp()`,
 /// `stack.rpc(…)`, through `Deref`), in the test's upstream mode.
 pub struct Stack {
