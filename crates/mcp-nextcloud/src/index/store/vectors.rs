@@ -35,8 +35,8 @@ pub fn model(connection: &Connection) -> Result<Option<String>, StoreError> {
         .optional()?)
 }
 
-/// Up to `limit` passages with no vector of `model`, newest files first
-/// (the order reading follows), as (rowid, text).
+/// Up to `limit` passages with no vector of `model`, highest file ids
+/// (the most recently created files) first, as (rowid, text).
 pub fn pending(
     connection: &Connection,
     model: &str,
