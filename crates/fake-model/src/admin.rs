@@ -11,10 +11,11 @@
 //! | `PUT /__fake/script` | replaces it (the script format, as JSON); rule counts restart; the script's `faults` become the global faults |
 //! | `GET /__fake/faults` | the global faults |
 //! | `PUT /__fake/faults` | replaces them (the whole object; `{}` clears) |
-//! | `GET /__fake/requests` | `{"requests": [record…], "dropped": n}` |
-//! | `DELETE /__fake/requests` | empties the log; `{"cleared": n}` |
+//! | `GET /__fake/requests` | `{"requests": [record…], "dropped": n, "embeddings": [record…], "embeddings_dropped": n}` |
+//! | `DELETE /__fake/requests` | empties both logs; `{"cleared": n}` |
 //!
-//! A record is [`crate::record::RecordedRequest`].
+//! A record is [`crate::record::RecordedRequest`] (chat) or
+//! [`crate::record::RecordedEmbeddings`].
 
 use crate::error::ApiError;
 use crate::faults::Faults;
@@ -100,10 +101,17 @@ async fn put_faults(State(shared): State<AppState>, body: Bytes) -> Result<Respo
 
 async fn get_requests(State(shared): State<AppState>) -> Response {
     let state = shared.state();
-    Json(json!({ "requests": state.log.all(), "dropped": state.log.dropped })).into_response()
+    Json(json!({
+        "requests": state.log.all(),
+        "dropped": state.log.dropped,
+        "embeddings": state.embeddings_log.all(),
+        "embeddings_dropped": state.embeddings_log.dropped,
+    }))
+    .into_response()
 }
 
 async fn delete_requests(State(shared): State<AppState>) -> Response {
-    let cleared = shared.state().log.clear();
+    let mut state = shared.state();
+    let cleared = state.log.clear() + state.embeddings_log.clear();
     Json(json!({ "cleared": cleared })).into_response()
 }

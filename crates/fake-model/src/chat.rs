@@ -44,10 +44,7 @@ async fn chat_completions(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     check_key(&shared, &headers)?;
-    let body = body.map_err(|rejection| match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge,
-        _ => ApiError::invalid(rejection.body_text(), None, None),
-    })?;
+    let body = body.map_err(body_refused)?;
     let request = ChatRequest::parse(&body)?;
     let decision = decide(&mut shared.state(), &shared, &request);
     match decision {
@@ -90,7 +87,16 @@ pub async fn unknown_url(request: axum::extract::Request) -> ApiError {
     }
 }
 
-fn check_key(shared: &crate::Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+/// The error for a body axum could not read (too large, cut short).
+pub(crate) fn body_refused(rejection: BytesRejection) -> ApiError {
+    match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge,
+        _ => ApiError::invalid(rejection.body_text(), None, None),
+    }
+}
+
+/// Refuses a `/v1` request without the configured API key.
+pub(crate) fn check_key(shared: &crate::Shared, headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(expected) = &shared.api_key else { return Ok(()) };
     let sent = headers
         .get(header::AUTHORIZATION)
@@ -159,15 +165,20 @@ fn decide(state: &mut ServerState, shared: &crate::Shared, request: &ChatRequest
         (None, false) => AnswerKind::ToolCalls,
         (_, true) => AnswerKind::Text,
     });
-    record.fault = match faults.cut {
+    record.fault = answer_fault(&faults);
+    let completion = completion(state, shared, request, reply);
+    state.log.push(record);
+    Decision::Answer { completion, faults }
+}
+
+/// The name in the request log of the fault that changes a 200 answer.
+pub(crate) fn answer_fault(faults: &Faults) -> Option<&'static str> {
+    match faults.cut {
         Some(Cut::MidText) => Some("cut_mid_text"),
         Some(Cut::MidToolCall) => Some("cut_mid_tool_call"),
         None if faults.delta_delay_ms.unwrap_or(0) > 0 => Some("slow_deltas"),
         None => None,
-    };
-    let completion = completion(state, shared, request, reply);
-    state.log.push(record);
-    Decision::Answer { completion, faults }
+    }
 }
 
 /// The error a fault answers with, if any: from `faults`, or from the
@@ -179,30 +190,33 @@ fn error_fault(
     record: &mut RecordedRequest,
 ) -> Option<Decision> {
     let faults = faults.overridden_by(rule);
-    let error = match faults.error {
-        Some(ErrorFault::RateLimit) => {
-            record.fault = Some("rate_limit");
-            ApiError::RateLimited { retry_after_seconds: faults.retry_after_seconds() }
-        }
-        Some(ErrorFault::ServerError) => {
-            record.fault = Some("server_error");
-            ApiError::ServerError
-        }
-        Some(ErrorFault::ContextExceeded) => {
-            record.fault = Some("context_exceeded");
-            ApiError::ContextExceeded
-        }
-        None if faults.refuses_streaming_with_tools() && request.streams_with_automatic_tools() => {
-            record.fault = Some("streaming_with_tools_refused");
-            ApiError::StreamingToolsRefused
-        }
-        None if faults.refuses_unparsable_arguments() && request.replays_unparsable_arguments() => {
-            record.fault = Some("unparsable_arguments_refused");
-            ApiError::ArgumentsNotJson
-        }
-        None => return None,
-    };
+    if let Some((name, error)) = status_fault(&faults) {
+        record.fault = Some(name);
+        return Some(Decision::Error(error));
+    }
+    let (name, error) =
+        if faults.refuses_streaming_with_tools() && request.streams_with_automatic_tools() {
+            ("streaming_with_tools_refused", ApiError::StreamingToolsRefused)
+        } else if faults.refuses_unparsable_arguments() && request.replays_unparsable_arguments() {
+            ("unparsable_arguments_refused", ApiError::ArgumentsNotJson)
+        } else {
+            return None;
+        };
+    record.fault = Some(name);
     Some(Decision::Error(error))
+}
+
+/// The error status `faults.error` answers with, and its name in the
+/// request log: the faults that mean the same for every route.
+pub(crate) fn status_fault(faults: &Faults) -> Option<(&'static str, ApiError)> {
+    match faults.error? {
+        ErrorFault::RateLimit => Some((
+            "rate_limit",
+            ApiError::RateLimited { retry_after_seconds: faults.retry_after_seconds() },
+        )),
+        ErrorFault::ServerError => Some(("server_error", ApiError::ServerError)),
+        ErrorFault::ContextExceeded => Some(("context_exceeded", ApiError::ContextExceeded)),
+    }
 }
 
 /// Says plainly that the script had nothing for this request.
@@ -285,10 +299,15 @@ async fn complete_response(completion: &Completion, faults: &Faults) -> Response
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let text = completion.body().to_string();
-    let body = match faults.cut {
-        None => Body::from(text),
-        Some(_) => {
+    json_response(completion.body().to_string(), faults.cut.is_some())
+}
+
+/// A 200 JSON answer; `cut`: only its first half, then the connection
+/// breaks (the client never reads whole JSON).
+pub(crate) fn json_response(text: String, cut: bool) -> Response {
+    let body = match cut {
+        false => Body::from(text),
+        true => {
             let mut half = text.len() / 2;
             while !text.is_char_boundary(half) {
                 half -= 1;

@@ -6,6 +6,10 @@
 //! `[faults]`, `PUT /__fake/faults`), where `times` counts the requests they
 //! still apply to, and on a rule, whose fields override the global ones for
 //! the requests that rule answers.
+//!
+//! `/v1/embeddings` takes only the global faults that mean the same for any
+//! request (`error`, `cut`, `delta_delay_ms`, `times`); see
+//! [`crate::embeddings`].
 
 use serde::{Deserialize, Serialize};
 

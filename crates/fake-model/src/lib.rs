@@ -9,7 +9,10 @@
 //! request is recorded so a test can assert what the model was shown; faults
 //! (429, 500, cut streams, slow tokens, llama.cpp's refusal to stream with
 //! tools) are switchable; a demo mode answers from `files_grep` results so
-//! the stack runs without any model. `docs/fake-model.md` is the manual.
+//! the stack runs without any model. `/v1/embeddings` answers with
+//! deterministic vectors that are not semantic ([`embeddings`]), so an
+//! embeddings client runs without a model too. `docs/fake-model.md` is the
+//! manual.
 //!
 //! The key design choice: the answer is chosen by matchers on the request
 //! (the last user text, the last tool result, the turn, the tools offered),
@@ -23,6 +26,7 @@ pub mod admin;
 pub mod answer;
 pub mod chat;
 pub mod demo;
+pub mod embeddings;
 pub mod error;
 pub mod faults;
 pub mod record;
@@ -36,7 +40,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use faults::Faults;
-pub use record::RecordedRequest;
+pub use record::{RecordedEmbeddings, RecordedRequest};
 pub use script::{Script, ScriptError};
 
 /// The model id `GET /v1/models` lists and answers carry when the request
@@ -114,7 +118,9 @@ pub struct State {
     /// The global faults.
     pub faults: Faults,
     pub log: record::RequestLog,
-    /// Chat requests accepted so far (the records' `seq`).
+    /// The embeddings requests, in a log of their own.
+    pub embeddings_log: record::RequestLog<RecordedEmbeddings>,
+    /// Requests accepted so far, chat and embeddings (the records' `seq`).
     pub requests_seen: u64,
     /// Completions written so far (for `chatcmpl-` ids).
     pub completions: u64,
@@ -163,6 +169,7 @@ impl FakeModel {
                 faults: config.script.source().faults.clone(),
                 script: config.script,
                 log: record::RequestLog::default(),
+                embeddings_log: record::RequestLog::default(),
                 requests_seen: 0,
                 completions: 0,
                 tool_calls: 0,
@@ -208,9 +215,14 @@ impl FakeModel {
         self.shared.admin_token.as_deref()
     }
 
-    /// The requests recorded so far.
+    /// The chat requests recorded so far.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.state().log.all()
+    }
+
+    /// The embeddings requests recorded so far.
+    pub fn embeddings_requests(&self) -> Vec<RecordedEmbeddings> {
+        self.shared.state().embeddings_log.all()
     }
 
     pub fn set_script(&self, script: Script) {
@@ -232,6 +244,7 @@ impl FakeModel {
 pub fn router(shared: AppState) -> Router {
     Router::new()
         .merge(chat::routes())
+        .merge(embeddings::routes())
         .merge(admin::routes().route_layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             admin::require_token,

@@ -1,17 +1,23 @@
-//! The request log: every chat request the fake accepted, with the body
+//! The request logs: every chat request the fake accepted, with the body
 //! exactly as it arrived, so a test can assert what the model was shown —
 //! the system prompt, the tool list, the tool results — and how the fake
-//! answered it.
+//! answered it; and, in a log of their own, every embeddings request.
+//!
+//! Embeddings have their own log because they are not turns of a
+//! conversation: an index embeds passages in the background, whenever it
+//! gets to them, and mixed into the chat log they would shift the count and
+//! the positions a test asserts on. Both logs share one `seq`, so their
+//! order against each other is still known.
 //!
 //! Requests refused before they reach "the model" (a malformed body, a
 //! wrong API key) are not recorded; faults and unmatched requests are.
-//! The log is bounded: past [`REQUESTS_RECORDED_MAX`] the oldest go.
+//! Each log is bounded: past [`REQUESTS_RECORDED_MAX`] the oldest go.
 
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::VecDeque;
 
-/// The most requests kept.
+/// The most requests kept in each log.
 pub const REQUESTS_RECORDED_MAX: usize = 1000;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -26,6 +32,21 @@ pub struct RecordedRequest {
     /// What the answer held; `None` when a fault answered with an error.
     pub answer: Option<AnswerKind>,
     /// The fault that changed the answer, if any.
+    pub fault: Option<&'static str>,
+    /// The request body as received.
+    pub body: Value,
+}
+
+/// One `POST /v1/embeddings` request. No script rule answers it (rules
+/// match conversations), so there is no `rule`, `by` or `answer`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordedEmbeddings {
+    /// Counted with the chat requests: 1 for the first request of either.
+    pub seq: u64,
+    /// How many texts `input` held.
+    pub inputs: usize,
+    /// The fault that changed the answer, if any (an error status, a cut,
+    /// a delay), named as in [`RecordedRequest::fault`].
     pub fault: Option<&'static str>,
     /// The request body as received.
     pub body: Value,
@@ -58,15 +79,22 @@ pub enum AnswerKind {
     TextAndToolCalls,
 }
 
-#[derive(Debug, Default)]
-pub struct RequestLog {
-    requests: VecDeque<RecordedRequest>,
+/// A bounded log of records: the chat one, or the embeddings one.
+#[derive(Debug)]
+pub struct RequestLog<Record = RecordedRequest> {
+    requests: VecDeque<Record>,
     /// How many were dropped to stay under the bound.
     pub dropped: u64,
 }
 
-impl RequestLog {
-    pub fn push(&mut self, request: RecordedRequest) {
+impl<Record> Default for RequestLog<Record> {
+    fn default() -> Self {
+        RequestLog { requests: VecDeque::new(), dropped: 0 }
+    }
+}
+
+impl<Record: Clone> RequestLog<Record> {
+    pub fn push(&mut self, request: Record) {
         if self.requests.len() == REQUESTS_RECORDED_MAX {
             self.requests.pop_front();
             self.dropped += 1;
@@ -75,7 +103,7 @@ impl RequestLog {
         assert!(self.requests.len() <= REQUESTS_RECORDED_MAX);
     }
 
-    pub fn all(&self) -> Vec<RecordedRequest> {
+    pub fn all(&self) -> Vec<Record> {
         self.requests.iter().cloned().collect()
     }
 
@@ -106,7 +134,7 @@ mod tests {
 
     #[test]
     fn the_oldest_go_first() {
-        let mut log = RequestLog::default();
+        let mut log: RequestLog = RequestLog::default();
         for seq in 1..=(REQUESTS_RECORDED_MAX as u64 + 2) {
             log.push(request(seq));
         }

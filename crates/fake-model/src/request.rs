@@ -133,25 +133,32 @@ impl MessageFunction {
     }
 }
 
+/// A body that is a JSON object, or OpenAI's 400 for one that is not: what
+/// every `/v1` route reads first.
+pub fn json_object(bytes: &[u8]) -> Result<Value, ApiError> {
+    let body: Value = serde_json::from_slice(bytes).map_err(|_| {
+        ApiError::invalid(
+            "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
+            None,
+            None,
+        )
+    })?;
+    if !body.is_object() {
+        return Err(ApiError::invalid(
+            "Invalid type for request body: expected an object.",
+            None,
+            Some("invalid_type"),
+        ));
+    }
+    Ok(body)
+}
+
 impl ChatRequest {
     /// Parses and validates a body. The errors are OpenAI's, word for word
     /// where we know them.
     pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
-        let body: Value = serde_json::from_slice(bytes).map_err(|_| {
-            ApiError::invalid(
-                "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
-                None,
-                None,
-            )
-        })?;
-        let Some(object) = body.as_object() else {
-            return Err(ApiError::invalid(
-                "Invalid type for request body: expected an object.",
-                None,
-                Some("invalid_type"),
-            ));
-        };
-        if object.get("messages").is_none_or(Value::is_null) {
+        let body = json_object(bytes)?;
+        if body.get("messages").is_none_or(Value::is_null) {
             return Err(ApiError::invalid(
                 "Missing required parameter: 'messages'.",
                 Some("messages"),
