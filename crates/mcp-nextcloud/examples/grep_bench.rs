@@ -845,6 +845,7 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
             webhook_secret: None,
             limits: Limits::default(),
             embeddings: None,
+            fusion: Default::default(),
         },
         None,
     )
@@ -1035,7 +1036,10 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
         let started = Instant::now();
         index
             .store()
-            .run_blocking(|connection| store::hits(connection, &fts, &rowids))
+            .run_blocking(|connection| {
+                let still = store::Still { matching: Some(fts.clone()), embedded_by: None };
+                store::hits(connection, &still, &rowids)
+            })
             .expect("hits");
         report.alice_hits.push(started.elapsed(), 0);
 

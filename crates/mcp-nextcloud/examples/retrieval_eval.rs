@@ -29,12 +29,21 @@
 //! the same figures and every question's ranks as JSON instead. A
 //! benchmark, not a test: nothing here runs in CI.
 //!
-//! "With embeddings" has no row yet: files_grep is lexical (FTS5) only.
+//! With embeddings (`--embeddings`: the real all-MiniLM-L6-v2 of
+//! `ci/embeddings/serve.py`, started here; or `--embeddings-url URL
+//! --embeddings-model NAME`: an endpoint of your own), the index lives in a
+//! file, is filled and embedded once, and then mcp-nextcloud is started
+//! again over it for each way of combining words and meaning (`--fusion
+//! words,meaning-fallback,...`; all of them by default), one table each.
 
 mod common;
 
 use fake_nextcloud::fixture::FileFixture;
 use fake_nextcloud::{FakeNextcloud, Fixture};
+use mcp_nextcloud::index::IndexConfig;
+use mcp_nextcloud::index::embed::EmbeddingsConfig;
+use mcp_nextcloud::index::search::Fusion;
+use mcp_nextcloud::index::store;
 use scenario::mcp_client::McpClient;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -73,6 +82,18 @@ struct Args {
     drive: PathBuf,
     questions: PathBuf,
     json: bool,
+    embeddings: Embeddings,
+    fusions: Option<Vec<Fusion>>,
+}
+
+enum Embeddings {
+    None,
+    /// Start `ci/embeddings/serve.py`.
+    Local,
+    Endpoint {
+        url: String,
+        model: String,
+    },
 }
 
 /// One question's outcome.
@@ -151,9 +172,158 @@ async fn main() {
     let fake = FakeNextcloud::start(&fixture, fake_nextcloud::Config::default())
         .await
         .expect("the fake Nextcloud starts with the drive");
-    let mcp = common::start_mcp_nextcloud(&fake).await;
+    let local_server;
+    let embeddings = match &args.embeddings {
+        Embeddings::None => None,
+        Embeddings::Local => {
+            local_server = scenario::embeddings_server::EmbeddingsServer::start()
+                .unwrap_or_else(|message| fail(&message));
+            Some(local_server.config())
+        }
+        Embeddings::Endpoint { url, model } => {
+            Some(EmbeddingsConfig { url: url.clone(), model: model.clone(), key: None })
+        }
+    };
+    let fusions = match (&args.fusions, &embeddings) {
+        (Some(fusions), _) => fusions.clone(),
+        (None, Some(_)) => Fusion::ALL.to_vec(),
+        (None, None) => vec![Fusion::Words],
+    };
+    let scratch = std::env::temp_dir().join(format!("tamebi-retrieval-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("a scratch folder");
+    let index_path = embeddings.as_ref().map(|_| scratch.join("index.db"));
+    let mut reports = Vec::new();
+    let mut first = true;
+    for fusion in fusions {
+        let index = IndexConfig {
+            path: index_path.clone(),
+            embeddings: embeddings.clone(),
+            fusion,
+            ..IndexConfig::default()
+        };
+        let run = evaluate(&fake, index, &questions, &formats, first).await;
+        first = false;
+        reports.push((fusion, run));
+    }
+    fake.shutdown().await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    let model = embeddings.as_ref().map(|config| config.model.clone());
+
+    let mut json_runs = Vec::new();
+    for (fusion, run) in &reports {
+        let mut overall = Totals::default();
+        let mut by_kind: BTreeMap<&str, Totals> = BTreeMap::new();
+        let mut by_format: BTreeMap<&str, Totals> = BTreeMap::new();
+        for one in &run.scored {
+            overall.add(one);
+            by_kind.entry(one.kind.as_str()).or_default().add(one);
+            by_format.entry(one.format.as_str()).or_default().add(one);
+        }
+        let fell_back = run.scored.iter().filter(|one| one.matched == "any").count();
+        let by_meaning = run.scored.iter().filter(|one| one.matched == "meaning").count();
+        if args.json {
+            let table = |totals: &BTreeMap<&str, Totals>| -> Value {
+                totals.iter().map(|(name, t)| (name.to_string(), t.json())).collect()
+            };
+            let questions: Vec<Value> = run
+                .scored
+                .iter()
+                .map(|one| {
+                    json!({"id": one.id, "kind": one.kind, "format": one.format,
+                           "file_rank": one.file_rank, "section_rank": one.section_rank,
+                           "matched": one.matched})
+                })
+                .collect();
+            json_runs.push(json!({
+                "fusion": fusion.name(),
+                "fill_seconds": run.fill_seconds,
+                "embed_seconds": run.embed_seconds,
+                "search_ms_mean": run.search_ms,
+                "overall": overall.json(),
+                "by_kind": table(&by_kind),
+                "by_format": table(&by_format),
+                "matched_any": fell_back,
+                "matched_meaning": by_meaning,
+                "questions": questions,
+            }));
+            continue;
+        }
+        let embedded = match &model {
+            Some(model) => format!(
+                "embeddings: {model} ({} passages embedded in {:.1} s), fusion {}",
+                run.embedded,
+                run.embed_seconds,
+                fusion.name()
+            ),
+            None => "embeddings: none".to_string(),
+        };
+        println!(
+            "files_grep retrieval: {} questions over {} files ({:.1} MB, {} passages); index filled in {:.1} s ({} passes), {:.1} ms per search; {embedded}",
+            questions.len(),
+            formats.len(),
+            bytes as f64 / 1e6,
+            run.passages,
+            run.fill_seconds,
+            run.rounds,
+            run.search_ms
+        );
+        println!(
+            "{fell_back} of {} searches fell back to passages with some of the words, {by_meaning} to the nearest in meaning",
+            run.scored.len()
+        );
+        println!();
+        println!(
+            "{:<22} {:>5} {:>10} {:>10} {:>7}",
+            "questions", "n", "recall@5", "section@5", "MRR"
+        );
+        print_row("all", &overall);
+        for kind in KINDS {
+            if let Some(totals) = by_kind.get(kind) {
+                print_row(&format!("kind: {kind}"), totals);
+            }
+        }
+        for format in FORMATS {
+            if let Some(totals) = by_format.get(format) {
+                print_row(&format!("type: {format}"), totals);
+            }
+        }
+        println!();
+    }
+    if args.json {
+        let report = json!({
+            "drive": {"files": formats.len(), "bytes": bytes},
+            "embeddings": model,
+            "runs": json_runs,
+        });
+        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+    }
+}
+
+/// One configuration's answers.
+struct Run {
+    scored: Vec<Scored>,
+    fill_seconds: f64,
+    embed_seconds: f64,
+    rounds: usize,
+    passages: u64,
+    embedded: u64,
+    search_ms: f64,
+}
+
+/// Starts mcp-nextcloud over `index`, fills (and embeds) it as alice's
+/// searches do, then asks every question. `first`: the index is new, and
+/// its filling is what is timed.
+async fn evaluate(
+    fake: &FakeNextcloud,
+    index: IndexConfig,
+    questions: &[Question],
+    formats: &BTreeMap<String, String>,
+    first: bool,
+) -> Run {
+    let embeddings = index.embeddings.is_some();
+    let mcp = common::start_mcp_nextcloud_with(fake, index).await;
     let client = McpClient::new(format!("{}/mcp", mcp.url()));
-    let headers = common::mcp_headers(&fake, USER);
+    let headers = common::mcp_headers(fake, USER);
 
     // The index fills in passes that files_grep calls start: call until
     // alice's index is ready.
@@ -171,10 +341,23 @@ async fn main() {
         }
     }
     let fill_seconds = filling.elapsed().as_secs_f64();
+    // Embedding runs after each pass until nothing is pending; a search
+    // starts it again after an endpoint failure.
+    let embedding = Instant::now();
+    let mut status = index_status(&mcp);
+    while embeddings && status.embedded < status.passages {
+        if embedding.elapsed().as_secs() > 3600 {
+            fail("the passages were not all embedded within an hour");
+        }
+        grep(&client, &headers, "debian").await;
+        mcp.index().idle().await;
+        status = index_status(&mcp);
+    }
+    let embed_seconds = if first { embedding.elapsed().as_secs_f64() } else { 0.0 };
 
     let searching = Instant::now();
     let mut scored = Vec::with_capacity(questions.len());
-    for question in &questions {
+    for question in questions {
         let result = grep(&client, &headers, &question.question).await;
         let passages =
             result["structuredContent"]["passages"].as_array().cloned().unwrap_or_default();
@@ -204,70 +387,25 @@ async fn main() {
         });
     }
     let search_ms = searching.elapsed().as_secs_f64() * 1000.0 / questions.len().max(1) as f64;
+    // Searches start passes; let them end before the server does.
+    mcp.index().idle().await;
     mcp.shutdown().await;
-    fake.shutdown().await;
-
-    let mut overall = Totals::default();
-    let mut by_kind: BTreeMap<&str, Totals> = BTreeMap::new();
-    let mut by_format: BTreeMap<&str, Totals> = BTreeMap::new();
-    for one in &scored {
-        overall.add(one);
-        by_kind.entry(one.kind.as_str()).or_default().add(one);
-        by_format.entry(one.format.as_str()).or_default().add(one);
-    }
-    let fell_back = scored.iter().filter(|one| one.matched == "any").count();
-    if args.json {
-        let table = |totals: &BTreeMap<&str, Totals>| -> Value {
-            totals.iter().map(|(name, t)| (name.to_string(), t.json())).collect()
-        };
-        let questions: Vec<Value> = scored
-            .iter()
-            .map(|one| {
-                json!({"id": one.id, "kind": one.kind, "format": one.format,
-                       "file_rank": one.file_rank, "section_rank": one.section_rank,
-                       "matched": one.matched})
-            })
-            .collect();
-        let report = json!({
-            "drive": {"files": formats.len(), "bytes": bytes},
-            "fill_seconds": fill_seconds,
-            "search_ms_mean": search_ms,
-            "embeddings": false,
-            "overall": overall.json(),
-            "by_kind": table(&by_kind),
-            "by_format": table(&by_format),
-            "matched_any": fell_back,
-            "questions": questions,
-        });
-        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
-        return;
-    }
-    println!(
-        "files_grep retrieval: {} questions over {} files ({:.1} MB); index filled in {:.1} s ({} passes), {:.1} ms per search; embeddings: none",
-        questions.len(),
-        formats.len(),
-        bytes as f64 / 1e6,
+    Run {
+        scored,
         fill_seconds,
+        embed_seconds,
         rounds,
-        search_ms
-    );
-    println!(
-        "{fell_back} of {} searches fell back to passages with some of the words",
-        scored.len()
-    );
-    println!();
-    println!("{:<22} {:>5} {:>10} {:>10} {:>7}", "questions", "n", "recall@5", "section@5", "MRR");
-    print_row("all", &overall);
-    for kind in KINDS {
-        if let Some(totals) = by_kind.get(kind) {
-            print_row(&format!("kind: {kind}"), totals);
-        }
+        passages: status.passages,
+        embedded: status.embedded,
+        search_ms,
     }
-    for format in FORMATS {
-        if let Some(totals) = by_format.get(format) {
-            print_row(&format!("type: {format}"), totals);
-        }
-    }
+}
+
+fn index_status(mcp: &mcp_nextcloud::McpNextcloud) -> store::Status {
+    mcp.index()
+        .store()
+        .run_blocking(|connection| store::status(connection))
+        .unwrap_or_else(|error| fail(&format!("the index status could not be read: {error}")))
 }
 
 fn print_row(label: &str, totals: &Totals) {
@@ -302,17 +440,38 @@ fn normalize_heading(heading: &str) -> String {
 }
 
 fn parse_args() -> Args {
-    let usage = "usage: retrieval_eval [--drive DIR] [--questions FILE] [--json]";
+    let usage = "usage: retrieval_eval [--drive DIR] [--questions FILE] [--json] \
+                 [--embeddings | --embeddings-url URL --embeddings-model NAME] [--fusion MODE,...]";
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut parsed = Args {
         drive: root.join("target/retrieval-drive"),
         questions: root.join("eval/retrieval/questions.jsonl"),
         json: false,
+        embeddings: Embeddings::None,
+        fusions: None,
     };
+    let mut url = None;
+    let mut model = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--json" => parsed.json = true,
+            "--embeddings" => parsed.embeddings = Embeddings::Local,
+            "--embeddings-url" => url = Some(args.next().unwrap_or_else(|| fail(usage))),
+            "--embeddings-model" => model = Some(args.next().unwrap_or_else(|| fail(usage))),
+            "--fusion" => {
+                let list = args.next().unwrap_or_else(|| fail(usage));
+                let fusions = list
+                    .split(',')
+                    .map(|name| {
+                        Fusion::parse(name.trim()).unwrap_or_else(|| {
+                            let names: Vec<&str> = Fusion::ALL.iter().map(|f| f.name()).collect();
+                            fail(&format!("{name:?} is not one of {}", names.join(", ")))
+                        })
+                    })
+                    .collect();
+                parsed.fusions = Some(fusions);
+            }
             "--drive" => {
                 parsed.drive = args.next().map(PathBuf::from).unwrap_or_else(|| fail(usage))
             }
@@ -321,6 +480,11 @@ fn parse_args() -> Args {
             }
             _ => fail(usage),
         }
+    }
+    match (url, model) {
+        (Some(url), Some(model)) => parsed.embeddings = Embeddings::Endpoint { url, model },
+        (None, None) => {}
+        _ => fail("--embeddings-url and --embeddings-model go together"),
     }
     parsed
 }

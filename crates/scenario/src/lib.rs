@@ -17,6 +17,7 @@
 //! transcript, [`discover`] lists a folder's files.
 
 pub mod browser;
+pub mod embeddings_server;
 pub mod eval;
 pub mod format;
 pub mod harness;

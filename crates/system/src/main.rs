@@ -227,6 +227,19 @@ struct McpNextcloudArgs {
     /// vector; changing it re-embeds the passages in background passes.
     #[arg(long, env = "TAMEBI_EMBEDDINGS_MODEL")]
     embeddings_model: Option<String>,
+    /// How files_grep combines words and meaning when embeddings are on:
+    /// words, meaning-fallback, fused-fallback, fused or meaning
+    /// (docs/decisions.md has the measurements behind the default).
+    #[arg(long, env = "TAMEBI_EMBEDDINGS_FUSION", default_value = "meaning-fallback", value_parser = parse_fusion)]
+    embeddings_fusion: mcp_nextcloud::index::search::Fusion,
+}
+
+fn parse_fusion(name: &str) -> Result<mcp_nextcloud::index::search::Fusion, String> {
+    use mcp_nextcloud::index::search::Fusion;
+    Fusion::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Fusion::ALL.iter().map(|fusion| fusion.name()).collect();
+        format!("{name:?} is not a fusion mode; use one of {}", names.join(", "))
+    })
 }
 
 #[derive(Debug, clap::Args)]
@@ -707,6 +720,7 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
         webhook_secret: set(args.webhook_secret),
         limits: Default::default(),
         embeddings,
+        fusion: args.embeddings_fusion,
     };
     let converter = set(args.converter_url).map(|url| mcp_nextcloud::convert::ConverterConfig {
         url,

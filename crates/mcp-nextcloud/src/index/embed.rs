@@ -168,6 +168,8 @@ fn truncated(text: &str) -> &str {
 /// What one background pass embedded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EmbedOutcome {
+    /// Pending passages the pass found (at most [`PASS_PASSAGES`]).
+    pub pending: usize,
     pub embedded: usize,
     /// The pass stopped on an endpoint failure (the passages stay pending).
     pub failed: bool,
@@ -191,6 +193,7 @@ pub async fn pass(index: &Index, embedder: &Embedder) -> EmbedOutcome {
             return outcome;
         }
     };
+    outcome.pending = pending.len();
     for batch in pending.chunks(BATCH) {
         let texts: Vec<String> = batch.iter().map(|(_, text)| text.clone()).collect();
         let vectors = match embedder.embed(&texts).await {
@@ -207,9 +210,20 @@ pub async fn pass(index: &Index, embedder: &Embedder) -> EmbedOutcome {
             .map(|((rowid, text), vector)| (*rowid, text.clone(), vector))
             .collect();
         let model = model.clone();
-        match index.store().run(move |connection| vectors::record(connection, &model, &rows)).await
-        {
-            Ok(written) => outcome.embedded += written,
+        let written = index.store().run(move |connection| {
+            let written = vectors::record(connection, &model, &rows)?;
+            Ok(rows
+                .into_iter()
+                .zip(written)
+                .filter(|(_, written)| *written)
+                .map(|((rowid, _, vector), _)| (rowid, vector))
+                .collect::<Vec<_>>())
+        });
+        match written.await {
+            Ok(written) => {
+                outcome.embedded += written.len();
+                index.remember_vectors(&written);
+            }
             Err(error) => {
                 tracing::warn!(error = %error, "embedding pass could not write the index");
                 outcome.failed = true;

@@ -18,6 +18,7 @@
 //! numbers, never a list of files, and it is gone with the process.
 
 pub mod chunk;
+pub mod dense;
 pub mod embed;
 pub mod fill;
 pub mod query;
@@ -33,7 +34,7 @@ use crate::convert::Converter;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 use store::{Store, StoreError};
 
@@ -49,6 +50,8 @@ pub struct IndexConfig {
     /// The embeddings endpoint; `None` (the default) keeps files_grep
     /// lexical only.
     pub embeddings: Option<embed::EmbeddingsConfig>,
+    /// How words and meaning combine when embeddings are on.
+    pub fusion: search::Fusion,
 }
 
 impl std::fmt::Debug for IndexConfig {
@@ -59,6 +62,7 @@ impl std::fmt::Debug for IndexConfig {
             .field("webhook_secret", &self.webhook_secret.as_ref().map(|_| "<set>"))
             .field("limits", &self.limits)
             .field("embeddings", &self.embeddings)
+            .field("fusion", &self.fusion)
             .finish()
     }
 }
@@ -115,8 +119,13 @@ struct Inner {
     /// configuration fault (they stay dirty, uncounted).
     converter_fault_until: Mutex<Option<Instant>>,
     embedder: Option<embed::Embedder>,
+    fusion: search::Fusion,
     /// An embedding pass is running (one at a time, for all users).
     embedding: AtomicBool,
+    /// Asks a running embedding pass to stop after its batch (clear).
+    embedding_stop: AtomicBool,
+    /// The configured model's vectors in memory, once a search loaded them.
+    dense: RwLock<Option<dense::Vectors>>,
 }
 
 /// What is remembered of one user between their searches.
@@ -163,7 +172,10 @@ impl Index {
                 running: tokio::sync::watch::channel(0).0,
                 converter_fault_until: Mutex::new(None),
                 embedder,
+                fusion: config.fusion,
                 embedding: AtomicBool::new(false),
+                embedding_stop: AtomicBool::new(false),
+                dense: RwLock::new(None),
             }),
         })
     }
@@ -191,8 +203,10 @@ impl Index {
         });
     }
 
-    /// Starts an embedding pass unless embeddings are off or one runs;
-    /// returns at once. [`Index::idle`] waits for it too.
+    /// Starts embedding unless embeddings are off or it runs already;
+    /// returns at once. It goes on, [`embed::PASS_PASSAGES`] at a time,
+    /// until nothing is pending or the endpoint fails (the next search
+    /// starts it again). [`Index::idle`] waits for it too.
     pub fn kick_embedding(&self) {
         let Some(embedder) = self.inner.embedder.clone() else {
             return;
@@ -203,11 +217,90 @@ impl Index {
         self.inner.running.send_modify(|count| *count += 1);
         let index = self.clone();
         tokio::spawn(async move {
-            let outcome = embed::pass(&index, &embedder).await;
-            tracing::debug!(embedded = outcome.embedded, failed = outcome.failed, "embedding pass");
+            loop {
+                let outcome = embed::pass(&index, &embedder).await;
+                tracing::debug!(
+                    embedded = outcome.embedded,
+                    failed = outcome.failed,
+                    "embedding pass"
+                );
+                if outcome.failed
+                    || outcome.embedded == 0
+                    || outcome.pending < embed::PASS_PASSAGES
+                    || index.inner.embedding_stop.load(Ordering::Acquire)
+                {
+                    break;
+                }
+            }
             index.inner.embedding.store(false, Ordering::Release);
             index.inner.running.send_modify(|count| *count -= 1);
         });
+    }
+
+    /// How files_grep combines words and meaning.
+    pub fn fusion(&self) -> search::Fusion {
+        self.inner.fusion
+    }
+
+    /// The embeddings client, when embeddings are configured.
+    pub fn embedder(&self) -> Option<&embed::Embedder> {
+        self.inner.embedder.as_ref()
+    }
+
+    /// The `limit` passages nearest `query` by the configured model's
+    /// vectors, nearest first (empty when embeddings are off). Loads the
+    /// in-memory copy on first use.
+    pub async fn nearest(
+        &self,
+        query: Vec<f32>,
+        limit: usize,
+    ) -> Result<Vec<store::Candidate>, StoreError> {
+        let Some(embedder) = self.embedder() else {
+            return Ok(Vec::new());
+        };
+        let loaded = self.inner.dense.read().expect("dense lock").is_some();
+        if !loaded {
+            let model = embedder.model().to_string();
+            let copy = self
+                .store()
+                .run(move |connection| dense::Vectors::load(connection, &model))
+                .await?;
+            let mut dense = self.inner.dense.write().expect("dense lock");
+            if dense.is_none() {
+                *dense = Some(copy);
+            }
+        }
+        let index = self.clone();
+        let nearest = tokio::task::spawn_blocking(move || {
+            let dense = index.inner.dense.read().expect("dense lock");
+            dense.as_ref().map(|copy| copy.nearest(&query, limit)).unwrap_or_default()
+        })
+        .await
+        .unwrap_or_default();
+        Ok(nearest)
+    }
+
+    /// Vectors just written to `index.db`, into the in-memory copy (if
+    /// loaded).
+    pub(crate) fn remember_vectors(&self, rows: &[(i64, Vec<f32>)]) {
+        let mut dense = self.inner.dense.write().expect("dense lock");
+        if let Some(copy) = dense.as_mut() {
+            for (rowid, vector) in rows {
+                copy.upsert(*rowid, vector);
+            }
+        }
+    }
+
+    /// A search found `count` proposed passages without their vector in
+    /// `index.db`; past half the copy, it is loaded again next time.
+    pub(crate) fn stale_vectors(&self, count: usize) {
+        if count == 0 {
+            return;
+        }
+        let mut dense = self.inner.dense.write().expect("dense lock");
+        if dense.as_mut().is_some_and(|copy| copy.mark_stale(count)) {
+            *dense = None;
+        }
     }
 
     /// Waits until no pass runs.
@@ -219,8 +312,11 @@ impl Index {
     /// Empties the index and forgets every user's discovery state, once no
     /// pass runs: the next searches rebuild it from scratch.
     pub async fn clear(&self) -> Result<(), StoreError> {
+        self.inner.embedding_stop.store(true, Ordering::Release);
         self.idle().await;
+        self.inner.embedding_stop.store(false, Ordering::Release);
         self.inner.users.lock().expect("users lock").clear();
+        *self.inner.dense.write().expect("dense lock") = None;
         self.store().run(|connection| store::clear(connection)).await
     }
 

@@ -25,7 +25,7 @@
 //! (docs/decisions.md, "files_grep tells a caller only what survived").
 
 use super::query::FtsQuery;
-use super::store::{self, Hit};
+use super::store::{self, Hit, Still};
 use super::{Index, Readiness};
 use crate::nextcloud::Nextcloud;
 use crate::nextcloud::dav::FileInfo;
@@ -71,11 +71,84 @@ pub struct Outcome {
     pub candidates: usize,
     /// Candidate files checked and readable.
     pub survivors: usize,
-    /// All terms matched together (false: no readable passage had them
-    /// all, and these passages have some). True for an empty answer.
-    pub matched_all: bool,
+    /// What the passages have in common with the query; `All` for an
+    /// empty answer.
+    pub matched: Matched,
     pub readiness: Readiness,
 }
+
+/// How the words and the meaning channel combine when embeddings are on
+/// (issue 17 §3; measured in docs/decisions.md, "files_grep: how words and
+/// meaning combine"). Without embeddings, or for a search by heading,
+/// every mode is [`Fusion::Words`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fusion {
+    /// Words only: all of them, then any of them.
+    Words,
+    /// All the words; when no passage with all of them survives, the
+    /// passages nearest in meaning instead of those with some words.
+    #[default]
+    MeaningFallback,
+    /// All the words; when no passage with all of them survives,
+    /// reciprocal-rank fusion of the passages with some words and those
+    /// nearest in meaning.
+    FusedFallback,
+    /// Always reciprocal-rank fusion of the word ranking (passages with
+    /// more of the words first) and the meaning ranking.
+    Fused,
+    /// The passages nearest in meaning, alone.
+    Meaning,
+}
+
+impl Fusion {
+    pub const ALL: [Fusion; 5] = [
+        Fusion::Words,
+        Fusion::MeaningFallback,
+        Fusion::FusedFallback,
+        Fusion::Fused,
+        Fusion::Meaning,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fusion::Words => "words",
+            Fusion::MeaningFallback => "meaning-fallback",
+            Fusion::FusedFallback => "fused-fallback",
+            Fusion::Fused => "fused",
+            Fusion::Meaning => "meaning",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Fusion> {
+        Fusion::ALL.into_iter().find(|fusion| fusion.name() == name)
+    }
+}
+
+/// What the shown passages have in common with the query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Matched {
+    /// Every word (also said of an empty answer).
+    All,
+    /// No readable passage has every word; these have some.
+    Any,
+    /// No readable passage has every word; these are the nearest in
+    /// meaning (embeddings), with or without some of the words.
+    Meaning,
+}
+
+impl Matched {
+    pub fn name(self) -> &'static str {
+        match self {
+            Matched::All => "all",
+            Matched::Any => "any",
+            Matched::Meaning => "meaning",
+        }
+    }
+}
+
+/// The rank constant of reciprocal-rank fusion (Cormack et al., 2009).
+pub const RRF_K: f64 = 60.0;
 
 pub async fn search(
     index: &Index,
@@ -99,24 +172,125 @@ pub async fn search(
         ),
     };
     // The fallback ranks by how many distinct content words a passage has.
-    let any = any.map(|any| (any, query.as_ref().map(FtsQuery::terms).unwrap_or_default()));
-    // The all-words query first; only when none of its passages survives
-    // the check as this caller does the any-word query run. Both decisions
-    // read survivors only, never candidates: candidates include passages of
-    // documents the caller cannot open, and whether two words meet in one
-    // of those is exactly what the caller must not learn.
-    let mut phase = check(index, nextcloud, request, all, Vec::new()).await?;
-    // The all-words query's candidate files, when the fallback runs.
-    let mut fallback_after = None;
-    if phase.chosen.is_empty()
-        && phase.failure.is_none()
-        && let Some((any, terms)) = any
-    {
-        fallback_after = Some(phase.files);
-        phase = check(index, nextcloud, request, any, terms).await?;
-    }
-    let fallback = fallback_after.is_some();
-    let Phase { fts, files, survivors, chosen, failure: check_failure } = phase;
+    let terms = query.as_ref().map(FtsQuery::terms).unwrap_or_default();
+    let model = index.embedder().map(|embedder| embedder.model().to_string());
+    let fusion = match (&request.query, &heading, &model) {
+        (Some(_), None, Some(_)) => index.fusion(),
+        _ => Fusion::Words,
+    };
+    let words_only = |fts: &str| Still { matching: Some(fts.to_string()), embedded_by: None };
+    // Every decision below reads survivors only, never candidates:
+    // candidates include passages of documents the caller cannot open, and
+    // whether two words meet in one of those is exactly what the caller
+    // must not learn.
+    let (phase, matched, fallback_after) = match fusion {
+        Fusion::Fused | Fusion::Meaning => {
+            let meaning = match &request.query {
+                Some(text) => nearest(index, text).await?,
+                None => None,
+            };
+            match meaning {
+                Some(meaning) if fusion == Fusion::Meaning => {
+                    let still = Still { matching: None, embedded_by: model.clone() };
+                    let phase = check(nextcloud, request, meaning, still).await?;
+                    (phase, Matched::Meaning, None)
+                }
+                Some(meaning) => {
+                    let ranked =
+                        find(index, any.clone().unwrap_or_else(|| all.clone()), terms.clone())
+                            .await?;
+                    let all_words: std::collections::HashSet<i64> = if any.is_some() {
+                        find(index, all.clone(), Vec::new())
+                            .await?
+                            .iter()
+                            .map(|c| c.rowid)
+                            .collect()
+                    } else {
+                        ranked.iter().map(|c| c.rowid).collect()
+                    };
+                    let all_files = by_file(
+                        &ranked
+                            .iter()
+                            .filter(|c| all_words.contains(&c.rowid))
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                    )
+                    .len();
+                    let still = Still {
+                        matching: Some(any.clone().unwrap_or_else(|| all.clone())),
+                        embedded_by: model.clone(),
+                    };
+                    let phase =
+                        check(nextcloud, request, fuse(&[&ranked, &meaning]), still).await?;
+                    // Said of the shown passages only.
+                    let shows_all = phase.chosen.iter().any(|(rowid, _)| all_words.contains(rowid));
+                    if shows_all || phase.chosen.is_empty() {
+                        (phase, Matched::All, None)
+                    } else {
+                        (phase, Matched::Meaning, Some(all_files))
+                    }
+                }
+                None => {
+                    words_then_any(index, nextcloud, request, &all, any.as_deref(), &terms).await?
+                }
+            }
+        }
+        Fusion::Words => {
+            words_then_any(index, nextcloud, request, &all, any.as_deref(), &terms).await?
+        }
+        Fusion::MeaningFallback | Fusion::FusedFallback => {
+            let phase = check(
+                nextcloud,
+                request,
+                find(index, all.clone(), Vec::new()).await?,
+                words_only(&all),
+            )
+            .await?;
+            if !phase.chosen.is_empty() || phase.failure.is_some() {
+                (phase, Matched::All, None)
+            } else {
+                let files = phase.files;
+                let meaning = match &request.query {
+                    Some(text) => nearest(index, text).await?,
+                    None => None,
+                };
+                match meaning {
+                    Some(meaning) if fusion == Fusion::MeaningFallback => {
+                        let still = Still { matching: None, embedded_by: model.clone() };
+                        (
+                            check(nextcloud, request, meaning, still).await?,
+                            Matched::Meaning,
+                            Some(files),
+                        )
+                    }
+                    Some(meaning) => {
+                        let lexical = match &any {
+                            Some(any) => find(index, any.clone(), terms.clone()).await?,
+                            None => Vec::new(),
+                        };
+                        let still = Still { matching: any.clone(), embedded_by: model.clone() };
+                        let phase =
+                            check(nextcloud, request, fuse(&[&lexical, &meaning]), still).await?;
+                        (phase, Matched::Meaning, Some(files))
+                    }
+                    None => match &any {
+                        Some(any) => {
+                            let phase = check(
+                                nextcloud,
+                                request,
+                                find(index, any.clone(), terms.clone()).await?,
+                                words_only(any),
+                            )
+                            .await?;
+                            (phase, Matched::Any, Some(files))
+                        }
+                        None => (phase, Matched::All, None),
+                    },
+                }
+            }
+        }
+    };
+    let Phase { still, files, survivors, chosen, failure: check_failure } = phase;
     let rowids: Vec<i64> = chosen.iter().map(|(rowid, _)| *rowid).collect();
     let seen: Vec<store::SeenFile> = survivors.iter().map(super::fill::seen_file).collect();
     let query_text = match (&request.query, &request.heading) {
@@ -132,10 +306,12 @@ pub async fn search(
         fallback_after,
     };
     let now = super::now();
+    let proposed = rowids.len();
+    let meaning_proposed = still.embedded_by.is_some();
     let hits: Vec<Hit> = index
         .store()
         .run(move |connection| {
-            let hits = store::hits(connection, &fts, &rowids)?;
+            let hits = store::hits(connection, &still, &rowids)?;
             // What the check saw refreshes the rows (and marks changed files dirty).
             let transaction = connection.transaction()?;
             for file in &seen {
@@ -147,6 +323,9 @@ pub async fn search(
         })
         .await
         .map_err(store_failure)?;
+    if meaning_proposed {
+        index.stale_vectors(proposed - hits.len());
+    }
     if let Some(failure) = check_failure
         && hits.is_empty()
     {
@@ -170,22 +349,87 @@ pub async fn search(
             snippet,
         });
     }
-    // "any" only when the fallback's passages are shown: an empty answer
-    // says "all" whichever query ran, so it reads the same whatever
+    // Not "all" only when the fallback's passages are shown: an empty
+    // answer says "all" whichever query ran, so it reads the same whatever
     // documents the caller cannot open hold.
-    let matched_all = !fallback || passages.is_empty();
+    let matched = if passages.is_empty() { Matched::All } else { matched };
     Ok(Outcome {
         passages,
         candidates: recorded.candidates,
         survivors: recorded.survivors,
-        matched_all,
+        matched,
         readiness: index.readiness(&nextcloud.uid),
     })
 }
 
+/// Words only: the all-words query, and only when none of its passages
+/// survives the check as this caller, the any-word query.
+async fn words_then_any(
+    index: &Index,
+    nextcloud: &Nextcloud,
+    request: &Request,
+    all: &str,
+    any: Option<&str>,
+    terms: &[String],
+) -> Result<(Phase, Matched, Option<usize>), ToolFailure> {
+    let still = |fts: &str| Still { matching: Some(fts.to_string()), embedded_by: None };
+    let phase =
+        check(nextcloud, request, find(index, all.to_string(), Vec::new()).await?, still(all))
+            .await?;
+    match any {
+        Some(any) if phase.chosen.is_empty() && phase.failure.is_none() => {
+            let files = phase.files;
+            let candidates = find(index, any.to_string(), terms.to_vec()).await?;
+            let phase = check(nextcloud, request, candidates, still(any)).await?;
+            Ok((phase, Matched::Any, Some(files)))
+        }
+        _ => Ok((phase, Matched::All, None)),
+    }
+}
+
+/// The passages nearest `text` in meaning, nearest first; `None` when the
+/// query could not be embedded (logged: the search is then by words).
+async fn nearest(index: &Index, text: &str) -> Result<Option<Vec<store::Candidate>>, ToolFailure> {
+    let Some(embedder) = index.embedder() else { return Ok(None) };
+    let vector = match embedder.embed(&[text.to_string()]).await {
+        Ok(mut vectors) if vectors.len() == 1 => vectors.remove(0),
+        Ok(_) => return Ok(None),
+        Err(error) => {
+            tracing::warn!(error = %error, "the query could not be embedded; searching by words");
+            return Ok(None);
+        }
+    };
+    index.nearest(vector, CANDIDATES_MAX).await.map(Some).map_err(store_failure)
+}
+
+/// Reciprocal-rank fusion: each passage scores the sum of `1 / (k + rank)`
+/// over the rankings it is in; best first, ties in the first ranking's
+/// order, then the next's.
+pub fn fuse(rankings: &[&[store::Candidate]]) -> Vec<store::Candidate> {
+    let mut scores: HashMap<i64, (f64, usize)> = HashMap::new();
+    let mut order: Vec<store::Candidate> = Vec::new();
+    for ranking in rankings {
+        for (rank, candidate) in ranking.iter().enumerate() {
+            let entry = scores.entry(candidate.rowid).or_insert_with(|| {
+                order.push(candidate.clone());
+                (0.0, order.len() - 1)
+            });
+            entry.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+        }
+    }
+    order.sort_by(|a, b| {
+        let (a_score, a_first) = scores[&a.rowid];
+        let (b_score, b_first) = scores[&b.rowid];
+        b_score.total_cmp(&a_score).then(a_first.cmp(&b_first))
+    });
+    order.truncate(CANDIDATES_MAX);
+    order
+}
+
 /// One query's candidates through the permission check.
 struct Phase {
-    fts: String,
+    /// What a shown passage must still be.
+    still: Still,
     /// Distinct candidate files.
     files: usize,
     /// Candidate files the check confirmed readable, in rank order.
@@ -196,21 +440,18 @@ struct Phase {
     failure: Option<ToolFailure>,
 }
 
-/// Finds `fts`'s candidates, best first (by how many of `terms` they have,
-/// then bm25, when `terms` are given), and asks Nextcloud which of their
-/// files the caller can read, in growing rounds until `limit` passages
-/// survive. The first round always asks, even with no candidate at all (for
-/// a file id no file has), so that an answer with nothing readable costs
-/// the same request whether or not other users' documents matched, and an
-/// unreachable Nextcloud fails the search either way.
+/// Asks Nextcloud which of `candidates`' files (best first) the caller can
+/// read, in growing rounds until `limit` passages survive. The first round
+/// always asks, even with no candidate at all (for a file id no file has),
+/// so that an answer with nothing readable costs the same request whether
+/// or not other users' documents matched, and an unreachable Nextcloud
+/// fails the search either way.
 async fn check(
-    index: &Index,
     nextcloud: &Nextcloud,
     request: &Request,
-    fts: String,
-    terms: Vec<String>,
+    candidates: Vec<store::Candidate>,
+    still: Still,
 ) -> Result<Phase, ToolFailure> {
-    let candidates = find(index, fts.clone(), terms).await?;
     let files = by_file(&candidates);
     let mut survivors: Vec<FileInfo> = Vec::new();
     let mut chosen: Vec<(i64, usize)> = Vec::new();
@@ -248,7 +489,7 @@ async fn check(
         checked = end;
         batch *= CHECK_GROWTH;
     }
-    Ok(Phase { fts, files: files.len(), survivors, chosen, failure })
+    Ok(Phase { still, files: files.len(), survivors, chosen, failure })
 }
 
 /// The file id the first permission round asks about when a query has no

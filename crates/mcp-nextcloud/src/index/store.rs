@@ -495,21 +495,40 @@ pub struct Hit {
     pub language: words::Language,
 }
 
-/// The passages `rowids` that still match `fts_query`, in the order of
-/// `rowids` (a passage read again since the query ran may not).
+/// Why a proposed passage may still be shown: it matches the words, or it
+/// has a vector of the model that proposed it (a passage read again since
+/// the query ran may have neither).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Still {
+    pub matching: Option<String>,
+    pub embedded_by: Option<String>,
+}
+
+/// The passages `rowids` that are [`Still`] what proposed them, in the
+/// order of `rowids`.
 pub fn hits(
     connection: &Connection,
-    fts_query: &str,
+    still: &Still,
     rowids: &[i64],
 ) -> Result<Vec<Hit>, StoreError> {
     let mut matching =
         connection.prepare_cached("SELECT 1 FROM terms WHERE terms MATCH ?1 AND rowid = ?2")?;
+    let mut embedded =
+        connection.prepare_cached("SELECT 1 FROM vectors WHERE rowid = ?1 AND model = ?2")?;
     let mut statement = connection.prepare_cached(
         "SELECT heading, byte_offset, byte_length, text, language FROM passages WHERE rowid = ?1",
     )?;
     let mut hits = Vec::with_capacity(rowids.len());
     for rowid in rowids {
-        if !matching.exists(params![fts_query, rowid])? {
+        let words = match &still.matching {
+            Some(fts_query) => matching.exists(params![fts_query, rowid])?,
+            None => false,
+        };
+        let meaning = match (&still.embedded_by, words) {
+            (Some(model), false) => embedded.exists(params![rowid, model])?,
+            _ => false,
+        };
+        if !words && !meaning {
             continue;
         }
         let hit = statement

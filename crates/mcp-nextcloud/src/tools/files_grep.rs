@@ -6,7 +6,7 @@
 
 use super::{Definition, Registry, ToolCall, ToolKind, ToolOutcome, ToolOutput};
 use crate::index::Readiness;
-use crate::index::search::{self, Outcome};
+use crate::index::search::{self, Matched, Outcome};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -70,7 +70,7 @@ When the answer says the index is still being built, say so rather than concludi
                         "required": ["path", "fileid", "heading", "offset", "length", "snippet"]
                     }},
                     "index": {"type": "string", "enum": ["ready", "building"], "description": "building: not every document the user can open has been read yet."},
-                    "matched": {"type": "string", "enum": ["all", "any"], "description": "any: no passage the user can read had every word, so passages with some of them are shown. An answer without passages says all."}
+                    "matched": {"type": "string", "enum": ["all", "any", "meaning"], "description": "any: no passage the user can read had every word, so passages with some of them are shown. meaning: no passage had every word, so the passages nearest in meaning are shown (they may not answer: read before citing). An answer without passages says all."}
                 },
                 "required": ["passages", "index", "matched"]
             }),
@@ -112,8 +112,13 @@ fn text(outcome: &Outcome) -> String {
         };
     }
     let mut lines = Vec::new();
-    if !outcome.matched_all {
-        lines.push("No passage has all the words; these have some of them.".to_string());
+    match outcome.matched {
+        Matched::All => {}
+        Matched::Any => lines.push("No passage has all the words; these have some of them.".to_string()),
+        Matched::Meaning => lines.push(
+            "No passage has all the words; these are the nearest in meaning and may not answer: read them before citing."
+                .to_string(),
+        ),
     }
     for passage in &outcome.passages {
         let section = passage.heading.as_deref().map(|h| format!(" — {h}")).unwrap_or_default();
@@ -140,6 +145,6 @@ fn structured(outcome: &Outcome) -> serde_json::Value {
     json!({
         "passages": outcome.passages,
         "index": match outcome.readiness { Readiness::Ready => "ready", Readiness::Building { .. } => "building" },
-        "matched": if outcome.matched_all { "all" } else { "any" },
+        "matched": outcome.matched.name(),
     })
 }

@@ -169,7 +169,8 @@ fn accents_do_not_matter_and_passages_are_replaced_not_added() {
             assert_eq!(found[0].fileid, 42);
         }
         let reunion = fts("reunion");
-        let hits = hits(connection, &reunion, &[candidates(connection, &reunion, 1)?[0].rowid])?;
+        let still = Still { matching: Some(reunion.clone()), embedded_by: None };
+        let hits = hits(connection, &still, &[candidates(connection, &reunion, 1)?[0].rowid])?;
         assert_eq!(hits[0].text, text);
         assert_eq!(hits[0].language, Language::French);
         assert_eq!(hits[0].heading.as_deref(), Some("§3. Budget prévisionnel"));
@@ -275,7 +276,7 @@ fn passages_wait_for_a_vector_of_the_configured_model_and_a_new_model_embeds_aga
         let pending = vectors::pending(connection, "m1", 2)?;
         let rows: Vec<(i64, String, Vec<f32>)> =
             pending.into_iter().map(|(rowid, text)| (rowid, text, vec![0.5, -1.0])).collect();
-        assert_eq!(vectors::record(connection, "m1", &rows)?, 2);
+        assert_eq!(vectors::record(connection, "m1", &rows)?, vec![true, true]);
         assert_eq!(pending_texts(connection, "m1"), ["first"]);
         assert_eq!(vectors::embedded(connection, "m1")?, 2);
         // Another model: every passage waits again; the old vectors are
@@ -283,7 +284,7 @@ fn passages_wait_for_a_vector_of_the_configured_model_and_a_new_model_embeds_aga
         assert_eq!(pending_texts(connection, "m2").len(), 3);
         assert_eq!(vectors::embedded(connection, "m2")?, 0);
         let (rowid, text) = vectors::pending(connection, "m2", 1)?.remove(0);
-        assert_eq!(vectors::record(connection, "m2", &[(rowid, text, vec![1.0])])?, 1);
+        assert_eq!(vectors::record(connection, "m2", &[(rowid, text, vec![1.0])])?, vec![true]);
         assert_eq!(
             (vectors::embedded(connection, "m1")?, vectors::embedded(connection, "m2")?),
             (1, 1)
@@ -307,10 +308,10 @@ fn a_vector_for_a_passage_replaced_meanwhile_is_not_written_and_a_reread_drops_v
         mark_dirty(connection, 7, "Documents/7.md", 3)?;
         let version = vectors_version(connection, 7)?;
         assert!(record_passages(connection, 7, version, None, &[passage("new text")], 4)?);
-        assert_eq!(vectors::record(connection, "m", &[(rowid, text, vec![1.0])])?, 0);
+        assert_eq!(vectors::record(connection, "m", &[(rowid, text, vec![1.0])])?, vec![false]);
         assert_eq!(pending_texts(connection, "m"), ["new text"]);
         let (rowid, text) = vectors::pending(connection, "m", 1)?.remove(0);
-        assert_eq!(vectors::record(connection, "m", &[(rowid, text, vec![1.0])])?, 1);
+        assert_eq!(vectors::record(connection, "m", &[(rowid, text, vec![1.0])])?, vec![true]);
         // Read again: its passages are new rows, and so are their vectors.
         mark_dirty(connection, 7, "Documents/7.md", 5)?;
         let version = vectors_version(connection, 7)?;

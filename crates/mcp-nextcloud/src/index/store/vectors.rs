@@ -58,20 +58,21 @@ pub fn pending(
 /// Stores `vectors` made by `model`, replacing any older vector of those
 /// passages. A passage replaced while its vector was being computed has a
 /// new text: its rowid is gone or re-used, so a vector is written only for
-/// a passage whose text is still the one embedded.
+/// a passage whose text is still the one embedded. For each of `vectors`,
+/// whether it was written.
 pub fn record(
     connection: &Connection,
     model: &str,
     vectors: &[(i64, String, Vec<f32>)],
-) -> Result<usize, StoreError> {
-    let mut written = 0;
+) -> Result<Vec<bool>, StoreError> {
+    let mut written = Vec::with_capacity(vectors.len());
     let mut statement = connection.prepare_cached(
         "INSERT INTO vectors (rowid, model, vector)
          SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM passages WHERE rowid = ?1 AND text = ?4)
          ON CONFLICT (rowid) DO UPDATE SET model = excluded.model, vector = excluded.vector",
     )?;
     for (rowid, text, vector) in vectors {
-        written += statement.execute(params![rowid, model, to_blob(vector), text])?;
+        written.push(statement.execute(params![rowid, model, to_blob(vector), text])? > 0);
     }
     Ok(written)
 }
