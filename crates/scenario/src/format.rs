@@ -7,6 +7,7 @@
 //! model refuses, a decision with no question before it) from the spans kept
 //! here.
 
+use mcp_nextcloud::index::search::Fusion;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,24 @@ pub struct Options {
     /// How mcp-nextcloud signs in to Nextcloud.
     #[serde(default)]
     pub upstream: UpstreamSetting,
+    /// mcp-nextcloud embeds passages through the scenario's own fake model
+    /// (off by default).
+    #[serde(default)]
+    pub embeddings: Option<EmbeddingsSetting>,
+}
+
+/// mcp-nextcloud's embeddings (`tamebi mcp-nextcloud --embeddings-*`),
+/// pointed at the scenario's fake model: its `/v1/embeddings` answers with
+/// a hashed bag of words, deterministic and not semantic
+/// (docs/fake-model.md), so a scenario shows the plumbing, never retrieval
+/// quality.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingsSetting {
+    /// How files_grep combines words and meaning, by its
+    /// `--embeddings-fusion` name (default `meaning-fallback`).
+    #[serde(default, deserialize_with = "fusion_by_name")]
+    pub fusion: Fusion,
 }
 
 /// mcp-nextcloud's `--upstream` (docs/mcp-nextcloud.md).
@@ -123,8 +142,18 @@ impl Default for Options {
             webhooks: false,
             converter: ConverterSetting::None,
             upstream: UpstreamSetting::SecondToken,
+            embeddings: None,
         }
     }
+}
+
+/// A fusion by its name; an unknown name is refused with the known ones.
+fn fusion_by_name<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Fusion, D::Error> {
+    let name = String::deserialize(deserializer)?;
+    Fusion::parse(&name).ok_or_else(|| {
+        let names: Vec<&str> = Fusion::ALL.iter().map(|fusion| fusion.name()).collect();
+        serde::de::Error::custom(format!("fusion = {name:?}: expected one of {names:?}"))
+    })
 }
 
 fn window_tokens_default() -> usize {
@@ -399,6 +428,10 @@ pub struct Expect {
     pub index_queries: Option<i64>,
     /// How many requests reached the model during this step.
     pub model_requests: Option<usize>,
+    /// How many embeddings requests (`/v1/embeddings`, a log of their own)
+    /// reached the fake model during this step, the background embedding
+    /// the step started included.
+    pub model_embeddings_requests: Option<usize>,
     /// What the model was shown during this step.
     pub model_shown: Option<ModelShown>,
     /// The fake Nextcloud's `/__fake/state` counts match these.
@@ -409,7 +442,8 @@ pub struct Expect {
     #[serde(default)]
     pub index_docs: Vec<Value>,
     /// `tamebi index status`'s counts match these partially (`known`,
-    /// `read`, `pending`, `failed`, `needs_ocr`, `retrying`).
+    /// `read`, `pending`, `failed`, `needs_ocr`, `retrying`, `passages`,
+    /// `embedded`).
     pub index_status: Option<Value>,
 }
 
@@ -735,7 +769,7 @@ mod tests {
     /// error must have ("" for any) and what the error must contain.
     #[test]
     fn a_file_with_problems_is_refused_with_each_place() {
-        let cases: [(&str, &str, &str, &[&str]); 5] = [
+        let cases: [(&str, &str, &str, &[&str]); 6] = [
             (
                 "an unknown step kind names the line and the kinds",
                 "description = \"x\"\n\n[[steps]]\nkind = \"ask\"\ntext = \"hi\"\n\n[[steps]]\nkind = \"jump\"\n",
@@ -771,6 +805,15 @@ mod tests {
                 "",
                 &["[model] is not a valid fake-model script"],
             ),
+            (
+                "an unknown fusion names its line and the fusions there are",
+                "description = \"x\"\n[options]\nembeddings = { fusion = \"semantic\" }\n[[steps]]\nkind = \"check\"\n",
+                "../../scenarios/x.toml:3:",
+                &[
+                    "fusion = \"semantic\": expected one of",
+                    "\"words\", \"meaning-fallback\", \"fused-fallback\", \"fused\", \"meaning\"",
+                ],
+            ),
         ];
         for (case, text, start, said) in cases {
             let message = parse(Path::new("../../scenarios/x.toml"), text).unwrap_err().to_string();
@@ -779,6 +822,24 @@ mod tests {
                 assert!(message.contains(part), "{case}: {part:?} in {message}");
             }
         }
+    }
+
+    /// Embeddings are off unless asked for; asked for without a fusion,
+    /// they take mcp-nextcloud's default.
+    #[test]
+    fn embeddings_are_off_unless_asked_for() {
+        let cases = [
+            ("", None),
+            ("[options]\nembeddings = {}\n", Some(Fusion::MeaningFallback)),
+            ("[options]\nembeddings = { fusion = \"fused\" }\n", Some(Fusion::Fused)),
+        ];
+        for (options, fusion) in cases {
+            let text = format!("description = \"x\"\n{options}[[steps]]\nkind = \"check\"\n");
+            let scenario = parse(Path::new("../../scenarios/x.toml"), &text).unwrap();
+            let got = scenario.options.embeddings.map(|embeddings| embeddings.fusion);
+            assert_eq!(got, fusion, "{options:?}");
+        }
+        assert_eq!(Fusion::default(), Fusion::MeaningFallback, "what docs/scenarios.md says");
     }
 
     #[test]

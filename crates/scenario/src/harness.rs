@@ -9,7 +9,8 @@
 //! [`Stack::builder`] starts from the whole system on the demo fixture;
 //! each override says what a test needs different (another fixture, a
 //! model script, the upstream sign-in, the converter, index limits,
-//! webhooks, which servers the orchestrator is given, only some services).
+//! webhooks, embeddings through the fake model, which servers the
+//! orchestrator is given, only some services).
 //! The stack then offers what a test drives it with: browser sessions
 //! ([`crate::browser`]), an MCP client ([`Stack::call_tool`]), the fakes'
 //! admin routes (faults, clock, sessions, state) and restarts. An MCP
@@ -27,6 +28,7 @@ use crate::browser::Browser;
 use crate::format::{ConverterSetting, Corpus, IndexLimits, UpstreamSetting};
 use fake_model::{FakeModel, Script};
 use fake_nextcloud::{AppConfig, FakeNextcloud, Fixture};
+use mcp_nextcloud::index::search::Fusion;
 use orchestrator::mcp::ServerConfig;
 use orchestrator::service::{self, Orchestrator};
 use serde_json::{Value, json};
@@ -52,6 +54,9 @@ pub const MCP_MAIL_METADATA: &str =
     "http://127.0.0.1:9102/.well-known/oauth-protected-resource/mcp";
 /// The audience of the users' second token, for Nextcloud itself.
 pub const NEXTCLOUD_AUDIENCE: &str = "nextcloud";
+/// The embeddings model mcp-nextcloud names to the fake model (which
+/// answers any name alike) and stores with every vector.
+pub const EMBEDDINGS_MODEL: &str = "fake-embeddings";
 /// Where nothing listens (port 9, discard, on loopback): a service that is down.
 pub const CLOSED_URL: &str = "http://127.0.0.1:9";
 /// No single HTTP request of the stack's client may take longer.
@@ -87,6 +92,7 @@ pub struct Builder {
     index_limits: IndexLimits,
     index_db: Option<PathBuf>,
     webhooks: bool,
+    embeddings: Option<Fusion>,
     servers: Option<Vec<String>>,
     unreachable: Vec<String>,
     window_tokens: usize,
@@ -159,6 +165,14 @@ impl Builder {
     /// endpoint's secret configured.
     pub fn webhooks(mut self) -> Self {
         self.webhooks = true;
+        self
+    }
+
+    /// mcp-nextcloud embeds passages through the stack's fake model
+    /// ([`EMBEDDINGS_MODEL`] at its `/v1`) and files_grep combines words and
+    /// meaning by `fusion`; off by default.
+    pub fn embeddings(mut self, fusion: Fusion) -> Self {
+        self.embeddings = Some(fusion);
         self
     }
 
@@ -254,6 +268,24 @@ impl Builder {
             None => None,
         };
         let index_db = self.index_db.clone().or(temp_dir.as_ref().map(|dir| dir.join("index.db")));
+        // Before mcp-nextcloud, which may embed through it.
+        let model = match wants(Service::Model) {
+            false => None,
+            true => {
+                let script = Script::from_toml(&self.script)
+                    .map_err(|error| format!("the model script: {error}"))?;
+                Some(start_fake_model(script).await?)
+            }
+        };
+        let embeddings = match (self.embeddings, &model) {
+            (None, _) => None,
+            (Some(fusion), Some(model)) => Some((model, fusion)),
+            (Some(_), None) => {
+                return Err(
+                    "embeddings go through the stack's fake model, which does not run".into()
+                );
+            }
+        };
         let mut mcp_config = None;
         let mut mcp = None;
         if wants(Service::McpNextcloud) {
@@ -264,6 +296,7 @@ impl Builder {
                 index_db,
                 self.index_limits,
                 self.webhooks,
+                embeddings,
             );
             if let Some(edit) = self.edit_mcp_nextcloud {
                 edit(&mut config);
@@ -296,14 +329,6 @@ impl Builder {
                     .await
                     .map_err(|error| format!("mcp-mail: {error}"))?;
                 Some(mail)
-            }
-        };
-        let model = match wants(Service::Model) {
-            false => None,
-            true => {
-                let script = Script::from_toml(&self.script)
-                    .map_err(|error| format!("the model script: {error}"))?;
-                Some(start_fake_model(script).await?)
             }
         };
         let servers = [
@@ -403,6 +428,7 @@ impl Stack {
             index_limits: IndexLimits::default(),
             index_db: None,
             webhooks: false,
+            embeddings: None,
             servers: None,
             unreachable: Vec::new(),
             window_tokens: 100_000,
@@ -418,7 +444,8 @@ impl Stack {
 
     /// mcp-nextcloud in front of the fake, checking tokens against the
     /// fake's clock (so an `advance_clock` expires them as the same time
-    /// passing would).
+    /// passing would); with `embeddings`, embedding through that fake
+    /// model and combining by that fusion.
     pub fn mcp_nextcloud_config(
         fake: &FakeNextcloud,
         upstream: UpstreamSetting,
@@ -426,13 +453,20 @@ impl Stack {
         index_db: Option<PathBuf>,
         limits: IndexLimits,
         webhooks: bool,
+        embeddings: Option<(&FakeModel, Fusion)>,
     ) -> mcp_nextcloud::Config {
         let mut index = mcp_nextcloud::index::IndexConfig {
             path: index_db,
             webhook_secret: webhooks.then(|| WEBHOOK_SECRET.into()),
             limits: Default::default(),
-            embeddings: None,
-            fusion: Default::default(),
+            embeddings: embeddings.map(|(model, _)| {
+                mcp_nextcloud::index::embed::EmbeddingsConfig {
+                    url: model.api_base(),
+                    model: EMBEDDINGS_MODEL.into(),
+                    key: None,
+                }
+            }),
+            fusion: embeddings.map(|(_, fusion)| fusion).unwrap_or_default(),
         };
         let defaults = index.limits;
         index.limits.pass_documents = limits.pass_documents.unwrap_or(defaults.pass_documents);

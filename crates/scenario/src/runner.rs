@@ -18,6 +18,11 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
+/// How many times [`Runner::settle`] waits again for passages still
+/// without a vector, [`SETTLE_EMBEDDING_ROUND`] apart.
+const SETTLE_EMBEDDING_ROUNDS_MAX: usize = 20;
+const SETTLE_EMBEDDING_ROUND: Duration = Duration::from_millis(5);
+
 /// What one run of a scenario produced.
 #[derive(Debug)]
 pub struct Outcome {
@@ -120,6 +125,8 @@ struct StepResult {
     user: String,
     /// The model's request log length before the step.
     model_requests_before: usize,
+    /// The model's embeddings log length before the step.
+    model_embeddings_requests_before: usize,
     /// A tool step's text content (chat steps: the text deltas).
     tool_text: Option<String>,
 }
@@ -144,6 +151,9 @@ impl Runner {
             // step's uploads have reached the index before its checks.
             fixture.webhooks.delivery = fake_nextcloud::webhooks::Delivery::OnDemand;
             builder = builder.webhooks();
+        }
+        if let Some(embeddings) = options.embeddings {
+            builder = builder.embeddings(embeddings.fusion);
         }
         let servers: Vec<&str> = options.mcp_servers.iter().map(String::as_str).collect();
         let stack = builder
@@ -174,6 +184,7 @@ impl Runner {
     ) -> Result<StepResult, String> {
         let mut result = StepResult {
             model_requests_before: self.stack.model().requests().len(),
+            model_embeddings_requests_before: self.stack.model().embeddings_requests().len(),
             ..Default::default()
         };
         match action {
@@ -443,12 +454,38 @@ impl Runner {
 
     /// Lets what a step started finish before its checks: queued webhook
     /// calls are delivered, and the index passes they and the searches
-    /// started have ended.
+    /// started have ended, the embedding that follows a pass included.
     async fn settle(&self) -> Result<(), String> {
         if self.webhooks {
             self.stack.flush_webhooks().await?;
         }
-        if let Some(mcp) = self.stack.mcp_running() {
+        let Some(mcp) = self.stack.mcp_running() else {
+            return Ok(());
+        };
+        mcp.index().idle().await;
+        // A pass ends before it starts the embedding that follows it, so
+        // `idle` can return between the two: while passages still wait for
+        // their vector, wait again. They may wait for good (the endpoint
+        // fails), hence the bound.
+        let Some(model) = mcp.index().embedder().map(|embedder| embedder.model().to_string())
+        else {
+            return Ok(());
+        };
+        for _ in 0..SETTLE_EMBEDDING_ROUNDS_MAX {
+            let model = model.clone();
+            let pending = mcp
+                .index()
+                .store()
+                .run(move |connection| {
+                    mcp_nextcloud::index::store::vectors::pending(connection, &model, 1)
+                })
+                .await;
+            match pending {
+                Ok(pending) if pending.is_empty() => break,
+                Ok(_) => {}
+                Err(error) => return Err(format!("index.db could not be read: {error}")),
+            }
+            tokio::time::sleep(SETTLE_EMBEDDING_ROUND).await;
             mcp.index().idle().await;
         }
         Ok(())
@@ -642,6 +679,15 @@ impl Runner {
         if let Some(shown) = &expect.model_shown {
             check_model_shown(shown, &requests, problems);
         }
+        if let Some(wanted) = expect.model_embeddings_requests {
+            let got = self.stack.model().embeddings_requests().len()
+                - result.model_embeddings_requests_before;
+            if got != wanted {
+                problems.push(format!(
+                    "embeddings requests in this step: expected {wanted}, got {got}"
+                ));
+            }
+        }
         if let Some(wanted) = &expect.nextcloud_state {
             let state = self.fake_state();
             if !matches_partially(&state, wanted) {
@@ -702,7 +748,8 @@ impl Runner {
                     let got = json!({
                         "known": status.known, "read": status.read, "pending": status.pending,
                         "failed": status.failed, "needs_ocr": status.needs_ocr,
-                        "retrying": status.retrying,
+                        "retrying": status.retrying, "passages": status.passages,
+                        "embedded": status.embedded,
                     });
                     if !matches_partially(&got, wanted) {
                         problems.push(format!("index status {got} does not match {wanted}"));
