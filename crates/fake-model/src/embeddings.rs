@@ -384,21 +384,8 @@ fn kind(value: &Value) -> &'static str {
 
 /// Base64, standard alphabet, padded (RFC 4648 §4).
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let byte = |index: usize| u32::from(chunk.get(index).copied().unwrap_or(0));
-        let group = (byte(0) << 16) | (byte(1) << 8) | byte(2);
-        for position in 0..4 {
-            if position <= chunk.len() {
-                let sextet = (group >> (18 - 6 * position)) & 63;
-                text.push(char::from(ALPHABET[sextet as usize]));
-            } else {
-                text.push('=');
-            }
-        }
-    }
-    text
+    use ::base64::Engine;
+    ::base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]

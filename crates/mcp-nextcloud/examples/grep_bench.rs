@@ -62,9 +62,11 @@ use axum::response::Response;
 use fake_nextcloud::fixture::{FileFixture, ShareFixture, UserFixture};
 use fake_nextcloud::{FakeNextcloud, Fixture};
 use mcp_nextcloud::bearer::{Caller, UpstreamCredential};
+use mcp_nextcloud::index::embed::{Embedder, EmbeddingsConfig};
 use mcp_nextcloud::index::query::FtsQuery;
 use mcp_nextcloud::index::search::{
-    self, CANDIDATES_MAX, CHECK_FIRST, CHECK_GROWTH, CHECK_ROUNDS_MAX, PASSAGES_PER_FILE_MAX,
+    self, CANDIDATES_MAX, CHECK_FIRST, CHECK_GROWTH, CHECK_ROUNDS_MAX, Fusion,
+    PASSAGES_PER_FILE_MAX,
 };
 use mcp_nextcloud::index::store::{self, NewPassage, SeenFile};
 use mcp_nextcloud::index::visible::CHECK_BATCH_MAX;
@@ -103,6 +105,8 @@ struct Args {
     passages: Vec<usize>,
     queries: usize,
     seed: u64,
+    /// Also time files_grep with embeddings on.
+    embeddings: bool,
 }
 
 #[tokio::main]
@@ -115,17 +119,25 @@ async fn main() {
         std::thread::available_parallelism().map(usize::from).unwrap_or(0)
     );
     for &passages in &args.passages {
-        let report = run(passages, args.queries, args.seed).await;
+        let report = run(passages, args.queries, args.seed, args.embeddings).await;
         report.print();
     }
 }
 
 fn parse_args() -> Args {
-    let usage = "usage: grep_bench [--passages N[,N...]] [--queries N] [--seed N]";
-    let mut parsed =
-        Args { passages: PASSAGES_DEFAULT.to_vec(), queries: QUERIES_DEFAULT, seed: SEED_DEFAULT };
+    let usage = "usage: grep_bench [--passages N[,N...]] [--queries N] [--seed N] [--embeddings]";
+    let mut parsed = Args {
+        passages: PASSAGES_DEFAULT.to_vec(),
+        queries: QUERIES_DEFAULT,
+        seed: SEED_DEFAULT,
+        embeddings: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
+        if arg == "--embeddings" {
+            parsed.embeddings = true;
+            continue;
+        }
         let value = args.next();
         let valid = match (arg.as_str(), value.as_deref()) {
             ("--passages", Some(value)) => value
@@ -729,6 +741,7 @@ struct Report {
     bob_search: Samples,
     fts_candidates: Vec<usize>,
     pages: PageCounts,
+    meaning: Option<Meaning>,
 }
 
 #[derive(Default)]
@@ -783,7 +796,7 @@ struct PageCounts {
     folder_full: usize,
 }
 
-async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
+async fn run(passage_count: usize, query_count: usize, seed: u64, embeddings: bool) -> Report {
     let mut rng = StdRng::seed_from_u64(seed);
     let (french, english) = vocabularies(&mut rng);
     let corpus = generate(passage_count, &french, &english, &mut rng);
@@ -955,6 +968,7 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
         bob_search: Samples::default(),
         fts_candidates: Vec::new(),
         pages: PageCounts::default(),
+        meaning: None,
     };
     for (query, truth) in bench_queries.iter().zip(&truths) {
         let started = Instant::now();
@@ -1109,11 +1123,144 @@ async fn run(passage_count: usize, query_count: usize, seed: u64) -> Report {
         report.folder_writes_batched.push(timed_writes(&index, &survivors, now, None, true), 0);
     }
 
+    if embeddings {
+        report.meaning = Some(measure_meaning(&database, &bench_queries, &alice, &counter).await);
+    }
+
     counted.abort();
     fake.shutdown().await;
     drop(index);
     let _ = std::fs::remove_dir_all(&directory);
     report
+}
+
+// ---- with embeddings -----------------------------------------------------------
+
+/// The model name the bench's vectors are stored under.
+const BENCH_MODEL: &str = "fake-embeddings";
+
+/// files_grep with embeddings on, over the same index.db.
+struct Meaning {
+    dimensions: usize,
+    /// The embedding passes over every passage, through the fake model.
+    embed_time: Duration,
+    /// index.db's growth with the vectors.
+    vector_bytes: u64,
+    /// The first search's load of the in-memory copy.
+    copy_load: Duration,
+    /// The query's embedding request alone.
+    query_embedding: Samples,
+    /// `Index::nearest` alone (the exact scan).
+    scan: Samples,
+    /// Alice's searches per fusion, and how many answered by meaning.
+    fusions: Vec<(Fusion, Samples, usize)>,
+}
+
+/// Embeds every passage through the embedding passes, against the fake
+/// model's `/v1/embeddings` (a hashed bag of words: the vectors have the
+/// real size and the search does the real work, but they mean nothing, so
+/// only the timings count), then times alice's searches under each fusion.
+async fn measure_meaning(
+    database: &std::path::Path,
+    bench_queries: &[BenchQuery],
+    alice: &Nextcloud,
+    counter: &Counter,
+) -> Meaning {
+    let model = fake_model::FakeModel::start(fake_model::Config::default())
+        .await
+        .expect("the fake model starts");
+    let embeddings = EmbeddingsConfig {
+        url: format!("{}/v1", model.url()),
+        model: BENCH_MODEL.to_string(),
+        key: None,
+    };
+    let open = |fusion: Fusion| {
+        Index::open(
+            &IndexConfig {
+                path: Some(database.to_path_buf()),
+                embeddings: Some(embeddings.clone()),
+                fusion,
+                ..IndexConfig::default()
+            },
+            None,
+        )
+        .expect("index.db opens")
+    };
+    let size = |path: &std::path::Path| {
+        checkpoint(&open(Fusion::Words));
+        let wal = path.with_extension("db-wal");
+        [path, wal.as_path()]
+            .iter()
+            .map(|path| std::fs::metadata(path).map(|metadata| metadata.len()).unwrap_or(0))
+            .sum::<u64>()
+    };
+    let before = size(database);
+    let index = open(Fusion::Words);
+    let started = Instant::now();
+    index.kick_embedding();
+    index.idle().await;
+    let embed_time = started.elapsed();
+    let status = index.store().run_blocking(|c| store::status(c)).expect("status");
+    assert_eq!(status.embedded, status.passages, "every passage is embedded");
+    drop(index);
+    let vector_bytes = size(database).saturating_sub(before);
+    eprintln!("embedded {} passages in {:.1} s", status.embedded, embed_time.as_secs_f64());
+
+    let request = |query: &BenchQuery| search::Request {
+        query: Some(query.text.clone()),
+        heading: None,
+        folder: None,
+        limit: PAGE_LIMIT,
+    };
+    let embedder = Embedder::new(embeddings.clone(), reqwest::Client::new());
+    let index = open(Fusion::Meaning);
+    let started = Instant::now();
+    let first = embedder.embed(&["load".to_string()]).await.expect("the fake embeds");
+    index.nearest(first[0].clone(), 1).await.expect("the copy loads");
+    let copy_load = started.elapsed();
+    let mut query_embedding = Samples::default();
+    let mut scan = Samples::default();
+    let mut dimensions = 0;
+    for query in bench_queries {
+        let started = Instant::now();
+        let vector =
+            embedder.embed(std::slice::from_ref(&query.text)).await.expect("the fake embeds");
+        query_embedding.push(started.elapsed(), 0);
+        dimensions = vector[0].len();
+        let started = Instant::now();
+        index.nearest(vector[0].clone(), CANDIDATES_MAX).await.expect("the scan runs");
+        scan.push(started.elapsed(), 0);
+    }
+    drop(index);
+    let mut fusions = Vec::new();
+    for fusion in [Fusion::MeaningFallback, Fusion::FusedFallback, Fusion::Fused, Fusion::Meaning] {
+        let index = open(fusion);
+        for query in bench_queries.iter().take(WARMUP_QUERIES) {
+            search_as(&index, alice, &request(query), counter).await;
+        }
+        let mut samples = Samples::default();
+        let mut by_meaning = 0;
+        for query in bench_queries {
+            let (duration, requests, outcome) =
+                search_as(&index, alice, &request(query), counter).await;
+            samples.push(duration, requests);
+            by_meaning += usize::from(outcome.matched == search::Matched::Meaning);
+        }
+        fusions.push((fusion, samples, by_meaning));
+    }
+    Meaning { dimensions, embed_time, vector_bytes, copy_load, query_embedding, scan, fusions }
+}
+
+fn checkpoint(index: &Index) {
+    index
+        .store()
+        .run_blocking(|connection| {
+            let busy: i64 =
+                connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))?;
+            assert_eq!(busy, 0, "the checkpoint completed");
+            Ok(())
+        })
+        .expect("checkpoint");
 }
 
 /// The FTS5 part of a search: the AND query, and the OR query when the AND
@@ -1293,6 +1440,53 @@ impl Report {
         );
         for short in &pages.bob_short {
             println!("  bob short: {short}");
+        }
+        if let Some(meaning) = &self.meaning {
+            self.print_meaning(meaning);
+        }
+    }
+
+    fn print_meaning(&self, meaning: &Meaning) {
+        println!(
+            "with embeddings ({} dimensions, the fake model's hashed vectors): embedding passes {:.1} s ({:.0} passages/s); vectors {:.1} MB in index.db ({:.0} B/passage); in-memory copy {:.1} MB, loaded in {:.0} ms",
+            meaning.dimensions,
+            meaning.embed_time.as_secs_f64(),
+            self.passages as f64 / meaning.embed_time.as_secs_f64(),
+            meaning.vector_bytes as f64 / 1e6,
+            meaning.vector_bytes as f64 / self.passages as f64,
+            (self.passages * meaning.dimensions * 4) as f64 / 1e6,
+            meaning.copy_load.as_secs_f64() * 1000.0
+        );
+        println!(
+            "{:<46} {:>9} {:>9} {:>9} {:>11} {:>9} {:>14}",
+            "row", "p50 ms", "p99 ms", "mean ms", "×words p50", "by meaning", "NC req/call"
+        );
+        let words50 = self.alice.percentile(0.50);
+        let mut rows: Vec<(String, &Samples, Option<usize>)> = vec![
+            ("files_grep as alice, words only".to_string(), &self.alice, None),
+            ("  the query's embedding request (fake)".to_string(), &meaning.query_embedding, None),
+            ("  the exact scan (Index::nearest)".to_string(), &meaning.scan, None),
+        ];
+        for (fusion, samples, by_meaning) in &meaning.fusions {
+            rows.push((
+                format!("files_grep as alice, {}", fusion.name()),
+                samples,
+                Some(*by_meaning),
+            ));
+        }
+        for (label, samples, by_meaning) in rows {
+            let p50 = samples.percentile(0.50);
+            println!(
+                "{:<46} {:>9.3} {:>9.3} {:>9.3} {:>11.2} {:>9} {:>8.1} ({:>3})",
+                label,
+                p50,
+                samples.percentile(0.99),
+                samples.mean(),
+                p50 / words50,
+                by_meaning.map_or("".to_string(), |count| format!("{count}/{}", self.queries)),
+                samples.requests_mean(),
+                samples.requests_max()
+            );
         }
     }
 }

@@ -71,7 +71,7 @@ pub struct Options {
 #[serde(deny_unknown_fields)]
 pub struct EmbeddingsSetting {
     /// How files_grep combines words and meaning, by its
-    /// `--embeddings-fusion` name (default `meaning-fallback`).
+    /// `--embeddings-fusion` name (default `fused`).
     #[serde(default, deserialize_with = "fusion_by_name")]
     pub fusion: Fusion,
 }
@@ -830,8 +830,8 @@ mod tests {
     fn embeddings_are_off_unless_asked_for() {
         let cases = [
             ("", None),
-            ("[options]\nembeddings = {}\n", Some(Fusion::MeaningFallback)),
-            ("[options]\nembeddings = { fusion = \"fused\" }\n", Some(Fusion::Fused)),
+            ("[options]\nembeddings = {}\n", Some(Fusion::Fused)),
+            ("[options]\nembeddings = { fusion = \"meaning\" }\n", Some(Fusion::Meaning)),
         ];
         for (options, fusion) in cases {
             let text = format!("description = \"x\"\n{options}[[steps]]\nkind = \"check\"\n");
@@ -839,7 +839,7 @@ mod tests {
             let got = scenario.options.embeddings.map(|embeddings| embeddings.fusion);
             assert_eq!(got, fusion, "{options:?}");
         }
-        assert_eq!(Fusion::default(), Fusion::MeaningFallback, "what docs/scenarios.md says");
+        assert_eq!(Fusion::default(), Fusion::Fused, "what docs/scenarios.md says");
     }
 
     #[test]

@@ -230,7 +230,7 @@ struct McpNextcloudArgs {
     /// How files_grep combines words and meaning when embeddings are on:
     /// words, meaning-fallback, fused-fallback, fused or meaning
     /// (docs/decisions.md has the measurements behind the default).
-    #[arg(long, env = "TAMEBI_EMBEDDINGS_FUSION", default_value = "meaning-fallback", value_parser = parse_fusion)]
+    #[arg(long, env = "TAMEBI_EMBEDDINGS_FUSION", default_value = "fused", value_parser = parse_fusion)]
     embeddings_fusion: mcp_nextcloud::index::search::Fusion,
 }
 

@@ -198,8 +198,10 @@ impl Index {
         tokio::spawn(async move {
             let uid = nextcloud.uid.clone();
             let outcome = fill::pass(&index, &nextcloud).await;
-            index.end_pass(&uid, outcome);
+            // Embedding is counted as running before this pass stops being
+            // counted, so `idle` never sees a gap between the two.
             index.kick_embedding();
+            index.end_pass(&uid, outcome);
         });
     }
 

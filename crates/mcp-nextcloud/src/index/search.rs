@@ -13,6 +13,13 @@
 //!    for any of the words (`matched: any`), passages with more distinct
 //!    words first. "Words" are content words throughout: stop words never
 //!    drive a match ([`super::query`]), and each matches by its stem.
+//!
+//!    With embeddings on ([`Fusion`]; issue 17 §3), the passages nearest
+//!    the query's embedding ([`super::dense`]) join in: by default fused
+//!    with the word ranking by reciprocal rank, always; the other modes
+//!    (only as the fallback, or alone) are kept for measurement
+//!    (docs/decisions.md). They go through the same permission rounds,
+//!    and `matched` says `meaning` when no shown passage has all the words.
 //! 6. What happened is recorded in `queries`: candidates, survivors,
 //!    returned, and whether the fallback answered (with the all-words
 //!    query's candidates, so the report still sees that hole).
@@ -87,14 +94,15 @@ pub enum Fusion {
     Words,
     /// All the words; when no passage with all of them survives, the
     /// passages nearest in meaning instead of those with some words.
-    #[default]
     MeaningFallback,
     /// All the words; when no passage with all of them survives,
     /// reciprocal-rank fusion of the passages with some words and those
     /// nearest in meaning.
     FusedFallback,
     /// Always reciprocal-rank fusion of the word ranking (passages with
-    /// more of the words first) and the meaning ranking.
+    /// more of the words first) and the meaning ranking. The default: the
+    /// best of the five on eval/retrieval.
+    #[default]
     Fused,
     /// The passages nearest in meaning, alone.
     Meaning,
