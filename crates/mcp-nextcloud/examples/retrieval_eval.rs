@@ -30,7 +30,9 @@
 //! benchmark, not a test: nothing here runs in CI.
 //!
 //! With embeddings (`--embeddings`: the real all-MiniLM-L6-v2 of
-//! `ci/embeddings/serve.py`, started here; or `--embeddings-url URL
+//! `ci/embeddings/serve.py`, started here; `--embeddings-e5`: its
+//! multilingual-e5-small, with E5's `query: `/`passage: ` prefixes; or
+//! `--embeddings-url URL
 //! --embeddings-model NAME`: an endpoint of your own), the index lives in a
 //! file, is filled and embedded once, and then mcp-nextcloud is started
 //! again over it for each way of combining words and meaning (`--fusion
@@ -88,8 +90,8 @@ struct Args {
 
 enum Embeddings {
     None,
-    /// Start `ci/embeddings/serve.py`.
-    Local,
+    /// Start `ci/embeddings/serve.py` with this model.
+    Local(scenario::embeddings_server::Engine),
     Endpoint {
         url: String,
         model: String,
@@ -175,13 +177,13 @@ async fn main() {
     let local_server;
     let embeddings = match &args.embeddings {
         Embeddings::None => None,
-        Embeddings::Local => {
-            local_server = scenario::embeddings_server::EmbeddingsServer::start()
+        Embeddings::Local(engine) => {
+            local_server = scenario::embeddings_server::EmbeddingsServer::start_engine(*engine)
                 .unwrap_or_else(|message| fail(&message));
             Some(local_server.config())
         }
         Embeddings::Endpoint { url, model } => {
-            Some(EmbeddingsConfig { url: url.clone(), model: model.clone(), key: None })
+            Some(EmbeddingsConfig { url: url.clone(), model: model.clone(), ..Default::default() })
         }
     };
     let fusions = match (&args.fusions, &embeddings) {
@@ -433,7 +435,7 @@ fn normalize_heading(heading: &str) -> String {
 
 fn parse_args() -> Args {
     let usage = "usage: retrieval_eval [--drive DIR] [--questions FILE] [--json] \
-                 [--embeddings | --embeddings-url URL --embeddings-model NAME] [--fusion MODE,...]";
+                 [--embeddings | --embeddings-e5 | --embeddings-url URL --embeddings-model NAME] [--fusion MODE,...]";
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut parsed = Args {
         drive: root.join("target/retrieval-drive"),
@@ -448,7 +450,12 @@ fn parse_args() -> Args {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--json" => parsed.json = true,
-            "--embeddings" => parsed.embeddings = Embeddings::Local,
+            "--embeddings" => {
+                parsed.embeddings = Embeddings::Local(scenario::embeddings_server::Engine::MiniLm)
+            }
+            "--embeddings-e5" => {
+                parsed.embeddings = Embeddings::Local(scenario::embeddings_server::Engine::E5)
+            }
             "--embeddings-url" => url = Some(args.next().unwrap_or_else(|| fail(usage))),
             "--embeddings-model" => model = Some(args.next().unwrap_or_else(|| fail(usage))),
             "--fusion" => {

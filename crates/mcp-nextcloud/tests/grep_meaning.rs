@@ -13,7 +13,7 @@ mod common;
 use common::{Stack, grep, second_token, start_configured, text_of, warm};
 use mcp_nextcloud::index::search::Fusion;
 use mcp_nextcloud::index::store;
-use scenario::embeddings_server::EmbeddingsServer;
+use scenario::embeddings_server::{EmbeddingsServer, Engine};
 use serde_json::{Value, json};
 
 const CAROL: &[(&str, &str)] = &[
@@ -151,5 +151,57 @@ async fn words_mode_never_answers_by_meaning() {
     ready(&stack, "carol").await;
     let found = grep(&stack, "carol", json!({"query": QUESTION})).await;
     assert_ne!(found["structuredContent"]["matched"], "meaning", "{found}");
+    stack.shutdown().await;
+}
+
+/// carol's French notes, for the multilingual model.
+const CAROL_FRENCH: &[(&str, &str)] = &[
+    (
+        "Notes/imprimantes.md",
+        "# Impression\n\nLes imprimantes se configurent avec CUPS, par son interface web sur le port 631.\n",
+    ),
+    (
+        "Notes/demarrage.md",
+        "# Démarrage\n\nLe chargeur d'amorçage passe la main au noyau, qui monte le système de fichiers racine.\n",
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multilingual_model_answers_in_french_and_across_languages() {
+    let server = EmbeddingsServer::start_engine(Engine::E5).unwrap();
+    let stack = start(&server, Fusion::Meaning).await;
+    {
+        let mut world = stack.fake.shared.world();
+        for (number, (path, content)) in CAROL_FRENCH.iter().enumerate() {
+            world.storage.seed_file(
+                "carol",
+                path,
+                content.as_bytes().to_vec(),
+                None,
+                1_700_000_050 + number as i64,
+            );
+        }
+    }
+    ready(&stack, "carol").await;
+    // E5 reads "passage: …" and "query: …": the prefixes are part of the
+    // stored model's name.
+    let status = stack.mcp().index().store().run_blocking(|c| store::status(c)).unwrap();
+    assert_eq!(
+        status.embeddings_model.as_deref(),
+        Some("multilingual-e5-small with \"passage: \""),
+        "{status:?}"
+    );
+    let found =
+        grep(&stack, "carol", json!({"query": "Comment régler une imprimante ?", "limit": 1}))
+            .await;
+    assert_eq!(paths(&found), ["Notes/imprimantes.md"], "{found}");
+    // An English question, a French answer.
+    let found = grep(
+        &stack,
+        "carol",
+        json!({"query": "What starts the operating system kernel?", "limit": 2}),
+    )
+    .await;
+    assert!(paths(&found).iter().any(|path| path == "Notes/demarrage.md"), "{found}");
     stack.shutdown().await;
 }

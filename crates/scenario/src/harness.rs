@@ -463,7 +463,7 @@ impl Stack {
                 mcp_nextcloud::index::embed::EmbeddingsConfig {
                     url: model.api_base(),
                     model: EMBEDDINGS_MODEL.into(),
-                    key: None,
+                    ..Default::default()
                 }
             }),
             fusion: embeddings.map(|(_, fusion)| fusion).unwrap_or_default(),

@@ -467,8 +467,7 @@ impl Runner {
         // `idle` can return between the two: while passages still wait for
         // their vector, wait again. They may wait for good (the endpoint
         // fails), hence the bound.
-        let Some(model) = mcp.index().embedder().map(|embedder| embedder.model().to_string())
-        else {
+        let Some(model) = mcp.index().embedder().map(|embedder| embedder.model()) else {
             return Ok(());
         };
         for _ in 0..SETTLE_EMBEDDING_ROUNDS_MAX {

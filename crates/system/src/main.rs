@@ -227,6 +227,16 @@ struct McpNextcloudArgs {
     /// vector; changing it re-embeds the passages in background passes.
     #[arg(long, env = "TAMEBI_EMBEDDINGS_MODEL")]
     embeddings_model: Option<String>,
+    /// Put before each search query sent to the embeddings model, for
+    /// models trained with one (E5: "query: ", nomic-embed:
+    /// "search_query: "). Default: none.
+    #[arg(long, env = "TAMEBI_EMBEDDINGS_QUERY_PREFIX", default_value = "")]
+    embeddings_query_prefix: String,
+    /// Put before each passage sent to the embeddings model (E5:
+    /// "passage: ", nomic-embed: "search_document: "); stored with the
+    /// vectors, so changing it embeds again. Default: none.
+    #[arg(long, env = "TAMEBI_EMBEDDINGS_PASSAGE_PREFIX", default_value = "")]
+    embeddings_passage_prefix: String,
     /// How files_grep combines words and meaning when embeddings are on:
     /// words, meaning-fallback, fused-fallback, fused or meaning
     /// (docs/decisions.md has the measurements behind the default).
@@ -709,6 +719,8 @@ async fn mcp_nextcloud_command(args: McpNextcloudArgs) -> anyhow::Result<()> {
             model,
             // A key only from the environment: flags show in `ps`.
             key: set(std::env::var(EMBEDDINGS_KEY_VARIABLE).ok()),
+            query_prefix: args.embeddings_query_prefix,
+            passage_prefix: args.embeddings_passage_prefix,
         }),
         (Some(_), None) => anyhow::bail!(
             "--embeddings-url needs --embeddings-model (TAMEBI_EMBEDDINGS_MODEL): the model's name is stored with every vector"

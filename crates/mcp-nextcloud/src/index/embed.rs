@@ -25,7 +25,7 @@ pub const INPUT_CHARS_MAX: usize = 4_000;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Where passages are embedded.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct EmbeddingsConfig {
     /// The API base, e.g. `http://embeddings:8080/v1`; requests go to
     /// `{url}/embeddings`.
@@ -34,6 +34,23 @@ pub struct EmbeddingsConfig {
     pub model: String,
     /// A bearer key, for endpoints that want one.
     pub key: Option<String>,
+    /// Put before a search's query, and before every passage, for the
+    /// models that were trained with them (E5: `query: ` and `passage: `;
+    /// nomic-embed: `search_query: ` and `search_document: `). Empty: none.
+    pub query_prefix: String,
+    pub passage_prefix: String,
+}
+
+impl EmbeddingsConfig {
+    /// The name vectors are stored under: the model's, and the passage
+    /// prefix when there is one, so that changing either embeds again.
+    pub fn stored_model(&self) -> String {
+        if self.passage_prefix.is_empty() {
+            self.model.clone()
+        } else {
+            format!("{} with {:?}", self.model, self.passage_prefix)
+        }
+    }
 }
 
 impl std::fmt::Debug for EmbeddingsConfig {
@@ -43,6 +60,8 @@ impl std::fmt::Debug for EmbeddingsConfig {
             .field("url", &self.url)
             .field("model", &self.model)
             .field("key", &self.key.as_ref().map(|_| "<set>"))
+            .field("query_prefix", &self.query_prefix)
+            .field("passage_prefix", &self.passage_prefix)
             .finish()
     }
 }
@@ -92,8 +111,27 @@ impl Embedder {
         Embedder { config, http }
     }
 
-    pub fn model(&self) -> &str {
-        &self.config.model
+    /// The name its vectors are stored under
+    /// ([`EmbeddingsConfig::stored_model`]).
+    pub fn model(&self) -> String {
+        self.config.stored_model()
+    }
+
+    /// Passages' vectors, each text behind the passage prefix.
+    pub async fn embed_passages(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let prefix = &self.config.passage_prefix;
+        if prefix.is_empty() {
+            return self.embed(texts).await;
+        }
+        let prefixed: Vec<String> = texts.iter().map(|text| format!("{prefix}{text}")).collect();
+        self.embed(&prefixed).await
+    }
+
+    /// A search query's vector, behind the query prefix.
+    pub async fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let prefixed = format!("{}{text}", self.config.query_prefix);
+        let mut vectors = self.embed(&[prefixed]).await?;
+        vectors.pop().ok_or_else(|| EmbedError::Malformed("no vector for the query".to_string()))
     }
 
     /// One vector per text, in order, all of one dimension.
@@ -180,7 +218,7 @@ pub struct EmbedOutcome {
 /// leaves the rest pending for the next one.
 pub async fn pass(index: &Index, embedder: &Embedder) -> EmbedOutcome {
     let mut outcome = EmbedOutcome::default();
-    let model = embedder.model().to_string();
+    let model = embedder.model();
     let pending = {
         let model = model.clone();
         index.store().run(move |connection| vectors::pending(connection, &model, PASS_PASSAGES))
@@ -196,7 +234,7 @@ pub async fn pass(index: &Index, embedder: &Embedder) -> EmbedOutcome {
     outcome.pending = pending.len();
     for batch in pending.chunks(BATCH) {
         let texts: Vec<String> = batch.iter().map(|(_, text)| text.clone()).collect();
-        let vectors = match embedder.embed(&texts).await {
+        let vectors = match embedder.embed_passages(&texts).await {
             Ok(vectors) => vectors,
             Err(error) => {
                 tracing::warn!(error = %error, "embedding pass stopped");

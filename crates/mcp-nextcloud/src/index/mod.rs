@@ -156,7 +156,7 @@ pub enum Readiness {
 impl Index {
     pub fn open(config: &IndexConfig, converter: Option<Converter>) -> Result<Index, StoreError> {
         let store = Store::open(config.path.as_deref())?;
-        let model = config.embeddings.as_ref().map(|embeddings| embeddings.model.clone());
+        let model = config.embeddings.as_ref().map(|embeddings| embeddings.stored_model());
         store.run_blocking(|connection| store::vectors::set_model(connection, model.as_deref()))?;
         let embedder = config.embeddings.clone().map(|embeddings| {
             embed::Embedder::new(embeddings, mcp_kit::http::upstream_client(embed::REQUEST_TIMEOUT))
@@ -262,7 +262,7 @@ impl Index {
         };
         let loaded = self.inner.dense.read().expect("dense lock").is_some();
         if !loaded {
-            let model = embedder.model().to_string();
+            let model = embedder.model();
             let copy = self
                 .store()
                 .run(move |connection| dense::Vectors::load(connection, &model))

@@ -90,6 +90,14 @@ impl FtsQuery {
         self.terms.iter().map(|term| term.fts.clone()).collect()
     }
 
+    /// For each term, per language (in [`Language::ALL`] order), the stems
+    /// of its whole tokens: the term's FTS5 expression matches any one
+    /// language's phrase of them. Public so the grep benchmark's brute force
+    /// matches what FTS5 is asked to.
+    pub fn term_stems(&self) -> Vec<&[Vec<String>]> {
+        self.terms.iter().map(|term| term.stems.as_slice()).collect()
+    }
+
     pub fn term_count(&self) -> usize {
         self.terms.len()
     }

@@ -181,7 +181,7 @@ pub async fn search(
     };
     // The fallback ranks by how many distinct content words a passage has.
     let terms = query.as_ref().map(FtsQuery::terms).unwrap_or_default();
-    let model = index.embedder().map(|embedder| embedder.model().to_string());
+    let model = index.embedder().map(|embedder| embedder.model());
     let fusion = match (&request.query, &heading, &model) {
         (Some(_), None, Some(_)) => index.fusion(),
         _ => Fusion::Words,
@@ -204,18 +204,26 @@ pub async fn search(
                     (phase, Matched::Meaning, None)
                 }
                 Some(meaning) => {
-                    let ranked =
-                        find(index, any.clone().unwrap_or_else(|| all.clone()), terms.clone())
-                            .await?;
-                    let all_words: std::collections::HashSet<i64> = if any.is_some() {
-                        find(index, all.clone(), Vec::new())
-                            .await?
-                            .iter()
-                            .map(|c| c.rowid)
-                            .collect()
-                    } else {
-                        ranked.iter().map(|c| c.rowid).collect()
-                    };
+                    // The word ranking with each passage's count of
+                    // distinct words: those with all of them are what
+                    // `matched` speaks of.
+                    let fts = any.clone().unwrap_or_else(|| all.clone());
+                    let counted = index
+                        .store()
+                        .run({
+                            let terms = if any.is_some() { terms.clone() } else { Vec::new() };
+                            move |connection| counted(connection, &fts, &terms)
+                        })
+                        .await
+                        .map_err(store_failure)?;
+                    let wanted = if any.is_some() { terms.len() } else { 0 };
+                    let all_words: std::collections::HashSet<i64> = counted
+                        .iter()
+                        .filter(|(count, _)| *count >= wanted)
+                        .map(|(_, candidate)| candidate.rowid)
+                        .collect();
+                    let ranked: Vec<store::Candidate> =
+                        counted.into_iter().map(|(_, candidate)| candidate).collect();
                     let all_files = by_file(
                         &ranked
                             .iter()
@@ -399,9 +407,8 @@ async fn words_then_any(
 /// query could not be embedded (logged: the search is then by words).
 async fn nearest(index: &Index, text: &str) -> Result<Option<Vec<store::Candidate>>, ToolFailure> {
     let Some(embedder) = index.embedder() else { return Ok(None) };
-    let vector = match embedder.embed(&[text.to_string()]).await {
-        Ok(mut vectors) if vectors.len() == 1 => vectors.remove(0),
-        Ok(_) => return Ok(None),
+    let vector = match embedder.embed_query(text).await {
+        Ok(vector) => vector,
         Err(error) => {
             tracing::warn!(error = %error, "the query could not be embedded; searching by words");
             return Ok(None);
@@ -530,20 +537,38 @@ async fn find(
 ) -> Result<Vec<store::Candidate>, ToolFailure> {
     index
         .store()
-        .run(move |connection| {
-            let candidates = store::candidates(connection, &fts, CANDIDATES_MAX)?;
-            if terms.len() < 2 {
-                return Ok(candidates);
-            }
-            let counts = store::distinct_terms(connection, &terms, &candidates)?;
-            let mut ranked: Vec<(usize, store::Candidate)> =
-                counts.into_iter().zip(candidates).collect();
-            // Stable: bm25's order stays within each count.
-            ranked.sort_by_key(|(count, _)| std::cmp::Reverse(*count));
-            Ok(ranked.into_iter().map(|(_, candidate)| candidate).collect())
-        })
+        .run(move |connection| ranked(connection, &fts, &terms))
         .await
         .map_err(store_failure)
+}
+
+/// `fts`'s candidates, best first: by how many of `terms` they have when
+/// there are several, then bm25. Public so the grep benchmark replays the
+/// same ranking.
+pub fn ranked(
+    connection: &rusqlite::Connection,
+    fts: &str,
+    terms: &[String],
+) -> Result<Vec<store::Candidate>, store::StoreError> {
+    Ok(counted(connection, fts, terms)?.into_iter().map(|(_, candidate)| candidate).collect())
+}
+
+/// [`ranked`], each candidate with how many of `terms` it has (0 for each
+/// when fewer than two terms are given: nothing to count).
+fn counted(
+    connection: &rusqlite::Connection,
+    fts: &str,
+    terms: &[String],
+) -> Result<Vec<(usize, store::Candidate)>, store::StoreError> {
+    let candidates = store::candidates(connection, fts, CANDIDATES_MAX)?;
+    if terms.len() < 2 {
+        return Ok(candidates.into_iter().map(|candidate| (0, candidate)).collect());
+    }
+    let counts = store::distinct_terms(connection, terms, &candidates)?;
+    let mut ranked: Vec<(usize, store::Candidate)> = counts.into_iter().zip(candidates).collect();
+    // Stable: bm25's order stays within each count.
+    ranked.sort_by_key(|(count, _)| std::cmp::Reverse(*count));
+    Ok(ranked)
 }
 
 fn store_failure(error: store::StoreError) -> ToolFailure {

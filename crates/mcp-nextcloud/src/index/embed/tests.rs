@@ -57,6 +57,7 @@ fn embedder(url: &str, key: Option<&str>) -> Embedder {
         url: url.to_string(),
         model: "small-model".to_string(),
         key: key.map(str::to_string),
+        ..EmbeddingsConfig::default()
     };
     Embedder::new(config, reqwest::Client::new())
 }
@@ -156,6 +157,7 @@ fn the_key_is_not_in_debug_output() {
         url: "http://embeddings/v1".to_string(),
         model: "m".to_string(),
         key: Some("sk-secret".to_string()),
+        ..EmbeddingsConfig::default()
     };
     let debug = format!("{config:?}");
     assert!(!debug.contains("sk-secret") && debug.contains("<set>"), "{debug}");
