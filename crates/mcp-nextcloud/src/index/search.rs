@@ -404,7 +404,8 @@ async fn words_then_any(
 }
 
 /// The passages nearest `text` in meaning, nearest first; `None` when the
-/// query could not be embedded (logged: the search is then by words).
+/// query could not be embedded (logged) or no passage has a vector yet:
+/// the search is then by words.
 async fn nearest(index: &Index, text: &str) -> Result<Option<Vec<store::Candidate>>, ToolFailure> {
     let Some(embedder) = index.embedder() else { return Ok(None) };
     let vector = match embedder.embed_query(text).await {
@@ -414,7 +415,9 @@ async fn nearest(index: &Index, text: &str) -> Result<Option<Vec<store::Candidat
             return Ok(None);
         }
     };
-    index.nearest(vector, CANDIDATES_MAX).await.map(Some).map_err(store_failure)
+    let nearest = index.nearest(vector, CANDIDATES_MAX).await.map_err(store_failure)?;
+    // No vector yet (embedding has not caught up): the search is by words.
+    Ok(Some(nearest).filter(|nearest| !nearest.is_empty()))
 }
 
 /// Reciprocal-rank fusion: each passage scores the sum of `1 / (k + rank)`
