@@ -464,8 +464,7 @@ fn parse_args() -> Args {
                     .split(',')
                     .map(|name| {
                         Fusion::parse(name.trim()).unwrap_or_else(|| {
-                            let names: Vec<&str> = Fusion::ALL.iter().map(|f| f.name()).collect();
-                            fail(&format!("{name:?} is not one of {}", names.join(", ")))
+                            fail(&format!("{name:?} is not one of {}", Fusion::names().join(", ")))
                         })
                     })
                     .collect();

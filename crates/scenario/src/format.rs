@@ -151,8 +151,10 @@ impl Default for Options {
 fn fusion_by_name<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Fusion, D::Error> {
     let name = String::deserialize(deserializer)?;
     Fusion::parse(&name).ok_or_else(|| {
-        let names: Vec<&str> = Fusion::ALL.iter().map(|fusion| fusion.name()).collect();
-        serde::de::Error::custom(format!("fusion = {name:?}: expected one of {names:?}"))
+        serde::de::Error::custom(format!(
+            "fusion = {name:?}: expected one of {:?}",
+            Fusion::names()
+        ))
     })
 }
 

@@ -18,11 +18,6 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-/// How many times [`Runner::settle`] waits again for passages still
-/// without a vector, [`SETTLE_EMBEDDING_ROUND`] apart.
-const SETTLE_EMBEDDING_ROUNDS_MAX: usize = 20;
-const SETTLE_EMBEDDING_ROUND: Duration = Duration::from_millis(5);
-
 /// What one run of a scenario produced.
 #[derive(Debug)]
 pub struct Outcome {
@@ -463,30 +458,6 @@ impl Runner {
             return Ok(());
         };
         mcp.index().idle().await;
-        // A pass ends before it starts the embedding that follows it, so
-        // `idle` can return between the two: while passages still wait for
-        // their vector, wait again. They may wait for good (the endpoint
-        // fails), hence the bound.
-        let Some(model) = mcp.index().embedder().map(|embedder| embedder.model()) else {
-            return Ok(());
-        };
-        for _ in 0..SETTLE_EMBEDDING_ROUNDS_MAX {
-            let model = model.clone();
-            let pending = mcp
-                .index()
-                .store()
-                .run(move |connection| {
-                    mcp_nextcloud::index::store::vectors::pending(connection, &model, 1)
-                })
-                .await;
-            match pending {
-                Ok(pending) if pending.is_empty() => break,
-                Ok(_) => {}
-                Err(error) => return Err(format!("index.db could not be read: {error}")),
-            }
-            tokio::time::sleep(SETTLE_EMBEDDING_ROUND).await;
-            mcp.index().idle().await;
-        }
         Ok(())
     }
 

@@ -247,8 +247,7 @@ struct McpNextcloudArgs {
 fn parse_fusion(name: &str) -> Result<mcp_nextcloud::index::search::Fusion, String> {
     use mcp_nextcloud::index::search::Fusion;
     Fusion::parse(name).ok_or_else(|| {
-        let names: Vec<&str> = Fusion::ALL.iter().map(|fusion| fusion.name()).collect();
-        format!("{name:?} is not a fusion mode; use one of {}", names.join(", "))
+        format!("{name:?} is not a fusion mode; use one of {}", Fusion::names().join(", "))
     })
 }
 

@@ -59,14 +59,10 @@ impl Vectors {
         self.rowids.is_empty()
     }
 
-    pub fn dimensions(&self) -> usize {
-        self.dimensions
-    }
-
     /// Adds or replaces `rowid`'s vector. A vector of another dimension
     /// than the copy's, or of zero length, is ignored.
     pub fn upsert(&mut self, rowid: i64, vector: &[f32]) {
-        if self.rowids.is_empty() && self.dimensions == 0 {
+        if self.dimensions == 0 {
             self.dimensions = vector.len();
         }
         if vector.len() != self.dimensions || vector.is_empty() {

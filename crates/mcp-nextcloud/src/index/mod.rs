@@ -124,6 +124,9 @@ struct Inner {
     embedding: AtomicBool,
     /// Asks a running embedding pass to stop after its batch (clear).
     embedding_stop: AtomicBool,
+    /// A kick found embedding running: the running one goes on once more
+    /// rather than end past passages it did not see.
+    embedding_again: AtomicBool,
     /// The configured model's vectors in memory, once a search loaded them.
     dense: RwLock<Option<dense::Vectors>>,
 }
@@ -175,6 +178,7 @@ impl Index {
                 fusion: config.fusion,
                 embedding: AtomicBool::new(false),
                 embedding_stop: AtomicBool::new(false),
+                embedding_again: AtomicBool::new(false),
                 dense: RwLock::new(None),
             }),
         })
@@ -213,12 +217,15 @@ impl Index {
         let Some(embedder) = self.inner.embedder.clone() else {
             return;
         };
-        if self.inner.embedding.swap(true, Ordering::AcqRel) {
+        let inner = &self.inner;
+        if inner.embedding.swap(true, Ordering::AcqRel) {
+            inner.embedding_again.store(true, Ordering::Release);
             return;
         }
-        self.inner.running.send_modify(|count| *count += 1);
+        inner.running.send_modify(|count| *count += 1);
         let index = self.clone();
         tokio::spawn(async move {
+            let inner = &index.inner;
             loop {
                 let outcome = embed::pass(&index, &embedder).await;
                 tracing::debug!(
@@ -226,16 +233,21 @@ impl Index {
                     failed = outcome.failed,
                     "embedding pass"
                 );
-                if outcome.failed
-                    || outcome.embedded == 0
-                    || outcome.pending < embed::PASS_PASSAGES
-                    || index.inner.embedding_stop.load(Ordering::Acquire)
+                let stopped = outcome.failed || inner.embedding_stop.load(Ordering::Acquire);
+                if !stopped && outcome.embedded > 0 && outcome.pending == embed::PASS_PASSAGES {
+                    continue;
+                }
+                inner.embedding.store(false, Ordering::Release);
+                // A kick while this one was finishing left the new passages
+                // to it: go on, unless a fresh one has started since.
+                if stopped
+                    || !inner.embedding_again.swap(false, Ordering::AcqRel)
+                    || inner.embedding.swap(true, Ordering::AcqRel)
                 {
                     break;
                 }
             }
-            index.inner.embedding.store(false, Ordering::Release);
-            index.inner.running.send_modify(|count| *count -= 1);
+            inner.running.send_modify(|count| *count -= 1);
         });
     }
 

@@ -127,6 +127,11 @@ impl Fusion {
         }
     }
 
+    /// Every mode's name, for error messages.
+    pub fn names() -> Vec<&'static str> {
+        Fusion::ALL.iter().map(|fusion| fusion.name()).collect()
+    }
+
     pub fn parse(name: &str) -> Option<Fusion> {
         Fusion::ALL.into_iter().find(|fusion| fusion.name() == name)
     }
@@ -182,128 +187,31 @@ pub async fn search(
     // The fallback ranks by how many distinct content words a passage has.
     let terms = query.as_ref().map(FtsQuery::terms).unwrap_or_default();
     let model = index.embedder().map(|embedder| embedder.model());
-    let fusion = match (&request.query, &heading, &model) {
-        (Some(_), None, Some(_)) => index.fusion(),
-        _ => Fusion::Words,
+    // The query by meaning: only for a search by words alone (not by
+    // heading), with embeddings on.
+    let (fusion, meaning_query) = match (request.query.as_deref(), &heading, &model) {
+        (Some(text), None, Some(_)) => (index.fusion(), text),
+        _ => (Fusion::Words, ""),
     };
-    let words_only = |fts: &str| Still { matching: Some(fts.to_string()), embedded_by: None };
+    let words = Words { all: &all, any: any.as_deref(), terms: &terms };
     // Every decision below reads survivors only, never candidates:
     // candidates include passages of documents the caller cannot open, and
     // whether two words meet in one of those is exactly what the caller
     // must not learn.
     let (phase, matched, fallback_after) = match fusion {
-        Fusion::Fused | Fusion::Meaning => {
-            let meaning = match &request.query {
-                Some(text) => nearest(index, text).await?,
-                None => None,
-            };
-            match meaning {
-                Some(meaning) if fusion == Fusion::Meaning => {
-                    let still = Still { matching: None, embedded_by: model.clone() };
-                    let phase = check(nextcloud, request, meaning, still).await?;
-                    (phase, Matched::Meaning, None)
-                }
-                Some(meaning) => {
-                    // The word ranking with each passage's count of
-                    // distinct words: those with all of them are what
-                    // `matched` speaks of.
-                    let fts = any.clone().unwrap_or_else(|| all.clone());
-                    let counted = index
-                        .store()
-                        .run({
-                            let terms = if any.is_some() { terms.clone() } else { Vec::new() };
-                            move |connection| counted(connection, &fts, &terms)
-                        })
-                        .await
-                        .map_err(store_failure)?;
-                    let wanted = if any.is_some() { terms.len() } else { 0 };
-                    let all_words: std::collections::HashSet<i64> = counted
-                        .iter()
-                        .filter(|(count, _)| *count >= wanted)
-                        .map(|(_, candidate)| candidate.rowid)
-                        .collect();
-                    let ranked: Vec<store::Candidate> =
-                        counted.into_iter().map(|(_, candidate)| candidate).collect();
-                    let all_files = by_file(
-                        &ranked
-                            .iter()
-                            .filter(|c| all_words.contains(&c.rowid))
-                            .cloned()
-                            .collect::<Vec<_>>(),
-                    )
-                    .len();
-                    let still = Still {
-                        matching: Some(any.clone().unwrap_or_else(|| all.clone())),
-                        embedded_by: model.clone(),
-                    };
-                    let phase =
-                        check(nextcloud, request, fuse(&[&ranked, &meaning]), still).await?;
-                    // Said of the shown passages only.
-                    let shows_all = phase.chosen.iter().any(|(rowid, _)| all_words.contains(rowid));
-                    if shows_all || phase.chosen.is_empty() {
-                        (phase, Matched::All, None)
-                    } else {
-                        (phase, Matched::Meaning, Some(all_files))
-                    }
-                }
-                None => {
-                    words_then_any(index, nextcloud, request, &all, any.as_deref(), &terms).await?
-                }
+        Fusion::Fused | Fusion::Meaning => match nearest(index, meaning_query).await? {
+            Some(meaning) if fusion == Fusion::Meaning => {
+                let still = Still { matching: None, embedded_by: model };
+                (check(nextcloud, request, meaning, still).await?, Matched::Meaning, None)
             }
-        }
-        Fusion::Words => {
-            words_then_any(index, nextcloud, request, &all, any.as_deref(), &terms).await?
-        }
+            Some(meaning) => fused(index, nextcloud, request, &words, meaning, model).await?,
+            None => by_words(index, nextcloud, request, &words, None).await?,
+        },
+        Fusion::Words => by_words(index, nextcloud, request, &words, None).await?,
         Fusion::MeaningFallback | Fusion::FusedFallback => {
-            let phase = check(
-                nextcloud,
-                request,
-                find(index, all.clone(), Vec::new()).await?,
-                words_only(&all),
-            )
-            .await?;
-            if !phase.chosen.is_empty() || phase.failure.is_some() {
-                (phase, Matched::All, None)
-            } else {
-                let files = phase.files;
-                let meaning = match &request.query {
-                    Some(text) => nearest(index, text).await?,
-                    None => None,
-                };
-                match meaning {
-                    Some(meaning) if fusion == Fusion::MeaningFallback => {
-                        let still = Still { matching: None, embedded_by: model.clone() };
-                        (
-                            check(nextcloud, request, meaning, still).await?,
-                            Matched::Meaning,
-                            Some(files),
-                        )
-                    }
-                    Some(meaning) => {
-                        let lexical = match &any {
-                            Some(any) => find(index, any.clone(), terms.clone()).await?,
-                            None => Vec::new(),
-                        };
-                        let still = Still { matching: any.clone(), embedded_by: model.clone() };
-                        let phase =
-                            check(nextcloud, request, fuse(&[&lexical, &meaning]), still).await?;
-                        (phase, Matched::Meaning, Some(files))
-                    }
-                    None => match &any {
-                        Some(any) => {
-                            let phase = check(
-                                nextcloud,
-                                request,
-                                find(index, any.clone(), terms.clone()).await?,
-                                words_only(any),
-                            )
-                            .await?;
-                            (phase, Matched::Any, Some(files))
-                        }
-                        None => (phase, Matched::All, None),
-                    },
-                }
-            }
+            let fallback =
+                Fallback { fused: fusion == Fusion::FusedFallback, query: meaning_query, model };
+            by_words(index, nextcloud, request, &words, Some(fallback)).await?
         }
     };
     let Phase { still, files, survivors, chosen, failure: check_failure } = phase;
@@ -378,28 +286,101 @@ pub async fn search(
     })
 }
 
-/// Words only: the all-words query, and only when none of its passages
-/// survives the check as this caller, the any-word query.
-async fn words_then_any(
+/// A query's words as FTS5 expressions: all of them, any of them (for a
+/// query of several), and each one (what the any-word ranking counts).
+struct Words<'a> {
+    all: &'a str,
+    any: Option<&'a str>,
+    terms: &'a [String],
+}
+
+/// What a search by words falls back to by meaning, in the fallback modes.
+struct Fallback<'a> {
+    /// Fused with the any-word ranking (else the nearest alone).
+    fused: bool,
+    query: &'a str,
+    model: Option<String>,
+}
+
+/// The all-words query, and only when none of its passages survives the
+/// check as this caller: the nearest by meaning when `fallback` says so
+/// and there are vectors, else the any-word query.
+async fn by_words(
     index: &Index,
     nextcloud: &Nextcloud,
     request: &Request,
-    all: &str,
-    any: Option<&str>,
-    terms: &[String],
+    words: &Words<'_>,
+    fallback: Option<Fallback<'_>>,
 ) -> Result<(Phase, Matched, Option<usize>), ToolFailure> {
     let still = |fts: &str| Still { matching: Some(fts.to_string()), embedded_by: None };
-    let phase =
-        check(nextcloud, request, find(index, all.to_string(), Vec::new()).await?, still(all))
-            .await?;
-    match any {
-        Some(any) if phase.chosen.is_empty() && phase.failure.is_none() => {
-            let files = phase.files;
-            let candidates = find(index, any.to_string(), terms.to_vec()).await?;
-            let phase = check(nextcloud, request, candidates, still(any)).await?;
-            Ok((phase, Matched::Any, Some(files)))
+    let all = find(index, words.all.to_string(), Vec::new()).await?;
+    let phase = check(nextcloud, request, all, still(words.all)).await?;
+    if !phase.chosen.is_empty() || phase.failure.is_some() {
+        return Ok((phase, Matched::All, None));
+    }
+    let files = Some(phase.files);
+    let any_ranked = || async {
+        match words.any {
+            Some(any) => find(index, any.to_string(), words.terms.to_vec()).await,
+            None => Ok(Vec::new()),
         }
-        _ => Ok((phase, Matched::All, None)),
+    };
+    if let Some(fallback) = fallback
+        && let Some(meaning) = nearest(index, fallback.query).await?
+    {
+        let (candidates, matching) = if fallback.fused {
+            (fuse(&[&any_ranked().await?, &meaning]), words.any.map(str::to_string))
+        } else {
+            (meaning, None)
+        };
+        let still = Still { matching, embedded_by: fallback.model };
+        return Ok((check(nextcloud, request, candidates, still).await?, Matched::Meaning, files));
+    }
+    match words.any {
+        Some(any) => {
+            let phase = check(nextcloud, request, any_ranked().await?, still(any)).await?;
+            Ok((phase, Matched::Any, files))
+        }
+        None => Ok((phase, Matched::All, None)),
+    }
+}
+
+/// Reciprocal-rank fusion of the word ranking (passages with more of the
+/// words first) and `meaning`, through the check. `matched` speaks of the
+/// shown passages only: all the words if one of them has them all.
+async fn fused(
+    index: &Index,
+    nextcloud: &Nextcloud,
+    request: &Request,
+    words: &Words<'_>,
+    meaning: Vec<store::Candidate>,
+    model: Option<String>,
+) -> Result<(Phase, Matched, Option<usize>), ToolFailure> {
+    let fts = words.any.unwrap_or(words.all).to_string();
+    let terms = words.terms.to_vec();
+    let counted = index
+        .store()
+        .run(move |connection| counted(connection, &fts, &terms))
+        .await
+        .map_err(store_failure)?;
+    let mut all_words = std::collections::HashSet::new();
+    let mut all_files = std::collections::HashSet::new();
+    let mut ranked = Vec::with_capacity(counted.len());
+    for (count, candidate) in counted {
+        if count >= words.terms.len() {
+            all_words.insert(candidate.rowid);
+            all_files.insert(candidate.fileid);
+        }
+        ranked.push(candidate);
+    }
+    let still =
+        Still { matching: Some(words.any.unwrap_or(words.all).to_string()), embedded_by: model };
+    let phase = check(nextcloud, request, fuse(&[&ranked, &meaning]), still).await?;
+    let shows_all = phase.chosen.iter().any(|(rowid, _)| all_words.contains(rowid));
+    if shows_all || phase.chosen.is_empty() {
+        Ok((phase, Matched::All, None))
+    } else {
+        Ok((phase, Matched::Meaning, Some(all_files.len())))
     }
 }
 
@@ -556,8 +537,8 @@ pub fn ranked(
     Ok(counted(connection, fts, terms)?.into_iter().map(|(_, candidate)| candidate).collect())
 }
 
-/// [`ranked`], each candidate with how many of `terms` it has (0 for each
-/// when fewer than two terms are given: nothing to count).
+/// [`ranked`], each candidate with how many of `terms` it has (with fewer
+/// than two terms, each has them all: nothing to count).
 fn counted(
     connection: &rusqlite::Connection,
     fts: &str,
@@ -565,7 +546,7 @@ fn counted(
 ) -> Result<Vec<(usize, store::Candidate)>, store::StoreError> {
     let candidates = store::candidates(connection, fts, CANDIDATES_MAX)?;
     if terms.len() < 2 {
-        return Ok(candidates.into_iter().map(|candidate| (0, candidate)).collect());
+        return Ok(candidates.into_iter().map(|candidate| (terms.len(), candidate)).collect());
     }
     let counts = store::distinct_terms(connection, terms, &candidates)?;
     let mut ranked: Vec<(usize, store::Candidate)> = counts.into_iter().zip(candidates).collect();
