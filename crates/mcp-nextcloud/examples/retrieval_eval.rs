@@ -108,6 +108,9 @@ struct Scored {
     /// 1-based rank of the first passage of the expected file and heading.
     section_rank: Option<usize>,
     matched: String,
+    /// The passages found, best first, as `[path, heading]`, for `--json`
+    /// readers who want to see why a question missed.
+    found: Vec<(String, Option<String>)>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -231,7 +234,7 @@ async fn main() {
                 .map(|one| {
                     json!({"id": one.id, "kind": one.kind, "format": one.format,
                            "file_rank": one.file_rank, "section_rank": one.section_rank,
-                           "matched": one.matched})
+                           "matched": one.matched, "found": one.found})
                 })
                 .collect();
             json_runs.push(json!({
@@ -359,8 +362,10 @@ async fn evaluate(
         let wanted_heading = normalize_heading(&question.heading);
         let mut file_rank = None;
         let mut section_rank = None;
+        let mut found = Vec::with_capacity(TOP);
         for (rank, passage) in passages.iter().take(TOP).enumerate() {
             let path = passage["path"].as_str().unwrap_or_default().trim_start_matches('/');
+            found.push((path.to_string(), passage["heading"].as_str().map(str::to_string)));
             if path != question.file {
                 continue;
             }
@@ -379,6 +384,7 @@ async fn evaluate(
             file_rank,
             section_rank,
             matched: result["structuredContent"]["matched"].as_str().unwrap_or("?").to_string(),
+            found,
         });
     }
     let search_ms = searching.elapsed().as_secs_f64() * 1000.0 / questions.len().max(1) as f64;

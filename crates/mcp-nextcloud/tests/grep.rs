@@ -498,3 +498,40 @@ async fn a_locked_index_answers_webhooks_503_and_the_next_delivery_lands() {
     stack.shutdown().await;
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// A page is in passage order, not file by file: a file's weaker passages
+/// once came before another file's best one, so on a page of five, two
+/// files with three matching passages each hid every other document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_best_passage_of_a_second_file_comes_before_the_first_files_weaker_ones() {
+    let stack = start().await;
+    let filler =
+        "Other words fill this section so that it is long and says little else. ".repeat(6);
+    {
+        let mut world = stack.fake.shared.world();
+        let long = format!(
+            "# Glaciers\n\nGlacier, glacier, glacier.\n\n# Valleys\n\n{filler} A glacier.\n\n# Rivers\n\n{filler} A glacier.\n"
+        );
+        world.storage.seed_file("carol", "Notes/long.md", long.into_bytes(), None, 1_700_000_000);
+        let short = "# Ice\n\nThe glacier, the glacier.\n".to_string();
+        world.storage.seed_file("carol", "Notes/short.md", short.into_bytes(), None, 1_700_000_001);
+    }
+    warm(&stack, "carol").await;
+    let found = grep(&stack, "carol", json!({"query": "glacier"})).await;
+    let passages = found["structuredContent"]["passages"].as_array().unwrap();
+    let order: Vec<(&str, &str)> = passages
+        .iter()
+        .map(|passage| (passage["path"].as_str().unwrap(), passage["heading"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("Notes/long.md", "Glaciers"),
+            ("Notes/short.md", "Ice"),
+            ("Notes/long.md", "Valleys"),
+            ("Notes/long.md", "Rivers"),
+        ],
+        "{found}"
+    );
+    stack.shutdown().await;
+}

@@ -1,12 +1,14 @@
 //! A search: the catalogue proposes, Nextcloud disposes.
 //!
 //! 1. FTS5 finds candidate passages for all the words, best first (bm25).
-//! 2. They are grouped by file, keeping the best-first order of files.
+//! 2. Their files are listed in the order of each file's best passage.
 //! 3. Nextcloud is asked, as the user, which of the candidate files they can
 //!    read now — one DAV SEARCH per 100 file ids, scoped to the folder when
 //!    the search is. A file the check does not confirm is not shown: an
 //!    error fails closed.
-//! 4. Survivors' passages are returned until `limit`; when survivors are
+//! 4. Survivors' passages are returned in rank order, at most three a
+//!    file, until `limit` (so one file's weaker passages never push out
+//!    another's best: measured, docs/benchmarks.md); when survivors are
 //!    few, the next, larger batch of candidates is checked, so a user who
 //!    can read 0.1 % of the corpus still gets a full page if matches exist.
 //! 5. Only when no passage with all the words survives does the same run
@@ -453,6 +455,8 @@ async fn check(
 ) -> Result<Phase, ToolFailure> {
     let files = by_file(&candidates);
     let mut survivors: Vec<FileInfo> = Vec::new();
+    // Each checked file: its survivor index when readable.
+    let mut checked_files: HashMap<u64, Option<usize>> = HashMap::new();
     let mut chosen: Vec<(i64, usize)> = Vec::new();
     let mut checked = 0;
     let mut batch = CHECK_FIRST;
@@ -470,14 +474,12 @@ async fn check(
             Ok(readable) => {
                 let readable: HashMap<u64, FileInfo> =
                     readable.into_iter().map(|file| (file.fileid, file)).collect();
-                for (fileid, rowids) in &files[checked..end] {
-                    let Some(file) = readable.get(fileid) else { continue };
-                    survivors.push(file.clone());
-                    for rowid in rowids {
-                        if chosen.len() < request.limit {
-                            chosen.push((*rowid, survivors.len() - 1));
-                        }
-                    }
+                for (fileid, _) in &files[checked..end] {
+                    let survivor = readable.get(fileid).map(|file| {
+                        survivors.push(file.clone());
+                        survivors.len() - 1
+                    });
+                    checked_files.insert(*fileid, survivor);
                 }
             }
             Err(error) => {
@@ -487,8 +489,51 @@ async fn check(
         }
         checked = end;
         batch *= CHECK_GROWTH;
+        chosen = choose(&candidates, &checked_files, request.limit, Unchecked::Stop);
     }
+    // No round follows: what the rounds did not reach is left out.
+    chosen = choose(&candidates, &checked_files, request.limit, Unchecked::Skip);
     Ok(Phase { still, files: files.len(), survivors, chosen, failure })
+}
+
+/// What [`choose`] does at a passage of a file no round has checked.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unchecked {
+    /// Stop there: another round may confirm it, and what follows ranks
+    /// below it.
+    Stop,
+    /// Leave it out and go on: no round follows.
+    Skip,
+}
+
+/// The passages to show, in `candidates`' order (best first, so a strong
+/// passage of one file is not pushed out by another file's weaker ones):
+/// those of readable files, at most [`PASSAGES_PER_FILE_MAX`] a file, up
+/// to `limit`.
+fn choose(
+    candidates: &[store::Candidate],
+    checked: &HashMap<u64, Option<usize>>,
+    limit: usize,
+    unchecked: Unchecked,
+) -> Vec<(i64, usize)> {
+    let mut chosen = Vec::new();
+    let mut per_file: HashMap<u64, usize> = HashMap::new();
+    for candidate in candidates {
+        if chosen.len() >= limit {
+            break;
+        }
+        let survivor = match (checked.get(&candidate.fileid), unchecked) {
+            (Some(Some(survivor)), _) => *survivor,
+            (Some(None), _) | (None, Unchecked::Skip) => continue,
+            (None, Unchecked::Stop) => break,
+        };
+        let shown = per_file.entry(candidate.fileid).or_default();
+        if *shown < PASSAGES_PER_FILE_MAX {
+            *shown += 1;
+            chosen.push((candidate.rowid, survivor));
+        }
+    }
+    chosen
 }
 
 /// The file id the first permission round asks about when a query has no
