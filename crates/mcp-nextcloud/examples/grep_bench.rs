@@ -1047,12 +1047,17 @@ async fn run(passage_count: usize, query_count: usize, seed: u64, embeddings: bo
     // Where alice's time goes: the same steps `search` takes, timed apart.
     for (number, query) in bench_queries.iter().enumerate() {
         let (fts, candidates) = fts_candidates(&index, &query.text);
-        // Grouped by file, best file first, as `search` groups them.
-        let grouped = search::by_file(&candidates);
-        let all_files: Vec<u64> = grouped.iter().map(|(fileid, _)| *fileid).collect();
-        let rowids: Vec<i64> =
-            grouped.iter().flat_map(|(_, rowids)| rowids).copied().take(PAGE_LIMIT).collect();
+        // The files of the first round and the page, as `search` picks
+        // them: alice reads every file.
+        let all_files = search::file_order(&candidates);
         let files: Vec<u64> = all_files.iter().copied().take(CHECK_FIRST).collect();
+        let checked: HashMap<u64, Option<usize>> =
+            files.iter().enumerate().map(|(index, fileid)| (*fileid, Some(index))).collect();
+        let rowids: Vec<i64> =
+            search::choose(&candidates, &checked, PAGE_LIMIT, search::Unchecked::Skip)
+                .into_iter()
+                .map(|(rowid, _)| rowid)
+                .collect();
         let before = counter.read();
         let started = Instant::now();
         let readable = visible::readable(&alice, &files, None)
@@ -1304,16 +1309,17 @@ fn timed_writes(
 /// requests sent: a round with no candidate still sends one.
 fn folder_rounds(index: &Index, text: &str, shared: &HashSet<u64>) -> (Vec<Vec<u64>>, u64) {
     let query = FtsQuery::parse(text).expect("queries have words");
-    let phase = |fts: String, terms: Vec<String>| -> Vec<(u64, Vec<i64>)> {
-        let candidates = index
+    let phase = |fts: String, terms: Vec<String>| -> Vec<store::Candidate> {
+        index
             .store()
             .run_blocking(|connection| search::ranked(connection, &fts, &terms))
-            .expect("FTS5 query");
-        search::by_file(&candidates)
+            .expect("FTS5 query")
     };
     let mut rounds = Vec::new();
     let mut requests = 0;
-    let mut replay = |files: &[(u64, Vec<i64>)]| -> usize {
+    let mut replay = |candidates: &[store::Candidate]| -> usize {
+        let files = search::file_order(candidates);
+        let mut checked_files: HashMap<u64, Option<usize>> = HashMap::new();
         let mut checked = 0;
         let mut chosen = 0;
         let mut batch = CHECK_FIRST;
@@ -1322,20 +1328,22 @@ fn folder_rounds(index: &Index, text: &str, shared: &HashSet<u64>) -> (Vec<Vec<u
                 break;
             }
             let end = (checked + batch).min(files.len());
-            let ids: Vec<u64> = files[checked..end].iter().map(|(fileid, _)| *fileid).collect();
+            let ids = files[checked..end].to_vec();
             requests += ids.len().div_ceil(CHECK_BATCH_MAX).max(1) as u64;
-            for (fileid, rowids) in &files[checked..end] {
-                if shared.contains(fileid) {
-                    chosen = (chosen + rowids.len()).min(PAGE_LIMIT);
-                }
+            for fileid in &ids {
+                // The survivor index does not matter to the count.
+                checked_files.insert(*fileid, shared.contains(fileid).then_some(0));
             }
             if !ids.is_empty() {
                 rounds.push(ids);
             }
             checked = end;
             batch *= CHECK_GROWTH;
+            chosen =
+                search::choose(candidates, &checked_files, PAGE_LIMIT, search::Unchecked::Stop)
+                    .len();
         }
-        chosen
+        search::choose(candidates, &checked_files, PAGE_LIMIT, search::Unchecked::Skip).len()
     };
     let chosen = replay(&phase(query.all(), Vec::new()));
     if chosen == 0 && query.term_count() > 1 {

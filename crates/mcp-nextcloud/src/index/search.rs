@@ -453,7 +453,7 @@ async fn check(
     candidates: Vec<store::Candidate>,
     still: Still,
 ) -> Result<Phase, ToolFailure> {
-    let files = by_file(&candidates);
+    let files = file_order(&candidates);
     let mut survivors: Vec<FileInfo> = Vec::new();
     // Each checked file: its survivor index when readable.
     let mut checked_files: HashMap<u64, Option<usize>> = HashMap::new();
@@ -466,7 +466,7 @@ async fn check(
             break;
         }
         let end = (checked + batch).min(files.len());
-        let mut ids: Vec<u64> = files[checked..end].iter().map(|(fileid, _)| *fileid).collect();
+        let mut ids: Vec<u64> = files[checked..end].to_vec();
         if ids.is_empty() {
             ids.push(NO_FILE);
         }
@@ -474,7 +474,7 @@ async fn check(
             Ok(readable) => {
                 let readable: HashMap<u64, FileInfo> =
                     readable.into_iter().map(|file| (file.fileid, file)).collect();
-                for (fileid, _) in &files[checked..end] {
+                for fileid in &files[checked..end] {
                     let survivor = readable.get(fileid).map(|file| {
                         survivors.push(file.clone());
                         survivors.len() - 1
@@ -497,8 +497,8 @@ async fn check(
 }
 
 /// What [`choose`] does at a passage of a file no round has checked.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Unchecked {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unchecked {
     /// Stop there: another round may confirm it, and what follows ranks
     /// below it.
     Stop,
@@ -509,8 +509,9 @@ enum Unchecked {
 /// The passages to show, in `candidates`' order (best first, so a strong
 /// passage of one file is not pushed out by another file's weaker ones):
 /// those of readable files, at most [`PASSAGES_PER_FILE_MAX`] a file, up
-/// to `limit`.
-fn choose(
+/// to `limit`. `checked` maps each checked file to its survivor index
+/// when readable. Public so the grep benchmark replays the same page.
+pub fn choose(
     candidates: &[store::Candidate],
     checked: &HashMap<u64, Option<usize>>,
     limit: usize,
@@ -541,22 +542,16 @@ fn choose(
 /// looked up in the answer, so nothing it says is shown.
 const NO_FILE: u64 = 0;
 
-/// `candidates` (best first) grouped by file, best file first: each file's
-/// id with the row ids of at most [`PASSAGES_PER_FILE_MAX`] of its passages,
-/// best first. Public so the grep benchmark replays the same grouping.
-pub fn by_file(candidates: &[store::Candidate]) -> Vec<(u64, Vec<i64>)> {
-    let mut files: Vec<(u64, Vec<i64>)> = Vec::new();
-    let mut position: HashMap<u64, usize> = HashMap::new();
-    for candidate in candidates {
-        let slot = *position.entry(candidate.fileid).or_insert_with(|| {
-            files.push((candidate.fileid, Vec::new()));
-            files.len() - 1
-        });
-        if files[slot].1.len() < PASSAGES_PER_FILE_MAX {
-            files[slot].1.push(candidate.rowid);
-        }
-    }
-    files
+/// The distinct files of `candidates` (best first), each at its best
+/// passage's place: the order the permission rounds ask about them. Public
+/// so the grep benchmark replays the same rounds.
+pub fn file_order(candidates: &[store::Candidate]) -> Vec<u64> {
+    let mut seen = std::collections::HashSet::new();
+    candidates
+        .iter()
+        .filter(|candidate| seen.insert(candidate.fileid))
+        .map(|candidate| candidate.fileid)
+        .collect()
 }
 
 async fn find(
