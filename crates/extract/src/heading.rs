@@ -15,6 +15,8 @@
 //! numbered list looks like, and a list split into one section per item is
 //! worse than a heading missed.
 
+use std::borrow::Cow;
+
 /// The longest line that can be a labelled heading, in bytes.
 pub const LABELLED_HEADING_LENGTH_MAX: usize = 100;
 /// The longest line that counts as a Markdown heading, in bytes; a longer
@@ -147,6 +149,48 @@ pub fn labelled_heading(line: &str) -> Option<usize> {
     title_follows(rest, true).then_some(1)
 }
 
+/// A heading's text with CommonMark's backslash escapes taken out
+/// (`The "\$HOME" variable` is `The "$HOME" variable`): a backslash before
+/// ASCII punctuation stands for that character, outside code spans; any
+/// other backslash is itself.
+pub fn unescape_markdown(text: &str) -> Cow<'_, str> {
+    if !text.contains('\\') {
+        return Cow::Borrowed(text);
+    }
+    let mut unescaped = String::with_capacity(text.len());
+    let mut in_code = false;
+    let mut characters = text.chars().peekable();
+    while let Some(character) = characters.next() {
+        if character == '`' {
+            in_code = !in_code;
+        } else if character == '\\'
+            && !in_code
+            && let Some(escaped) = characters.next_if(char::is_ascii_punctuation)
+        {
+            unescaped.push(escaped);
+            continue;
+        }
+        unescaped.push(character);
+    }
+    Cow::Owned(unescaped)
+}
+
+/// A line of body text as it can stand in extracted text without being read
+/// as structure: a line that would be a Markdown heading (`# adduser fish`,
+/// a root prompt in a manual), a setext underline or a code fence gets a
+/// backslash before its first character, CommonMark's escape. The readers
+/// that mark headings (DOCX, ODF, PDF) write their other lines through it,
+/// so the chunker sees exactly the headings they marked.
+pub fn escape_structure(line: &str) -> Cow<'_, str> {
+    let trimmed = line.trim_start_matches(' ');
+    let indentation = line.len() - trimmed.len();
+    let is_fence = indentation <= 3 && (trimmed.starts_with("```") || trimmed.starts_with("~~~"));
+    if markdown_heading(line).is_none() && setext_underline(line).is_none() && !is_fence {
+        return Cow::Borrowed(line);
+    }
+    Cow::Owned(format!("{}\\{trimmed}", &line[..indentation]))
+}
+
 /// The longest title line of plain text (setext or standing alone), in
 /// bytes.
 pub const TEXT_TITLE_LENGTH_MAX: usize = 80;
@@ -185,11 +229,20 @@ pub fn setext_underline(line: &str) -> Option<usize> {
 /// structure down in Markdown. Otherwise (plain text, and Markdown with
 /// setext titles only) labelled lines ([`labelled_heading`]) and title
 /// lines standing alone count too: a line of at most
-/// [`TEXT_TITLE_WORD_COUNT_MAX`] words that opens with a capital, does not
-/// end like a sentence or a clause, has a blank line (or the start) above
-/// and a blank line below, and is followed by a paragraph of at least
+/// [`TEXT_TITLE_WORD_COUNT_MAX`] words that opens with a capital (after an
+/// opening quotation mark, if any), does not end like a sentence or a
+/// clause, has a blank line (or the start) above and a blank line below,
+/// and is followed by a paragraph of at least
 /// [`TEXT_TITLE_PARAGRAPH_WORD_COUNT_MIN`] words; and only when the text has
-/// at least [`TEXT_TITLE_COUNT_MIN`] of them.
+/// at least [`TEXT_TITLE_COUNT_MIN`] of them. A title line in capitals
+/// ("GUI COMMUNICATION PROTOCOL") is a title whatever follows and however
+/// many there are, and counts toward that minimum: capitals on a line of
+/// their own are set as a title. A
+/// title line over a table (`a | b` rows) is the table's caption and never a
+/// heading, nor is one over a code block.
+///
+/// Titles are given as their line has them; the chunker takes Markdown
+/// escapes out ([`unescape_markdown`]).
 pub fn text_headings<'a>(lines: &[&'a str], excluded: &[bool]) -> Vec<Option<(usize, &'a str)>> {
     let is_excluded = |index: usize| excluded.get(index).copied().unwrap_or(false);
     let is_blank = |index: usize| lines.get(index).is_none_or(|line| line.trim().is_empty());
@@ -216,6 +269,7 @@ pub fn text_headings<'a>(lines: &[&'a str], excluded: &[bool]) -> Vec<Option<(us
         return headings;
     }
     let mut titles = Vec::new();
+    let mut capitals_count = 0;
     for (index, line) in lines.iter().enumerate() {
         if is_excluded(index) || index < front_matter_end {
             continue;
@@ -232,16 +286,25 @@ pub fn text_headings<'a>(lines: &[&'a str], excluded: &[bool]) -> Vec<Option<(us
             continue;
         }
         let Some(next) = (index + 1..lines.len()).find(|at| !is_blank(*at)) else { continue };
+        // A title over a table is the table's caption, not a section.
+        if is_excluded(next) || is_table_row(lines[next]) {
+            continue;
+        }
+        if is_capitals(line) {
+            headings[index] = Some((1, line.trim()));
+            capitals_count += 1;
+            continue;
+        }
         let paragraph_words: usize = lines[next..]
             .iter()
             .take_while(|line| !line.trim().is_empty())
             .map(|line| line.split_whitespace().count())
             .sum();
-        if paragraph_words >= TEXT_TITLE_PARAGRAPH_WORD_COUNT_MIN && !is_excluded(next) {
+        if paragraph_words >= TEXT_TITLE_PARAGRAPH_WORD_COUNT_MIN {
             titles.push(index);
         }
     }
-    if titles.len() >= TEXT_TITLE_COUNT_MIN {
+    if titles.len() + capitals_count >= TEXT_TITLE_COUNT_MIN {
         for index in titles {
             headings[index] = Some((1, lines[index].trim()));
         }
@@ -280,13 +343,29 @@ fn is_setext_title(line: &str) -> bool {
 fn is_standalone_title(line: &str) -> bool {
     let title = line.trim();
     let word_count = title.split_whitespace().count();
+    // "Why GNU su does not support the wheel group", quoted, is a title too.
+    let unquoted = title.strip_prefix(['"', '“', '«', '\'', '‘']).unwrap_or(title).trim_start();
     is_setext_title(line)
         && line.len() - line.trim_start().len() == 0
         && word_count <= TEXT_TITLE_WORD_COUNT_MAX
-        && title.starts_with(char::is_uppercase)
+        && unquoted.starts_with(char::is_uppercase)
         && !title.ends_with(['.', '!'])
         && !title.contains(['\t', '=', '{', '}', '<', '>', '|'])
         && !title.contains("://")
+}
+
+/// A title line in capitals ("GUI COMMUNICATION PROTOCOL"): at least two
+/// letters, none of them lowercase.
+fn is_capitals(line: &str) -> bool {
+    let mut letters = line.chars().filter(|c| c.is_alphabetic());
+    letters.clone().count() >= 2 && letters.all(|c| !c.is_lowercase())
+}
+
+/// A row of a plain-text table: cells between `|` (`a | b`, `| a | b |`),
+/// or an ASCII grid's rule (`+----+----+`).
+fn is_table_row(line: &str) -> bool {
+    let row = line.trim();
+    row.starts_with('|') || row.contains(" | ") || (row.starts_with("+-") && row.ends_with('+'))
 }
 
 /// "3", "3.4", "03.10" → (component count, the rest of the line).
@@ -490,6 +569,58 @@ mod tests {
         ];
         for text in letters {
             assert_eq!(headings_of(&text), [], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn capitals_quoted_titles_and_captions() {
+        // A title in capitals counts alone, and toward the minimum.
+        let capitals = format!("GUI COMMUNICATION PROTOCOL\n\n{PARAGRAPH}");
+        assert_eq!(headings_of(&capitals), [(1, "GUI COMMUNICATION PROTOCOL")]);
+        let document = format!(
+            "SYSTEM TIPS (3 OF 3)\n\nIntegrity check\n\n{PARAGRAPH}\n\nList of tools for it\n\n  package | description\n  debsums | checks installed package files against their sums\n\n{PARAGRAPH}"
+        );
+        // The line over the table is its caption, not a section.
+        assert_eq!(headings_of(&document), [(1, "SYSTEM TIPS (3 OF 3)"), (1, "Integrity check")]);
+        let quoted = format!(
+            "Overview\n\n{PARAGRAPH}\n\n\"Why GNU su does not support the wheel group\"\n\n{PARAGRAPH}"
+        );
+        assert_eq!(
+            headings_of(&quoted),
+            [(1, "Overview"), (1, "\"Why GNU su does not support the wheel group\"")]
+        );
+        // A caption over a grid or a `|` table, a quote of a sentence.
+        let not_titles = format!(
+            "Overview\n\n{PARAGRAPH}\n\nSizes\n\n+------+------+\n| {PARAGRAPH} | b |\n\nSpeeds\n\n| {PARAGRAPH} | b |\n\n\"he said so.\"\n\n{PARAGRAPH}"
+        );
+        assert_eq!(headings_of(&not_titles), []);
+    }
+
+    #[test]
+    fn markdown_escapes_come_out_of_headings() {
+        let cases = [
+            (r#"The "\$HOME" variable"#, r#"The "$HOME" variable"#),
+            (r"\# not a comment \\ one backslash", r"# not a comment \ one backslash"),
+            (r"C:\Users and \n stay", r"C:\Users and \n stay"),
+            (r"code `\$x` keeps \*its\*", r"code `\$x` keeps *its*"),
+            ("no escapes", "no escapes"),
+        ];
+        for (heading, expected) in cases {
+            assert_eq!(unescape_markdown(heading), expected, "{heading:?}");
+        }
+    }
+
+    #[test]
+    fn body_lines_shaped_like_structure_are_escaped() {
+        for line in ["# adduser fish", "## nor this", "---", "  ===", "```sh", "~~~"] {
+            let escaped = escape_structure(line);
+            assert_ne!(escaped, line);
+            assert_eq!(markdown_heading(&escaped), None, "{escaped:?}");
+            assert_eq!(setext_underline(&escaped), None, "{escaped:?}");
+            assert_eq!(unescape_markdown(&escaped).trim(), line.trim(), "{escaped:?}");
+        }
+        for line in ["#hashtag", "    # indented code", "Plain text", "- item", "#"] {
+            assert!(matches!(escape_structure(line), Cow::Borrowed(_)), "{line:?}");
         }
     }
 

@@ -14,16 +14,20 @@
 //!
 //! A PDF has no headings, only text drawn in a bigger or bolder font. The
 //! output device we hand the parser notes each line's typography (the
-//! rendered size of its characters, and whether their font is bold — see
-//! [`fonts`] for how the font of a character is known), and [`typography`]
-//! decides from it, relative to the document's own body text, which lines
-//! are headings, with numbered titles recognised by their shape
-//! ([`crate::heading::labelled_heading`]) whatever their font. A heading
-//! becomes a Markdown line (`## 3.4 Two-factor authentication`) in the text,
-//! so the chunker splits on it as on any Markdown heading and a passage
-//! carries it as its heading. We mark them here rather than leave them to
-//! the chunker because only here is the typography known, and because a
-//! PDF's own text may hold `#` lines (shell comments in a manual).
+//! rendered size of its characters, whether their font is bold or
+//! monospace — see [`fonts`] for how the font of a character is known),
+//! and [`typography`] decides from it, relative to the document's own body
+//! text, which lines are headings, with numbered titles recognised by their
+//! shape ([`crate::heading::labelled_heading`]) whatever their font; a line
+//! in a monospace font is code and never a heading. A heading becomes a
+//! Markdown line (`## 3.4 Two-factor authentication`) in the text, so the
+//! chunker splits on it as on any Markdown heading and a passage carries it
+//! as its heading. We mark them here rather than leave them to the chunker
+//! because only here is the typography known. A PDF's own text may hold
+//! lines that read as Markdown structure (`# adduser fish`, a root prompt
+//! in a manual): those get a backslash in front
+//! ([`crate::heading::escape_structure`]), so only the marked headings are
+//! headings.
 //!
 //! Fewer than [`crate::PDF_TEXT_CHARACTER_COUNT_MIN`] non-whitespace
 //! characters means no text layer: [`ExtractError::NeedsOcr`].
@@ -185,6 +189,8 @@ pub(crate) struct LineStyle {
     pub(crate) characters: u32,
     /// Of those, the ones drawn in a bold font.
     pub(crate) bold: u32,
+    /// Of those, the ones drawn in a monospace font.
+    pub(crate) monospace: u32,
     /// Character counts by rendered size, in tenths of a point.
     pub(crate) sizes: Vec<(u32, u32)>,
 }
@@ -201,6 +207,11 @@ impl LineStyle {
     pub(crate) fn is_bold(&self) -> bool {
         self.characters > 0 && self.bold * 10 >= self.characters * 9
     }
+
+    /// Most of the line is drawn in a monospace font: code, not prose.
+    pub(crate) fn is_monospace(&self) -> bool {
+        self.characters > 0 && self.monospace * 2 > self.characters
+    }
 }
 
 /// The styles of the lines written so far, and the style of the character
@@ -209,8 +220,8 @@ impl LineStyle {
 struct Layout {
     lines: Vec<LineStyle>,
     current: LineStyle,
-    /// (size in tenths of a point, bold) of the character being written.
-    style: Option<(u32, bool)>,
+    /// (size in tenths of a point, face) of the character being written.
+    style: Option<(u32, fonts::Face)>,
     page: u32,
 }
 
@@ -221,9 +232,10 @@ impl Layout {
                 let next = LineStyle { page: self.page, ..LineStyle::default() };
                 self.lines.push(std::mem::replace(&mut self.current, next));
             } else if !character.is_whitespace() && !character.is_control() {
-                let Some((size, bold)) = self.style else { continue };
+                let Some((size, face)) = self.style else { continue };
                 self.current.characters += 1;
-                self.current.bold += u32::from(bold);
+                self.current.bold += u32::from(face.bold);
+                self.current.monospace += u32::from(face.monospace);
                 match self.current.sizes.iter_mut().find(|(known, _)| *known == size) {
                     Some((_, count)) => *count += 1,
                     None => self.current.sizes.push((size, 1)),
@@ -275,8 +287,8 @@ struct StyledOutput<'a> {
     text: &'a RefCell<String>,
     layout: &'a RefCell<Layout>,
     shows: &'a fonts::ShowFonts,
-    /// Whether each text-showing operation of this page is bold.
-    page_shows: Option<&'a Vec<bool>>,
+    /// The face of each text-showing operation of this page.
+    page_shows: Option<&'a Vec<fonts::Face>>,
     /// How many of this page's text-showing operations have begun.
     show_index: usize,
     /// The index of the page's first line in the layout.
@@ -304,13 +316,15 @@ impl OutputDev for StyledOutput<'_> {
         self.inner.end_page()?;
         let mut layout = self.layout.borrow_mut();
         // The parser announced another number of strings than the walk
-        // found: which of them were bold is not known.
+        // found: which of them were bold or monospace is not known.
         if self.page_shows.map(Vec::len) != Some(self.show_index) {
             let first = self.page_first_line.min(layout.lines.len());
             for line in &mut layout.lines[first..] {
                 line.bold = 0;
+                line.monospace = 0;
             }
             layout.current.bold = 0;
+            layout.current.monospace = 0;
         }
         layout.style = None;
         layout.page = 0;
@@ -333,14 +347,14 @@ impl OutputDev for StyledOutput<'_> {
         let x = font_size * (trm.m11 + trm.m21);
         let y = font_size * (trm.m12 + trm.m22);
         let size = (x * y).abs().sqrt();
-        let bold = self
+        let face = self
             .show_index
             .checked_sub(1)
             .and_then(|index| self.page_shows?.get(index).copied())
-            .unwrap_or(false);
+            .unwrap_or_default();
         self.layout.borrow_mut().style = size
             .is_finite()
-            .then(|| ((size * 10.0).round().clamp(0.0, f64::from(u32::MAX)) as u32, bold));
+            .then(|| ((size * 10.0).round().clamp(0.0, f64::from(u32::MAX)) as u32, face));
         self.inner.output_character(trm, width, spacing, font_size, character)?;
         self.layout.borrow_mut().style = None;
         Ok(())
@@ -450,9 +464,11 @@ mod tests {
 
     #[test]
     fn layout_counts_styled_characters_per_line() {
-        let mut layout = Layout { style: Some((100, false)), ..Layout::default() };
+        let regular = fonts::Face::default();
+        let bold = fonts::Face { bold: true, monospace: false };
+        let mut layout = Layout { style: Some((100, regular)), ..Layout::default() };
         layout.record("ab \n");
-        layout.style = Some((140, true));
+        layout.style = Some((140, bold));
         layout.record("Cd\re");
         layout.style = None;
         layout.record(" f");

@@ -331,6 +331,24 @@ fn docx_leaves_out_what_the_reader_does_not_see() {
 // ODF structure.
 
 #[test]
+fn body_lines_shaped_like_markdown_structure_are_escaped() {
+    // A root prompt in a manual is not a heading; a rule or a fence in a
+    // paragraph does not underline or open anything.
+    let expected = "# Clock\n\n\\# hwclock --systohc\n\n\\---\n\\```";
+    let docx_body = r#"
+        <w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Clock</w:t></w:r></w:p>
+        <w:p><w:r><w:t># hwclock --systohc</w:t></w:r></w:p>
+        <w:p><w:r><w:t>---</w:t><w:br/><w:t>```</w:t></w:r></w:p>"#;
+    check(&docx(docx_body, None), DocumentKind::Docx, expected);
+    let odt_body = r#"<office:text>
+        <text:h text:outline-level="1">Clock</text:h>
+        <text:p># hwclock --systohc</text:p>
+        <text:p>---<text:line-break/>```</text:p>
+    </office:text>"#;
+    check(&odf(odt_body), DocumentKind::Odt, expected);
+}
+
+#[test]
 fn odt_spaces_lists_tables_and_left_out_parts() {
     let body = r#"<office:text>
         <text:tracked-changes><text:changed-region><text:deletion><text:p>deleted</text:p></text:deletion></text:changed-region></text:tracked-changes>

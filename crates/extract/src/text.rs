@@ -2,7 +2,7 @@
 //! newlines, and the builder every structured format writes its blocks into.
 
 use crate::ExtractError;
-use crate::heading::HEADING_LEVEL_MAX;
+use crate::heading::{HEADING_LEVEL_MAX, escape_structure};
 
 /// Decodes a text file. UTF-8 is what Nextcloud users mostly have; a file that
 /// is not valid UTF-8 is read as Windows-1252, which is what older French and
@@ -107,7 +107,9 @@ impl TextBuilder {
         }
     }
 
-    /// A paragraph, list item or table: its lines, trimmed, kept together.
+    /// A paragraph, list item or table: its lines, trimmed, kept together;
+    /// a line that would read as a heading, an underline or a code fence is
+    /// escaped ([`escape_structure`]).
     pub(crate) fn block(&mut self, block: &str) -> Result<(), ExtractError> {
         let mut lines = block.lines().map(str::trim).filter(|line| !line.is_empty()).peekable();
         if lines.peek().is_none() {
@@ -119,7 +121,7 @@ impl TextBuilder {
             if index > 0 {
                 self.text.push('\n');
             }
-            self.text.push_str(line);
+            self.text.push_str(&escape_structure(line));
         }
         self.check()
     }

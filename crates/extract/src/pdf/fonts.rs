@@ -1,4 +1,4 @@
-//! Which text a PDF draws in a bold font.
+//! Which text a PDF draws in a bold font, and which in a monospace one.
 //!
 //! `pdf-extract` tells its output device each character's size and position
 //! but not its font. It does announce every text-showing operation (one
@@ -12,7 +12,10 @@
 //!
 //! A font is bold when its name says so (`Helvetica-Bold`,
 //! `ABCDEF+SourceSans-Semibold`, `Arial,Bold`), or its descriptor's weight is
-//! 600 or more, or its descriptor has the ForceBold flag.
+//! 600 or more, or its descriptor has the ForceBold flag. A font is
+//! monospace (code, not prose: never a heading, never the body size) when
+//! its descriptor has the FixedPitch flag or its name is a known monospace
+//! family (`Courier`, `DejaVuSansMono`, `Consolas`, `CMTT10`, …).
 //!
 //! The walk also finds what the parser itself would not survive: a form
 //! XObject that draws itself (directly or through others) makes
@@ -30,13 +33,36 @@ const FORM_DEPTH_MAX: usize = 32;
 const BOLD_WEIGHT_MIN: f32 = 600.0;
 /// The ForceBold bit of a font descriptor's flags (bit 19).
 const FORCE_BOLD_FLAG: i64 = 1 << 18;
+/// The FixedPitch bit of a font descriptor's flags (bit 1).
+const FIXED_PITCH_FLAG: i64 = 1;
 /// Words in a font name that mean a bold face.
 const BOLD_NAME_PARTS: [&str; 7] =
     ["bold", "black", "heavy", "semibold", "demibold", "extrabold", "ultrabold"];
+/// Parts of a font name that mean a monospace family: the base-14 Courier,
+/// the `…Mono` families (DejaVu, Liberation, Noto, Nimbus, SF, Latin
+/// Modern), the code faces of Windows, macOS and Adobe, TeX's typewriter.
+const MONOSPACE_NAME_PARTS: [&str; 9] = [
+    "courier",
+    "mono",
+    "consola",
+    "menlo",
+    "monaco",
+    "inconsolata",
+    "sourcecode",
+    "typewriter",
+    "cmtt",
+];
 
-/// Per page number, whether each text-showing operation is bold, in the
-/// order `pdf-extract` runs them.
-pub(crate) type ShowFonts = HashMap<u32, Vec<bool>>;
+/// The face a text-showing operation draws in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Face {
+    pub(crate) bold: bool,
+    pub(crate) monospace: bool,
+}
+
+/// Per page number, the face of each text-showing operation, in the order
+/// `pdf-extract` runs them.
+pub(crate) type ShowFonts = HashMap<u32, Vec<Face>>;
 
 /// The PDF nests form XObjects in a cycle or too deeply for the parser.
 #[derive(Debug)]
@@ -82,7 +108,7 @@ fn dictionary_entry<'a>(
 
 struct Walk<'a> {
     document: &'a Document,
-    shows: Vec<bool>,
+    shows: Vec<Face>,
     /// The form XObjects being drawn, outermost first.
     forms: Vec<ObjectId>,
 }
@@ -96,25 +122,25 @@ impl<'a> Walk<'a> {
         // The parser unwraps this decode; a stream it cannot decode fails
         // there, and nothing of ours is used.
         let Ok(content) = Content::decode(content) else { return Ok(()) };
-        let mut bold = false;
+        let mut face = Face::default();
         let mut saved = Vec::new();
         for operation in &content.operations {
             match operation.operator.as_str() {
-                "q" => saved.push(bold),
-                "Q" => bold = saved.pop().unwrap_or(bold),
+                "q" => saved.push(face),
+                "Q" => face = saved.pop().unwrap_or(face),
                 "Tf" => {
-                    bold = operation
+                    face = operation
                         .operands
                         .first()
                         .and_then(|name| name.as_name().ok())
                         .and_then(|name| self.font(resources, name))
-                        .is_some_and(|font| is_bold(self.document, font));
+                        .map_or_else(Face::default, |font| face_of(self.document, font));
                 }
-                "Tj" => self.shows.push(bold),
+                "Tj" => self.shows.push(face),
                 "TJ" => {
                     if let Some(Object::Array(elements)) = operation.operands.first() {
                         let strings = elements.iter().filter(|e| matches!(e, Object::String(..)));
-                        self.shows.extend(strings.map(|_| bold));
+                        self.shows.extend(strings.map(|_| face));
                     }
                 }
                 "Do" => {
@@ -169,13 +195,10 @@ fn stream_content(stream: &Stream) -> Vec<u8> {
     }
 }
 
-/// Whether a font dictionary is a bold face: by its name, or by its
-/// descriptor (a composite font's is its descendant's).
-pub(crate) fn is_bold(document: &Document, font: &Dictionary) -> bool {
+/// A font dictionary's face: by its name, or by its descriptor (a
+/// composite font's is its descendant's).
+pub(crate) fn face_of(document: &Document, font: &Dictionary) -> Face {
     let name = font.get(b"BaseFont").ok().and_then(|name| name.as_name().ok());
-    if name.is_some_and(is_bold_name) {
-        return true;
-    }
     let descendant = font
         .get(b"DescendantFonts")
         .ok()
@@ -185,11 +208,19 @@ pub(crate) fn is_bold(document: &Document, font: &Dictionary) -> bool {
         .and_then(|first| document.dereference(first).ok())
         .and_then(|(_, first)| first.as_dict().ok());
     let descriptor = dictionary_entry(document, descendant.unwrap_or(font), b"FontDescriptor");
-    let Some(descriptor) = descriptor else { return false };
-    let weight = descriptor.get(b"FontWeight").ok().and_then(|weight| weight.as_float().ok());
-    let flags = descriptor.get(b"Flags").ok().and_then(|flags| flags.as_i64().ok());
-    weight.is_some_and(|weight| weight >= BOLD_WEIGHT_MIN)
-        || flags.is_some_and(|flags| flags & FORCE_BOLD_FLAG != 0)
+    let weight = descriptor
+        .and_then(|descriptor| descriptor.get(b"FontWeight").ok())
+        .and_then(|weight| weight.as_float().ok());
+    let flags = descriptor
+        .and_then(|descriptor| descriptor.get(b"Flags").ok())
+        .and_then(|flags| flags.as_i64().ok());
+    let has_flag = |flag: i64| flags.is_some_and(|flags| flags & flag != 0);
+    Face {
+        bold: name.is_some_and(is_bold_name)
+            || weight.is_some_and(|weight| weight >= BOLD_WEIGHT_MIN)
+            || has_flag(FORCE_BOLD_FLAG),
+        monospace: name.is_some_and(is_monospace_name) || has_flag(FIXED_PITCH_FLAG),
+    }
 }
 
 /// "Helvetica-Bold", "ABCDEF+OpenSans-SemiBold", "Arial,BoldItalic",
@@ -201,6 +232,16 @@ fn is_bold_name(name: &[u8]) -> bool {
     let style = name.find(['-', ',', '_']).map_or("", |at| &name[at + 1..]);
     let style = if style.is_empty() { name } else { style };
     BOLD_NAME_PARTS.iter().any(|part| style.contains(part))
+}
+
+/// "Courier-Bold", "ABCDEF+DejaVuSansMono", "Consolas,Italic", "CMTT10":
+/// a monospace face by its name. The subset prefix is ignored.
+fn is_monospace_name(name: &[u8]) -> bool {
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let name = name.split_once('+').map_or(name.as_str(), |(_, rest)| rest);
+    // Monotype is a foundry ("MonotypeCorsiva"), not a monospace family.
+    let name = name.replace("monotype", "");
+    MONOSPACE_NAME_PARTS.iter().any(|part| name.contains(part))
 }
 
 #[cfg(test)]
@@ -225,6 +266,27 @@ mod tests {
             ["Helvetica", "Times-Italic", "ABCDEF+OpenSans-Regular", "Arial", "Boldini-Light"]
         {
             assert!(!is_bold_name(name.as_bytes()), "{name}");
+        }
+    }
+
+    #[test]
+    fn monospace_font_names() {
+        for name in [
+            "Courier",
+            "Courier-Bold",
+            "ABCDEF+DejaVuSansMono",
+            "LiberationMono-Regular",
+            "Consolas,Italic",
+            "Menlo-Regular",
+            "CMTT10",
+            "LMMono10-Regular",
+            "SourceCodePro-Regular",
+            "Inconsolata",
+        ] {
+            assert!(is_monospace_name(name.as_bytes()), "{name}");
+        }
+        for name in ["Helvetica", "Times-Roman", "ABCDEF+DejaVuSans", "Arial,Bold", "Monotype"] {
+            assert!(!is_monospace_name(name.as_bytes()), "{name}");
         }
     }
 }

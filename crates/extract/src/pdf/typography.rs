@@ -3,14 +3,22 @@
 //!
 //! The body size is the size most characters are drawn at. A line is a
 //! typographic heading when it is title-shaped (short, a capital or digit
-//! first, not ending like a sentence or a clause, letters in it) and either
-//! drawn clearly larger than the body ([`LARGER_RATIO_MIN`]) or, at body size
-//! or more, drawn bold while the body is not. Consecutive lines in one such
+//! first — any letter when it is both bold and larger —, not ending like a
+//! sentence or a clause, letters in it) and either drawn clearly larger than
+//! the body ([`LARGER_RATIO_MIN`]) or, at body size or more, drawn bold
+//! while the body is not. A regular-weight style that carries more than
+//! [`REGULAR_HEADING_SHARE_MAX`] of the text is a second text size (prose
+//! over a document of small table cells), not a heading style, however
+//! large. Consecutive lines in one such
 //! style are one heading wrapped over lines (up to [`HEADING_LINE_COUNT_MAX`];
 //! more is a paragraph set large, not a heading). Levels follow the distinct
 //! heading styles, largest first (bold before regular at one size); a
 //! numbered title ("3.4 Two-factor authentication") keeps the depth of its
 //! number, which says more than its size does.
+//!
+//! Code — a line drawn mostly in a monospace font — is never a heading, and
+//! its size is not the body's: a manual with many listings set small would
+//! otherwise make every short prose line "larger than the body".
 //!
 //! Running headers and footers — a line among the first or last few of a
 //! page whose text, digits aside, recurs on at least half the pages — are
@@ -19,7 +27,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::Line;
-use crate::heading::{HEADING_LEVEL_MAX, LABELLED_HEADING_LENGTH_MAX, labelled_heading};
+use crate::heading::{
+    HEADING_LEVEL_MAX, LABELLED_HEADING_LENGTH_MAX, escape_structure, labelled_heading,
+};
 
 /// How much larger than the body a heading is drawn, at least.
 pub(crate) const LARGER_RATIO_MIN: f64 = 1.15;
@@ -30,6 +40,10 @@ pub(crate) const HEADING_LINE_COUNT_MAX: usize = 3;
 /// A document more bold than this has bold body text: bold alone marks no
 /// heading there.
 const BOLD_SHARE_MAX: f64 = 0.4;
+/// A regular-weight style carrying more of the text than this is a text
+/// style, however much larger than the body size it is: headings are a
+/// small part of any document.
+const REGULAR_HEADING_SHARE_MAX: f64 = 0.2;
 /// How many lines at the top and the bottom of a page may be a running
 /// header or footer.
 const RUNNING_LINE_COUNT: usize = 3;
@@ -38,7 +52,8 @@ const RUNNING_LINE_COUNT: usize = 3;
 type HeadingStyle = (u32, bool);
 
 /// The text with each heading as a Markdown ATX line of its level, standing
-/// alone between blank lines.
+/// alone between blank lines, and every other line escaped where it would
+/// read as Markdown structure.
 pub(crate) fn mark_headings(lines: &[Line]) -> String {
     let levels = heading_levels(lines);
     let mut marked = String::with_capacity(lines.iter().map(|line| line.text.len() + 2).sum());
@@ -69,7 +84,7 @@ pub(crate) fn mark_headings(lines: &[Line]) -> String {
                 index += line_count;
             }
             None => {
-                marked.push_str(&line.text);
+                marked.push_str(&escape_structure(&line.text));
                 index += 1;
             }
         }
@@ -96,7 +111,8 @@ fn heading_levels(lines: &[Line]) -> HashMap<usize, (usize, usize)> {
         covered.extend(start..start + count);
     }
     for (index, line) in lines.iter().enumerate() {
-        if covered.contains(&index) || running.contains(&index) {
+        let is_code = line.style.is_some_and(|style| style.is_monospace());
+        if covered.contains(&index) || running.contains(&index) || is_code {
             continue;
         }
         if let Some(level) = labelled_heading(&line.text) {
@@ -117,15 +133,21 @@ fn typographic_headings(
         .filter_map(|line| line.style)
         .fold((0u64, 0u64), |(c, b), s| (c + u64::from(s.characters), b + u64::from(s.bold)));
     let bold_marks = characters > 0 && (bold as f64) < BOLD_SHARE_MAX * characters as f64;
+    let shares = style_shares(lines);
+    let is_larger = |size: u32| f64::from(size) >= f64::from(body) * LARGER_RATIO_MIN;
     let style_of = |index: usize| -> Option<HeadingStyle> {
         if running.contains(&index) {
             return None;
         }
         let line = &lines[index];
-        let style = line.style?;
+        let style = line.style.filter(|style| !style.is_monospace())?;
         let size = style.size()?;
-        let larger = f64::from(size) >= f64::from(body) * LARGER_RATIO_MIN;
         let bold = style.is_bold();
+        // A regular style that much of the text is set in is a text style
+        // (the prose over a document of small table cells), not headings.
+        let is_text_style = !bold
+            && shares.get(&(size, false)).is_some_and(|share| *share > REGULAR_HEADING_SHARE_MAX);
+        let larger = is_larger(size) && !is_text_style;
         let heavier = bold && bold_marks && size >= body;
         (has_letters(&line.text) && (larger || heavier)).then_some((size, bold))
     };
@@ -142,7 +164,10 @@ fn typographic_headings(
         }
         let count = end - index;
         let title: Vec<&str> = lines[index..end].iter().map(|line| line.text.as_str()).collect();
-        if count <= HEADING_LINE_COUNT_MAX && is_title_shaped(&title) {
+        // Bold and larger is heading enough to open with a lowercase
+        // command name ("sudo configuration").
+        let lowercase_allowed = style.1 && is_larger(style.0);
+        if count <= HEADING_LINE_COUNT_MAX && is_title_shaped(&title, lowercase_allowed) {
             headings.push((index, count, style));
         }
         index = end;
@@ -150,10 +175,26 @@ fn typographic_headings(
     headings
 }
 
-/// The size most characters are drawn at, in tenths of a point.
+/// Per line style (size, bold), the share of the characters outside code
+/// drawn in lines of that style.
+fn style_shares(lines: &[Line]) -> HashMap<HeadingStyle, f64> {
+    let mut counts: HashMap<HeadingStyle, u64> = HashMap::new();
+    let mut total = 0u64;
+    let styles = lines.iter().filter_map(|line| line.style);
+    for style in styles.filter(|style| !style.is_monospace()) {
+        let Some(size) = style.size() else { continue };
+        *counts.entry((size, style.is_bold())).or_default() += u64::from(style.characters);
+        total += u64::from(style.characters);
+    }
+    counts.into_iter().map(|(style, count)| (style, count as f64 / total.max(1) as f64)).collect()
+}
+
+/// The size most characters outside code (monospace lines) are drawn at,
+/// in tenths of a point.
 fn body_size(lines: &[Line]) -> Option<u32> {
     let mut counts: HashMap<u32, u64> = HashMap::new();
-    for style in lines.iter().filter_map(|line| line.style) {
+    let styles = lines.iter().filter_map(|line| line.style);
+    for style in styles.filter(|style| !style.is_monospace()) {
         for (size, count) in &style.sizes {
             *counts.entry(*size).or_default() += u64::from(*count);
         }
@@ -166,15 +207,19 @@ fn has_letters(text: &str) -> bool {
 }
 
 /// A title, not a sentence: short, opening with a capital, a digit or a
-/// label sign, not ending like a sentence or a clause.
-fn is_title_shaped(lines: &[&str]) -> bool {
+/// label sign (or, with `lowercase_allowed`, any letter), not ending like a
+/// sentence or a clause.
+fn is_title_shaped(lines: &[&str], lowercase_allowed: bool) -> bool {
     if lines.iter().any(|line| line.len() > LABELLED_HEADING_LENGTH_MAX) {
         return false;
     }
     let title = lines.join(" ");
     let word_count = title.split_whitespace().count();
     let Some(first) = title.chars().next() else { return false };
-    let opens = first.is_uppercase() || first.is_ascii_digit() || matches!(first, '§' | '"' | '«');
+    let opens = first.is_uppercase()
+        || first.is_ascii_digit()
+        || matches!(first, '§' | '"' | '«')
+        || (lowercase_allowed && first.is_alphabetic());
     opens
         && word_count <= HEADING_WORD_COUNT_MAX
         && !title.ends_with(['.', ',', ';', ':'])
@@ -274,6 +319,7 @@ mod tests {
             page,
             characters,
             bold: if bold { characters } else { 0 },
+            monospace: 0,
             sizes: vec![(size, characters)],
         }
     }
@@ -327,6 +373,56 @@ mod tests {
         // A document in bold throughout: bold marks nothing.
         let bold = lines(&[("Short bold line", Some(&bold_body)), (BODY, Some(&bold_body))]);
         assert!(!mark_headings(&bold).contains('#'));
+    }
+
+    #[test]
+    fn code_is_never_a_heading_nor_the_body_size() {
+        let title = style(1, 170, true, 20);
+        let command = style(1, 130, true, 18);
+        let prose = style(1, 105, false, 60);
+        let label = style(1, 95, true, 12);
+        // Listings set small in a monospace font, more of them than prose.
+        let code = LineStyle { monospace: 100, ..style(1, 85, false, 100) };
+        let mut spec = vec![
+            ("Setup Guide", Some(&title)),
+            (BODY, Some(&prose)),
+            (BODY, Some(&prose)),
+            // Bold and larger: a heading even in lowercase.
+            ("sudo configuration", Some(&command)),
+            (BODY, Some(&prose)),
+            // A root prompt: code, and Markdown-shaped.
+            ("# adduser fish", Some(&code)),
+        ];
+        spec.extend(std::iter::repeat_n(("Name Of A Command", Some(&code)), 10));
+        // Bold but smaller than the prose: a label, not a heading (it would
+        // be one if the listings' size were taken for the body's).
+        spec.extend([("Legend of the table", Some(&label)), (BODY, Some(&prose))]);
+        let text = mark_headings(&lines(&spec));
+        let listing = ["Name Of A Command"; 10].join("\n");
+        assert_eq!(
+            text,
+            format!(
+                "# Setup Guide\n\n{BODY}\n{BODY}\n\n## sudo configuration\n\n{BODY}\n\\# adduser fish\n{listing}\nLegend of the table\n{BODY}"
+            )
+        );
+    }
+
+    #[test]
+    fn a_second_text_size_is_not_a_heading_style() {
+        let title = style(1, 170, true, 20);
+        let prose = style(1, 105, false, 60);
+        let caption = style(1, 105, false, 13);
+        // Table cells set small, more of them than prose: the body size.
+        let cells = style(1, 85, false, 200);
+        let mut spec = vec![("Tools Overview", Some(&title))];
+        spec.extend(std::iter::repeat_n((BODY, Some(&prose)), 3));
+        spec.extend([("", None), ("List of tools", Some(&caption)), ("", None)]);
+        spec.extend(std::iter::repeat_n(("coreutils nice renice", Some(&cells)), 5));
+        spec.push(("", None));
+        spec.extend(std::iter::repeat_n((BODY, Some(&prose)), 3));
+        let text = mark_headings(&lines(&spec));
+        assert!(text.starts_with("# Tools Overview\n\n"), "{text}");
+        assert_eq!(text.matches('#').count(), 1, "{text}");
     }
 
     #[test]

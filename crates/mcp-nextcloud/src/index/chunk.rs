@@ -17,7 +17,13 @@
 //!    alone before a paragraph, in a text that has at least two of them
 //!    (plain text, which is served as it is and so cannot be given `#`
 //!    lines). Lines inside fenced code blocks are never headings. A section
-//!    never shares a passage with another.
+//!    never shares a passage with another, except that a heading with
+//!    nothing under it (a document's title over its first section) opens
+//!    the next section's first passage instead of standing alone: a passage
+//!    of a title only matches the words every question about the document
+//!    shares and answers none of them. Headings are read as Markdown: their
+//!    backslash escapes are taken out (`The "\$HOME" variable` is
+//!    `The "$HOME" variable`).
 //! 2. Inside a section, paragraphs (runs of non-blank lines) are packed into
 //!    passages of at most [`PASSAGE_LENGTH_MAX`] bytes; a paragraph that fits
 //!    in one passage is never split.
@@ -32,7 +38,7 @@
 
 use std::ops::Range;
 
-use extract::heading::text_headings;
+use extract::heading::{text_headings, unescape_markdown};
 
 /// The longest passage, in bytes: a few paragraphs, small enough that a
 /// search result page of them fits a model's context comfortably.
@@ -61,6 +67,8 @@ pub fn chunk(text: &str) -> Vec<Passage> {
     let lines = classify_lines(text);
     let mut passages = Vec::new();
     let mut section_start = 0;
+    // The heading lines of sections with nothing in them, for the next.
+    let mut carried = Vec::new();
     while section_start < lines.len() {
         let section_end = lines[section_start + 1..]
             .iter()
@@ -68,8 +76,16 @@ pub fn chunk(text: &str) -> Vec<Passage> {
             .map_or(lines.len(), |index| section_start + 1 + index);
         let section = &lines[section_start..section_end];
         let heading = section[0].heading.clone();
+        let is_empty = heading.is_some() && section[1..].iter().all(|line| line.is_blank);
+        if is_empty && section_end < lines.len() {
+            carried.extend(paragraphs(text, section));
+            section_start = section_end;
+            continue;
+        }
+        let mut units = std::mem::take(&mut carried);
+        units.extend(paragraphs(text, section));
         let mut ranges = Vec::new();
-        pack(text, paragraphs(text, section), &mut ranges);
+        pack(text, units, &mut ranges);
         for range in ranges {
             passages.push(Passage {
                 heading: heading.clone(),
@@ -113,7 +129,7 @@ fn classify_lines(text: &str) -> Vec<Line> {
             Line {
                 range,
                 is_blank: content.trim().is_empty(),
-                heading: heading.map(|(_, title)| title.to_string()),
+                heading: heading.map(|(_, title)| unescape_markdown(title).into_owned()),
             }
         })
         .collect()
