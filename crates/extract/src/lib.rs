@@ -8,10 +8,13 @@
 //! table rows become ` | `-separated lines, and PDF headings — recovered from
 //! typography (text clearly larger than the body, or bold on its own line)
 //! and from the numbered-title grammar ("3.4 Two-factor authentication",
-//! "Article 5", "§3. Budget prévisionnel") — become headings too. So the
-//! chunker needs to know one kind of structure, Markdown headings, and a
-//! passage's byte offset is an offset into exactly the text `files_read`
-//! serves.
+//! "Article 5", "§3. Budget prévisionnel") — become headings too. Any other
+//! line that would read as Markdown structure (a root prompt `# adduser
+//! fish` in a manual, a `---` or a code fence) is written with a backslash
+//! in front, CommonMark's escape ([`heading::escape_structure`]). So the
+//! chunker needs to know one kind of structure, Markdown headings, it finds
+//! exactly the headings the readers marked, and a passage's byte offset is
+//! an offset into exactly the text `files_read` serves.
 //!
 //! Markdown and plain text are the exception by design: they are served as
 //! they are (BOM dropped, newlines normalised), because the file is the
@@ -19,8 +22,9 @@
 //! have would put them back into the file on the next `files_write`, and
 //! quotes would not match what the user sees. Their headings are found in
 //! that same text by [`heading::text_headings`] (setext titles, numbered
-//! titles, title lines standing alone before paragraphs), which the chunker
-//! calls; the offsets stay offsets into the served text.
+//! titles, title lines standing alone before paragraphs, titles in
+//! capitals), which the chunker calls; the offsets stay offsets into the
+//! served text.
 //!
 //! The key design choice is extracting in-process with small parsers of our
 //! own (zip + quick-xml for the office formats, including spreadsheets) and
@@ -96,7 +100,8 @@ impl DocumentKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Extracted {
     /// UTF-8, `\n` newlines, paragraphs separated by blank lines, headings as
-    /// Markdown `#` lines.
+    /// Markdown `#` lines (other lines escaped where they would read as
+    /// one).
     pub text: String,
 }
 
