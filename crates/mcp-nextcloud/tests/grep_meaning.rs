@@ -119,6 +119,24 @@ async fn a_question_in_other_words_finds_the_passage_that_answers_it() {
     assert_eq!(found["structuredContent"]["matched"], "all", "{found}");
     assert_eq!(paths(&found), ["Manuals/boot.md"], "{found}");
 
+    // `queries` tells the two apart, and the report counts the answer by
+    // meaning as such, not as one by some of the words.
+    let rows = stack
+        .mcp()
+        .index()
+        .store()
+        .run_blocking(|connection| store::queries(connection, 0))
+        .unwrap();
+    let by_meaning: Vec<(bool, bool)> = rows
+        .iter()
+        .rev()
+        .take(2)
+        .map(|row| (row.by_meaning, row.fallback_after.is_some()))
+        .collect();
+    assert_eq!(by_meaning, [(false, false), (true, true)], "{rows:?}");
+    let report = mcp_nextcloud::index::report::classify(&rows[rows.len() - 2..]);
+    assert_eq!((report.answered_by_meaning, report.answered_by_some_words), (1, 0), "{report:?}");
+
     // admin asks the same question and gets their own notes first.
     let found = grep(&stack, "admin", json!({"query": QUESTION})).await;
     assert_eq!(paths(&found).first().map(String::as_str), Some("Private/disk.md"), "{found}");

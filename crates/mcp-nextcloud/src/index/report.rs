@@ -10,7 +10,10 @@
 //! - candidates > 0, survivors = 0: a permission boundary doing its job;
 //! - answered by the fallback: counted apart as well — some of the words
 //!   are not the document's, the first sign of vocabulary mismatch. Before
-//!   the column existed such a search read as answered, undercounting both;
+//!   the column existed such a search read as answered, undercounting both.
+//!   A fallback by words and one by meaning (`matched = 'meaning'`, with
+//!   embeddings on) are counted apart: the first says how often words
+//!   alone fall short, the second how often embeddings stepped in;
 //! - runs of rephrasings: [`RUN_LENGTH_MIN`] or more queries in quick
 //!   succession (each within [`RUN_GAP_SECONDS`] of the previous) that all
 //!   had candidates — the model kept rephrasing past what each search gave
@@ -42,6 +45,10 @@ pub struct Report {
     /// Holes and boundaries of the all-words query that the any-word
     /// fallback answered with passages having some of the words.
     pub answered_by_some_words: usize,
+    /// Searches the nearest passages in meaning answered: as the fallback
+    /// of the all-words query (counted in its hole or boundary too), or as
+    /// the only query.
+    pub answered_by_meaning: usize,
     /// Runs of rephrasings, each as its queries' text.
     pub rephrasing_runs: Vec<Vec<String>>,
     /// Queries inside those runs.
@@ -55,6 +62,13 @@ pub fn classify(rows: &[QueryRow]) -> Report {
     let mut holes: std::collections::BTreeMap<String, usize> = Default::default();
     for row in rows {
         let fallback = row.fallback_after.is_some();
+        if row.by_meaning && row.fallback_after.is_none() {
+            // By meaning alone: no all-words query to classify.
+            if row.returned > 0 {
+                report.answered_by_meaning += 1;
+            }
+            continue;
+        }
         match (row.all_words_candidates(), fallback, row.survivors, row.returned) {
             (0, _, _, _) => {
                 report.holes += 1;
@@ -65,8 +79,10 @@ pub fn classify(rows: &[QueryRow]) -> Report {
             (_, false, _, returned) if returned > 0 => report.answered += 1,
             _ => {}
         }
-        if fallback && row.returned > 0 {
-            report.answered_by_some_words += 1;
+        match (fallback && row.returned > 0, row.by_meaning) {
+            (true, false) => report.answered_by_some_words += 1,
+            (true, true) => report.answered_by_meaning += 1,
+            (false, _) => {}
         }
     }
     let mut run: Vec<&QueryRow> = Vec::new();
@@ -110,6 +126,11 @@ pub fn render(report: &Report) -> String {
             share(report.answered_by_some_words)
         ),
         format!(
+            "  by meaning          {:>6}  {:5.1} %  (the nearest passages in meaning answered: embeddings; as a fallback, counted in the holes or boundaries below too)",
+            report.answered_by_meaning,
+            share(report.answered_by_meaning)
+        ),
+        format!(
             "  hole in the index   {:>6}  {:5.1} %  (no candidate at all)",
             report.holes,
             share(report.holes)
@@ -145,7 +166,15 @@ mod tests {
     use super::*;
 
     fn row(at: i64, query: &str, candidates: u64, survivors: u64, returned: u64) -> QueryRow {
-        QueryRow { at, query: query.into(), candidates, survivors, returned, fallback_after: None }
+        QueryRow {
+            at,
+            query: query.into(),
+            candidates,
+            survivors,
+            returned,
+            fallback_after: None,
+            by_meaning: false,
+        }
     }
 
     /// A search the any-word fallback answered, after the all-words query
@@ -158,6 +187,7 @@ mod tests {
             survivors: u64::from(returned > 0),
             returned,
             fallback_after: Some(all_words),
+            by_meaning: false,
         }
     }
 
@@ -186,6 +216,26 @@ mod tests {
         let text = render(&report);
         assert!(text.contains("by some words only       2"), "{text}");
         assert!(text.contains("hole in the index        2"), "{text}");
+    }
+
+    /// Before the column said `meaning`, an answer by embeddings read as
+    /// one by some of the words.
+    #[test]
+    fn an_answer_by_meaning_is_counted_apart_from_one_by_some_words() {
+        let by_meaning = |row: QueryRow| QueryRow { by_meaning: true, ..row };
+        let rows = [
+            fallback(0, "congés payés RTT", 0, 4, 2),
+            by_meaning(fallback(1000, "time off rules", 3, 5, 2)),
+            // By meaning alone (the `meaning` fusion): no all-words query.
+            by_meaning(row(2000, "holidays", 5, 2, 3)),
+            by_meaning(row(3000, "vacation", 5, 0, 0)),
+        ];
+        let report = classify(&rows);
+        assert_eq!(counts(&report), (4, 1, 1, 0), "{report:?}");
+        assert_eq!((report.answered_by_some_words, report.answered_by_meaning), (1, 2));
+        let text = render(&report);
+        assert!(text.contains("by some words only       1"), "{text}");
+        assert!(text.contains("by meaning               2"), "{text}");
     }
 
     #[test]

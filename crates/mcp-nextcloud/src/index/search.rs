@@ -230,6 +230,7 @@ pub async fn search(
         survivors: survivors.len(),
         returned: rowids.len(),
         fallback_after,
+        by_meaning: matched == Matched::Meaning,
     };
     let now = super::now();
     let proposed = rowids.len();

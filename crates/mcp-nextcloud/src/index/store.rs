@@ -78,7 +78,9 @@ CREATE INDEX queries_at ON queries (at);
     // any-word fallback that ran because no passage with all the words was
     // readable — and then how many candidate files the all-words query had,
     // so `tamebi index report` still sees the hole or the boundary behind a
-    // fallback's answer.
+    // fallback's answer. Since embeddings, `matched` may also say `meaning`
+    // (the nearest in meaning answered), with the all-words query's
+    // candidates when one ran.
     r#"
 ALTER TABLE queries ADD COLUMN matched TEXT NOT NULL DEFAULT 'all';
 ALTER TABLE queries ADD COLUMN all_candidates INTEGER;
@@ -562,7 +564,8 @@ pub fn record_query(
     survivors: usize,
     returned: usize,
 ) -> Result<(), StoreError> {
-    let search = Search { candidates, survivors, returned, fallback_after: None };
+    let search =
+        Search { candidates, survivors, returned, fallback_after: None, by_meaning: false };
     record_search(connection, at, query, &search)
 }
 
@@ -574,9 +577,13 @@ pub struct Search {
     pub candidates: usize,
     pub survivors: usize,
     pub returned: usize,
-    /// `Some(n)`: the any-word fallback answered, after the all-words query
-    /// had `n` candidate files and none readable.
+    /// `Some(n)`: a fallback answered (the any-word query, or the nearest
+    /// in meaning), after the all-words query had `n` candidate files and
+    /// none readable.
     pub fallback_after: Option<usize>,
+    /// The passages are the nearest in meaning (embeddings), as a fallback
+    /// or as the only query: `queries.matched` says `meaning`.
+    pub by_meaning: bool,
 }
 
 /// Records one search, and forgets those older than [`QUERIES_KEPT_SECONDS`].
@@ -595,7 +602,11 @@ pub fn record_search(
             search.candidates as i64,
             search.survivors as i64,
             search.returned as i64,
-            if search.fallback_after.is_some() { "any" } else { "all" },
+            match (search.by_meaning, search.fallback_after) {
+                (true, _) => "meaning",
+                (false, Some(_)) => "any",
+                (false, None) => "all",
+            },
             search.fallback_after.map(|count| count as i64)
         ],
     )?;
@@ -678,10 +689,12 @@ pub struct QueryRow {
     pub candidates: u64,
     pub survivors: u64,
     pub returned: u64,
-    /// `Some(n)`: the any-word fallback answered, after the all-words query
-    /// had `n` candidate files, none readable. Rows recorded before the
-    /// column existed read `None`.
+    /// `Some(n)`: a fallback answered, after the all-words query had `n`
+    /// candidate files, none readable. Rows recorded before the column
+    /// existed read `None`.
     pub fallback_after: Option<u64>,
+    /// The passages were the nearest in meaning (`matched = 'meaning'`).
+    pub by_meaning: bool,
 }
 
 impl QueryRow {
@@ -706,10 +719,14 @@ pub fn queries(connection: &Connection, since: i64) -> Result<Vec<QueryRow>, Sto
             candidates: row.get::<_, i64>(2)? as u64,
             survivors: row.get::<_, i64>(3)? as u64,
             returned: row.get::<_, i64>(4)? as u64,
-            fallback_after: match matched.as_str() {
-                "any" => Some(all_candidates.unwrap_or(0) as u64),
+            // A search by meaning alone ran no all-words query to fall back
+            // from: its column is empty.
+            fallback_after: match (matched.as_str(), all_candidates) {
+                ("any", candidates) => Some(candidates.unwrap_or(0) as u64),
+                ("meaning", Some(candidates)) => Some(candidates as u64),
                 _ => None,
             },
+            by_meaning: matched == "meaning",
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -231,20 +231,37 @@ fn the_fallback_is_recorded_and_older_searches_read_as_all_words() {
     let store = Store::open(Some(&path)).unwrap();
     let rows = store
         .run_blocking(|connection| {
-            let search =
-                Search { candidates: 4, survivors: 1, returned: 2, fallback_after: Some(0) };
+            let search = Search {
+                candidates: 4,
+                survivors: 1,
+                returned: 2,
+                fallback_after: Some(0),
+                by_meaning: false,
+            };
             record_search(connection, 20, "congés payés RTT", &search)?;
+            let meaning = Search { fallback_after: Some(3), by_meaning: true, ..search };
+            record_search(connection, 25, "time off", &meaning)?;
+            let meaning_only = Search { fallback_after: None, ..meaning };
+            record_search(connection, 26, "holidays", &meaning_only)?;
             record_query(connection, 30, "budget", 3, 2, 4)?;
             queries(connection, 0)
         })
         .unwrap();
-    let answered: Vec<(&str, Option<u64>, u64)> = rows
+    let answered: Vec<(&str, Option<u64>, u64, bool)> = rows
         .iter()
-        .map(|row| (row.query.as_str(), row.fallback_after, row.all_words_candidates()))
+        .map(|row| {
+            (row.query.as_str(), row.fallback_after, row.all_words_candidates(), row.by_meaning)
+        })
         .collect();
     assert_eq!(
         answered,
-        [("budget", None, 3), ("congés payés RTT", Some(0), 0), ("budget", None, 3)]
+        [
+            ("budget", None, 3, false),
+            ("congés payés RTT", Some(0), 0, false),
+            ("time off", Some(3), 3, true),
+            ("holidays", None, 4, true),
+            ("budget", None, 3, false)
+        ]
     );
     drop(store);
     let _ = std::fs::remove_dir_all(&directory);
