@@ -182,13 +182,20 @@ pub fn unescape_markdown(text: &str) -> Cow<'_, str> {
 /// that mark headings (DOCX, ODF, PDF) write their other lines through it,
 /// so the chunker sees exactly the headings they marked.
 pub fn escape_structure(line: &str) -> Cow<'_, str> {
-    let trimmed = line.trim_start_matches(' ');
-    let indentation = line.len() - trimmed.len();
-    let is_fence = indentation <= 3 && (trimmed.starts_with("```") || trimmed.starts_with("~~~"));
-    if markdown_heading(line).is_none() && setext_underline(line).is_none() && !is_fence {
+    if markdown_heading(line).is_none() && setext_underline(line).is_none() && !is_code_fence(line)
+    {
         return Cow::Borrowed(line);
     }
+    let trimmed = line.trim_start_matches(' ');
+    let indentation = line.len() - trimmed.len();
     Cow::Owned(format!("{}\\{trimmed}", &line[..indentation]))
+}
+
+/// "```" or "~~~" after at most three spaces opens or closes a code block
+/// (the chunker's fences, and what [`escape_structure`] escapes).
+pub fn is_code_fence(line: &str) -> bool {
+    let trimmed = line.trim_start_matches(' ');
+    line.len() - trimmed.len() <= 3 && (trimmed.starts_with("```") || trimmed.starts_with("~~~"))
 }
 
 /// The longest title line of plain text (setext or standing alone), in

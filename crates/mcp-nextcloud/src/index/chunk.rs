@@ -38,7 +38,7 @@
 
 use std::ops::Range;
 
-use extract::heading::{text_headings, unescape_markdown};
+use extract::heading::{is_code_fence, text_headings, unescape_markdown};
 
 /// The longest passage, in bytes: a few paragraphs, small enough that a
 /// search result page of them fits a model's context comfortably.
@@ -111,7 +111,7 @@ fn classify_lines(text: &str) -> Vec<Line> {
     let mut in_code = Vec::with_capacity(contents.len());
     let mut in_fence = false;
     for content in &contents {
-        let is_fence = is_fence_line(content);
+        let is_fence = is_code_fence(content);
         // The fence lines themselves belong to the code block.
         in_code.push(in_fence || is_fence);
         if is_fence {
@@ -133,12 +133,6 @@ fn classify_lines(text: &str) -> Vec<Line> {
             }
         })
         .collect()
-}
-
-/// "```" or "~~~" after at most three spaces opens or closes a code block.
-fn is_fence_line(line: &str) -> bool {
-    let trimmed = line.trim_start_matches(' ');
-    line.len() - trimmed.len() <= 3 && (trimmed.starts_with("```") || trimmed.starts_with("~~~"))
 }
 
 /// How a unit too long for one passage is cut next.
